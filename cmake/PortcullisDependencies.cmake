@@ -1,0 +1,35 @@
+# The one place where Portcullis looks for its dependencies. Every one comes from a Debian 12
+# package (see scripts/lib/packages.sh); nothing is downloaded at configure or build time.
+include_guard(GLOBAL)
+
+find_package(Threads REQUIRED)
+find_package(absl CONFIG REQUIRED)
+find_package(Protobuf REQUIRED)
+find_package(gRPC CONFIG REQUIRED)
+find_package(OpenSSL REQUIRED)
+find_package(Boost 1.81 EXACT REQUIRED COMPONENTS json)
+find_package(spdlog CONFIG REQUIRED)
+find_package(prometheus-cpp CONFIG REQUIRED)
+find_package(GTest CONFIG REQUIRED)
+find_package(benchmark CONFIG REQUIRED)
+find_package(ICU REQUIRED COMPONENTS uc i18n)
+
+find_package(PkgConfig REQUIRED)
+pkg_check_modules(LIBPQXX REQUIRED IMPORTED_TARGET libpqxx)
+pkg_check_modules(CARES REQUIRED IMPORTED_TARGET libcares)
+pkg_check_modules(CURL REQUIRED IMPORTED_TARGET libcurl)
+pkg_check_modules(GUMBO REQUIRED IMPORTED_TARGET gumbo)
+
+# Short, stable names for the rest of the build.
+add_library(portcullis_dep_pqxx INTERFACE)
+target_link_libraries(portcullis_dep_pqxx INTERFACE PkgConfig::LIBPQXX)
+add_library(portcullis::dep::pqxx ALIAS portcullis_dep_pqxx)
+add_library(portcullis_dep_cares INTERFACE)
+target_link_libraries(portcullis_dep_cares INTERFACE PkgConfig::CARES)
+add_library(portcullis::dep::cares ALIAS portcullis_dep_cares)
+add_library(portcullis_dep_curl INTERFACE)
+target_link_libraries(portcullis_dep_curl INTERFACE PkgConfig::CURL)
+add_library(portcullis::dep::curl ALIAS portcullis_dep_curl)
+add_library(portcullis_dep_gumbo INTERFACE)
+target_link_libraries(portcullis_dep_gumbo INTERFACE PkgConfig::GUMBO)
+add_library(portcullis::dep::gumbo ALIAS portcullis_dep_gumbo)
