@@ -1,0 +1,59 @@
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "grpcpp/server.h"
+#include "grpcpp/server_builder.h"
+#include "portcullis/verifier/v1/verifier.grpc.pb.h"
+
+namespace portcullis::cli {
+
+// A Verifier that answers from fixed data, served in-process on 127.0.0.1:0.
+class FakeVerifier final : public verifier::v1::Verifier::Service {
+ public:
+  grpc::Status SubmitMention(grpc::ServerContext*, const verifier::v1::SubmitMentionRequest* request,
+                             verifier::v1::SubmitMentionResponse* response) override {
+    if (request->source() == request->target()) {
+      response->set_decision(verifier::v1::DECISION_REJECTED);
+      response->set_reason("same_source_and_target");
+      return grpc::Status::OK;
+    }
+    response->set_decision(verifier::v1::DECISION_ACCEPTED);
+    response->set_mention_id("5b6f0e0c-6f6e-4c57-9d2b-6a1f1f0a0001");
+    response->set_state(verifier::v1::MENTION_STATE_PENDING);
+    response->set_created(true);
+    return grpc::Status::OK;
+  }
+
+  grpc::Status GetMention(grpc::ServerContext*, const verifier::v1::GetMentionRequest* request,
+                          verifier::v1::GetMentionResponse* response) override {
+    if (request->mention_id() != "5b6f0e0c-6f6e-4c57-9d2b-6a1f1f0a0001") {
+      return grpc::Status(grpc::StatusCode::NOT_FOUND, "no such mention");
+    }
+    auto* mention = response->mutable_mention();
+    mention->set_mention_id(request->mention_id());
+    mention->set_source("https://a.example/post");
+    mention->set_target("https://b.example/");
+    mention->set_state(verifier::v1::MENTION_STATE_PENDING);
+    return grpc::Status::OK;
+  }
+};
+
+// Starts `service` on a free loopback port.
+struct InProcessServer {
+  explicit InProcessServer(grpc::Service* service) {
+    grpc::ServerBuilder builder;
+    builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
+    builder.RegisterService(service);
+    server = builder.BuildAndStart();
+  }
+  ~InProcessServer() { server->Shutdown(); }
+  std::string target() const { return absl::StrCat("127.0.0.1:", port); }
+
+  int port = 0;
+  std::unique_ptr<grpc::Server> server;
+};
+
+}  // namespace portcullis::cli

@@ -1,0 +1,33 @@
+// The portcullis CLI: client calls to the verifier over gRPC.
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/time/time.h"
+#include "common/config/env.h"
+#include "common/config/flag_spelling.h"
+#include "tools/portcullis/src/cli.h"
+
+ABSL_FLAG(std::string, verifier,
+          portcullis::config::EnvOr("PORTCULLIS_VERIFIER", "127.0.0.1:50051"),
+          "gRPC target of the verifier (env PORTCULLIS_VERIFIER)");
+ABSL_FLAG(absl::Duration, timeout, absl::Seconds(5), "deadline of each call");
+
+int main(int argc, char** argv) {
+  portcullis::config::AcceptDashedFlagNames(argc, argv);
+  absl::SetProgramUsageMessage(portcullis::cli::Usage());
+  const std::vector<char*> positional = absl::ParseCommandLine(argc, argv);
+  const std::vector<std::string> args(positional.begin() + 1, positional.end());
+  const portcullis::cli::CliOptions options{
+      .verifier_target = absl::GetFlag(FLAGS_verifier),
+      .timeout = absl::GetFlag(FLAGS_timeout),
+  };
+  if (options.timeout <= absl::ZeroDuration()) {
+    std::cerr << "error: --timeout must be positive\n";
+    return portcullis::cli::kExitUsage;
+  }
+  return portcullis::cli::Run(args, options, std::cout, std::cerr);
+}

@@ -1,0 +1,32 @@
+#pragma once
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "absl/time/time.h"
+
+namespace portcullis::cli {
+
+// Process exit codes of the portcullis CLI.
+inline constexpr int kExitOk = 0;
+// The call was made and failed, or the verifier rejected the request.
+inline constexpr int kExitFailed = 1;
+// The command line was wrong; nothing was sent.
+inline constexpr int kExitUsage = 2;
+
+// Everything the CLI needs besides the positional arguments; parsed from flags in main.
+struct CliOptions {
+  std::string verifier_target;  // gRPC target, e.g. "127.0.0.1:50051".
+  absl::Duration timeout;       // Deadline of every call.
+};
+
+// Runs `portcullis <args...>` (args exclude the program name). Results go to `out` as JSON,
+// errors to `err` in one line. Returns the exit code.
+int Run(const std::vector<std::string>& args, const CliOptions& options, std::ostream& out,
+        std::ostream& err);
+
+// One-paragraph usage text.
+std::string Usage();
+
+}  // namespace portcullis::cli
