@@ -87,3 +87,22 @@ pg_stop() {
   [ -f "$dir/data/PG_VERSION" ] || return 0
   pg_as_owner "$bin/pg_ctl" -D "$dir/data" -m fast -w -t 30 stop >/dev/null 2>&1 || true
 }
+
+# ensure_promtool: prints the path of a promtool binary (Prometheus' own metrics-format checker),
+# taken from Debian's prometheus package without installing it (installing would start a server).
+ensure_promtool() {
+  if command -v promtool >/dev/null 2>&1; then
+    command -v promtool
+    return 0
+  fi
+  local dir="$REPO_ROOT/.cache/promtool"
+  if [ ! -x "$dir/usr/bin/promtool" ]; then
+    log "fetching promtool from Debian's prometheus package"
+    mkdir -p "$dir"
+    (cd "$dir" && { apt-get download prometheus >/dev/null 2>&1 ||
+      { apt-get update -q >/dev/null && apt-get download prometheus >/dev/null; }; } &&
+      dpkg-deb -x prometheus_*.deb . && rm -f prometheus_*.deb usr/bin/prometheus) ||
+      die "cannot fetch Debian's prometheus package for promtool"
+  fi
+  echo "$dir/usr/bin/promtool"
+}
