@@ -1,0 +1,121 @@
+#include "tests/integration/stack.h"
+
+#include <stdlib.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <pqxx/pqxx>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "gtest/gtest.h"
+
+namespace portcullis::integration {
+
+Stack::Stack(const testing::TestDatabase& database)
+    : database_(database),
+      http_port_(testing::FreeLoopbackPort()),
+      admin_port_(testing::FreeLoopbackPort()),
+      grpc_port_(testing::FreeLoopbackPort()) {
+  char dir_template[] = "/tmp/portcullis-stack-XXXXXX";
+  log_dir_ = ::mkdtemp(dir_template);
+}
+
+Stack::~Stack() {
+  gateway_.reset();
+  verifier_.reset();
+  if (::testing::Test::HasFailure()) {
+    for (const char* name : {"verifier-service.log", "ingest-gateway.log"}) {
+      std::ifstream file(absl::StrCat(log_dir_, "/", name));
+      std::cerr << "----- " << name << " -----\n" << file.rdbuf() << "\n";
+    }
+  }
+  std::filesystem::remove_all(log_dir_);
+}
+
+std::string Stack::grpc_target() const { return absl::StrCat("127.0.0.1:", grpc_port_); }
+
+absl::Status Stack::StartVerifier(const std::vector<std::string>& extra_args) {
+  std::vector<std::string> args = {
+      absl::StrCat("--grpc_listen=", grpc_target()),
+      absl::StrCat("--database_url=", database_.connection_string()),
+      "--health_interval=200ms",
+      "--drain_timeout=10s",
+  };
+  args.insert(args.end(), extra_args.begin(), extra_args.end());
+  auto child = testing::ChildProcess::Start(PORTCULLIS_VERIFIER_BINARY, args, {},
+                                            absl::StrCat(log_dir_, "/verifier-service.log"));
+  if (!child.ok()) {
+    return child.status();
+  }
+  verifier_ = std::move(child).value();
+  return absl::OkStatus();
+}
+
+absl::Status Stack::StartGateway(const std::vector<std::string>& extra_args) {
+  std::vector<std::string> args = {
+      absl::StrCat("--http_listen=127.0.0.1:", http_port_),
+      absl::StrCat("--admin_listen=127.0.0.1:", admin_port_),
+      absl::StrCat("--verifier=", grpc_target()),
+      "--readiness_interval=200ms",
+      "--verifier_timeout=3s",
+      "--retry_after_seconds=7",
+      "--drain_timeout=10s",
+  };
+  args.insert(args.end(), extra_args.begin(), extra_args.end());
+  auto child = testing::ChildProcess::Start(PORTCULLIS_GATEWAY_BINARY, args, {},
+                                            absl::StrCat(log_dir_, "/ingest-gateway.log"));
+  if (!child.ok()) {
+    return child.status();
+  }
+  gateway_ = std::move(child).value();
+  return absl::OkStatus();
+}
+
+absl::Status Stack::StartAll() {
+  if (absl::Status status = StartVerifier(); !status.ok()) {
+    return status;
+  }
+  if (absl::Status status = StartGateway(); !status.ok()) {
+    return status;
+  }
+  return WaitForReadyz(200, absl::Seconds(30));
+}
+
+absl::Status Stack::WaitForReadyz(int status, absl::Duration timeout) {
+  const absl::Time deadline = absl::Now() + timeout;
+  int last = 0;
+  while (absl::Now() < deadline) {
+    last = Get("/readyz").status;
+    if (last == status) {
+      return absl::OkStatus();
+    }
+    if (gateway_ == nullptr || !gateway_->running()) {
+      return absl::FailedPreconditionError("the gateway is not running");
+    }
+    absl::SleepFor(absl::Milliseconds(100));
+  }
+  return absl::DeadlineExceededError(
+      absl::StrCat("/readyz did not answer ", status, " in time (last: ", last, ")"));
+}
+
+testing::HttpResult Stack::PostWebmention(const std::string& source,
+                                          const std::string& target) const {
+  return testing::SendHttp(http_port_, "POST", "/webmention",
+                           absl::StrCat("source=", testing::FormEncode(source),
+                                        "&target=", testing::FormEncode(target)),
+                           "application/x-www-form-urlencoded");
+}
+
+testing::HttpResult Stack::Get(const std::string& path) const {
+  return testing::SendHttp(http_port_, "GET", path, "", "", absl::Seconds(5));
+}
+
+long long QueryCount(const testing::TestDatabase& database, const std::string& sql) {
+  pqxx::connection connection(database.connection_string());
+  pqxx::nontransaction work(connection);
+  return work.exec1(sql)[0].as<long long>();
+}
+
+}  // namespace portcullis::integration

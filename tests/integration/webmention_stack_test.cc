@@ -1,0 +1,98 @@
+// POST /webmention through the real gateway and verifier into a real PostgreSQL.
+#include <boost/json.hpp>
+
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+#include "tests/integration/fixture.h"
+
+namespace portcullis::integration {
+namespace {
+
+namespace json = boost::json;
+
+using WebmentionStackTest = StackTest;
+
+TEST_F(WebmentionStackTest, ValidMentionIs202StoredOnceAndReadable) {
+  const testing::HttpResult first =
+      stack_->PostWebmention("https://alice.example/reply", "https://bob.example/post");
+  ASSERT_EQ(first.status, 202) << first.body << first.error;
+  EXPECT_FALSE(first.Header("x-request-id").empty());
+  const json::object body = json::parse(first.body).as_object();
+  const std::string id(body.at("mention_id").as_string());
+  EXPECT_EQ(body.at("status_url").as_string(), absl::StrCat("/webmention/status/", id));
+  EXPECT_EQ(first.Header("location"), absl::StrCat("/webmention/status/", id));
+  EXPECT_EQ(QueryCount(*database_, "SELECT count(*) FROM mentions WHERE state = 'PENDING'"), 1);
+
+  // The same pair again (spelled differently) is the same mention: no second row.
+  const testing::HttpResult second =
+      stack_->PostWebmention("HTTPS://Alice.Example:443/reply#c1", "https://bob.example/post");
+  ASSERT_EQ(second.status, 202) << second.body;
+  EXPECT_EQ(json::parse(second.body).at("mention_id").as_string(), id);
+  EXPECT_EQ(QueryCount(*database_, "SELECT count(*) FROM mentions"), 1);
+
+  const testing::HttpResult status = stack_->Get(absl::StrCat("/webmention/status/", id));
+  ASSERT_EQ(status.status, 200) << status.body;
+  const json::value mention = json::parse(status.body);
+  EXPECT_EQ(mention.at("state").as_string(), "PENDING");
+  EXPECT_EQ(mention.at("source").as_string(), "https://alice.example/reply");
+
+  // The CLI reads the same row over gRPC.
+  const testing::CommandResult cli = testing::RunCommand(
+      PORTCULLIS_CLI_BINARY, {absl::StrCat("--verifier=", stack_->grpc_target()), "mention",
+                              "get", id});
+  EXPECT_EQ(cli.exit_code, 0) << cli.output;
+  EXPECT_NE(cli.output.find("MENTION_STATE_PENDING"), std::string::npos) << cli.output;
+}
+
+TEST_F(WebmentionStackTest, UnknownStatusIdIs404) {
+  EXPECT_EQ(stack_->Get("/webmention/status/6f1c1b7e-1d5e-4f5e-8a47-0c0ffee00000").status, 404);
+}
+
+struct BadRequest {
+  std::string name;
+  std::string body;
+  std::string content_type;
+  std::string error;
+};
+
+TEST_F(WebmentionStackTest, InvalidRequestsAre400WithSpecificCodes) {
+  const std::string form = "application/x-www-form-urlencoded";
+  const std::vector<BadRequest> cases = {
+      {"missing source", "target=https%3A%2F%2Fbob.example%2F", form, "missing_source"},
+      {"missing target", "source=https%3A%2F%2Falice.example%2F", form, "missing_target"},
+      {"non-http scheme", "source=ftp%3A%2F%2Falice.example%2F&target=https%3A%2F%2Fbob.example%2F",
+       form, "unsupported_scheme"},
+      {"source equals target",
+       "source=https%3A%2F%2Fbob.example%2Fa&target=https%3A%2F%2Fbob.example%2Fa", form,
+       "same_source_and_target"},
+      {"json instead of a form", R"({"source":"https://a.example/"})", "application/json",
+       "unsupported_content_type"},
+  };
+  for (const BadRequest& bad : cases) {
+    const testing::HttpResult result =
+        testing::SendHttp(stack_->http_port(), "POST", "/webmention", bad.body, bad.content_type);
+    EXPECT_EQ(result.status, 400) << bad.name << ": " << result.body;
+    const json::value body = json::parse(result.body);
+    EXPECT_EQ(body.at("error").as_string(), bad.error) << bad.name;
+    EXPECT_FALSE(body.at("error_description").as_string().empty()) << bad.name;
+  }
+  EXPECT_EQ(QueryCount(*database_, "SELECT count(*) FROM mentions"), 0);
+}
+
+TEST_F(WebmentionStackTest, OversizedBodyIs413) {
+  const std::string huge = absl::StrCat("source=https%3A%2F%2Fa.example%2F&target=",
+                                        std::string(1024 * 1024 + 1024, 'x'));
+  const testing::HttpResult result = testing::SendHttp(
+      stack_->http_port(), "POST", "/webmention", huge, "application/x-www-form-urlencoded");
+  // The server may close before reading everything; then the client sees no status at all.
+  // Either way nothing is stored, and when an answer arrives it is a 413.
+  if (result.status != 0) {
+    EXPECT_EQ(result.status, 413) << result.body;
+  } else {
+    ADD_FAILURE() << "no answer to an oversized body: " << result.error;
+  }
+  EXPECT_EQ(QueryCount(*database_, "SELECT count(*) FROM mentions"), 0);
+}
+
+}  // namespace
+}  // namespace portcullis::integration
