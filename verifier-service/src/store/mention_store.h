@@ -1,0 +1,76 @@
+#pragma once
+
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "common/crypto/sha256.h"
+
+namespace portcullis::verifier::store {
+
+// Where a mention is in its verification lifecycle (the `state` column).
+enum class MentionState { kPending, kVerified, kFailed };
+
+// A validated submission, ready to be stored.
+struct NewMention {
+  std::string source;                // As submitted.
+  std::string target;                // As submitted.
+  crypto::Sha256Digest source_hash;  // SHA-256 of the normalized source.
+  crypto::Sha256Digest target_hash;  // SHA-256 of the normalized target.
+};
+
+// What UpsertPending did.
+struct UpsertResult {
+  std::string mention_id;  // UUID, lowercase, with dashes.
+  MentionState state = MentionState::kPending;
+  bool created = false;  // False when the (source, target) pair was already stored.
+};
+
+// One stored mention.
+struct StoredMention {
+  std::string mention_id;
+  std::string source;
+  std::string target;
+  MentionState state = MentionState::kPending;
+  std::string reason;  // Empty when none.
+  absl::Time created_at;
+  absl::Time updated_at;
+};
+
+// True when `text` has the form of a mention id: a UUID in its 8-4-4-4-12 hex form (any case).
+inline bool IsMentionId(absl::string_view text) {
+  if (text.size() != 36) {
+    return false;
+  }
+  for (size_t i = 0; i < text.size(); ++i) {
+    const bool dash_position = i == 8 || i == 13 || i == 18 || i == 23;
+    if (dash_position ? text[i] != '-' : !absl::ascii_isxdigit(text[i])) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// Durable storage of mentions. Implementations are thread-safe and block; call them from a
+// blocking pool, never from a gRPC reactor thread. Errors: UNAVAILABLE / DEADLINE_EXCEEDED when
+// the database cannot answer now (retry), INTERNAL for anything else; messages carry no SQL.
+class MentionStore {
+ public:
+  virtual ~MentionStore() = default;
+
+  // Stores `mention` as PENDING unless a mention with the same (source_hash, target_hash) exists,
+  // in which case that one is returned unchanged. Committed before it returns.
+  virtual absl::StatusOr<UpsertResult> UpsertPending(const NewMention& mention) = 0;
+
+  // The mention with `mention_id` (a UUID); NOT_FOUND when there is none, INVALID_ARGUMENT when
+  // `mention_id` is not a UUID.
+  virtual absl::StatusOr<StoredMention> Get(absl::string_view mention_id) = 0;
+
+  // OK when the database answers a trivial query.
+  virtual absl::Status Ping() = 0;
+};
+
+}  // namespace portcullis::verifier::store

@@ -1,0 +1,158 @@
+#include "verifier-service/src/store/pg_connection_pool.h"
+
+#include <exception>
+#include <utility>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
+#include "common/logging/log.h"
+#include "pqxx/except"
+#include "pqxx/nontransaction"
+
+namespace portcullis::verifier::store {
+namespace {
+
+// SQLSTATE classes and codes that mean "try again later" rather than "this request is wrong".
+bool IsTransientSqlState(absl::string_view state) {
+  return absl::StartsWith(state, "08") ||   // connection exception
+         absl::StartsWith(state, "40") ||   // serialization failure, deadlock
+         absl::StartsWith(state, "53") ||   // insufficient resources (too many connections, ...)
+         absl::StartsWith(state, "57P") ||  // admin / crash shutdown, cannot connect now
+         state == "55P03";                  // lock not available
+}
+
+// States after which the server has closed (or is closing) the session.
+bool IsSessionEndingSqlState(absl::string_view state) {
+  return absl::StartsWith(state, "08") || absl::StartsWith(state, "57P");
+}
+
+// libpq messages span lines ("ERROR: ...\nLINE 1: ..."); logs have one line per event.
+std::string OneLine(const char* text) {
+  std::string line = absl::StrReplaceAll(absl::StripAsciiWhitespace(text), {{"\n", " | "}, {"\t", " "}});
+  return line;
+}
+
+}  // namespace
+
+absl::Status StatusFromCurrentDatabaseException(absl::string_view operation_name,
+                                                bool* connection_unusable) {
+  *connection_unusable = true;
+  const std::string operation(operation_name);
+  try {
+    throw;
+  } catch (const pqxx::broken_connection& e) {
+    logging::Warn("database connection failed operation={} error={}", operation, OneLine(e.what()));
+    return absl::UnavailableError("database unavailable");
+  } catch (const pqxx::sql_error& e) {
+    const std::string& state = e.sqlstate();
+    *connection_unusable = IsSessionEndingSqlState(state);
+    logging::Warn("database error operation={} sqlstate={} error={}", operation, state,
+                  OneLine(e.what()));
+    if (state == "57014") {
+      return absl::DeadlineExceededError("database statement timed out");
+    }
+    if (IsTransientSqlState(state)) {
+      return absl::UnavailableError("database temporarily unavailable");
+    }
+    return absl::InternalError("database error");
+  } catch (const pqxx::in_doubt_error& e) {
+    logging::Warn("database commit outcome unknown operation={} error={}", operation,
+                  OneLine(e.what()));
+    return absl::UnavailableError("database unavailable");
+  } catch (const std::exception& e) {
+    logging::Error("database client error operation={} error={}", operation, OneLine(e.what()));
+    return absl::InternalError("database error");
+  } catch (...) {
+    logging::Error("database client error operation={} error=unknown exception", operation);
+    return absl::InternalError("database error");
+  }
+}
+
+absl::StatusOr<std::unique_ptr<PgConnectionPool>> PgConnectionPool::Create(PgPoolOptions options) {
+  if (options.database_url.empty()) {
+    return absl::InvalidArgumentError("database url is empty");
+  }
+  if (options.size <= 0) {
+    return absl::InvalidArgumentError("pool size must be positive");
+  }
+  if (options.acquire_timeout <= absl::ZeroDuration() ||
+      options.statement_timeout <= absl::ZeroDuration()) {
+    return absl::InvalidArgumentError("pool timeouts must be positive");
+  }
+  return std::unique_ptr<PgConnectionPool>(new PgConnectionPool(std::move(options)));
+}
+
+int PgConnectionPool::open_connections() const {
+  absl::MutexLock lock(&mu_);
+  return open_;
+}
+
+absl::StatusOr<std::unique_ptr<pqxx::connection>> PgConnectionPool::Acquire(
+    absl::string_view operation) {
+  {
+    absl::MutexLock lock(&mu_);
+    const auto available = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+      return !idle_.empty() || open_ < options_.size;
+    };
+    if (!mu_.AwaitWithTimeout(absl::Condition(&available), options_.acquire_timeout)) {
+      logging::Warn("database pool exhausted operation={} size={}", std::string(operation),
+                    options_.size);
+      return absl::UnavailableError("database busy: no free connection");
+    }
+    if (!idle_.empty()) {
+      std::unique_ptr<pqxx::connection> connection = std::move(idle_.back());
+      idle_.pop_back();
+      return connection;
+    }
+    ++open_;  // Reserve the slot while connecting outside the lock.
+  }
+  try {
+    auto connection = std::make_unique<pqxx::connection>(options_.database_url);
+    pqxx::nontransaction setup(*connection);
+    setup.exec0(absl::StrCat("SET statement_timeout = ",
+                             absl::ToInt64Milliseconds(options_.statement_timeout)));
+    setup.commit();
+    return connection;
+  } catch (...) {
+    bool unused = true;
+    absl::Status status = StatusFromCurrentDatabaseException(operation, &unused);
+    Discard();
+    return status;
+  }
+}
+
+void PgConnectionPool::Release(std::unique_ptr<pqxx::connection> connection) {
+  absl::MutexLock lock(&mu_);
+  idle_.push_back(std::move(connection));
+}
+
+void PgConnectionPool::Discard() {
+  absl::MutexLock lock(&mu_);
+  --open_;
+}
+
+absl::Status PgConnectionPool::Run(absl::string_view operation,
+                                   absl::FunctionRef<void(pqxx::connection&)> work) {
+  absl::StatusOr<std::unique_ptr<pqxx::connection>> connection = Acquire(operation);
+  if (!connection.ok()) {
+    return connection.status();
+  }
+  absl::Status status = absl::OkStatus();
+  bool unusable = false;
+  try {
+    work(**connection);
+  } catch (...) {
+    status = StatusFromCurrentDatabaseException(operation, &unusable);
+  }
+  if (unusable || !(*connection)->is_open()) {
+    connection->reset();  // Close outside the lock.
+    Discard();
+  } else {
+    Release(*std::move(connection));
+  }
+  return status;
+}
+
+}  // namespace portcullis::verifier::store

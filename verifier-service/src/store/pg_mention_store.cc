@@ -1,0 +1,117 @@
+#include "verifier-service/src/store/pg_mention_store.h"
+
+#include <cstdint>
+#include <optional>
+
+#include "absl/strings/str_cat.h"
+#include "pqxx/nontransaction"
+#include "pqxx/result"
+#include "pqxx/row"
+#include "pqxx/transaction"
+
+namespace portcullis::verifier::store {
+namespace {
+
+// One statement, so a repeat of the same pair can never create a second row: the unique
+// constraint decides. The no-op DO UPDATE makes RETURNING answer for an existing row too;
+// `xmax = 0` holds only for a row this statement inserted.
+constexpr char kUpsertPending[] =
+    "INSERT INTO mentions (source, target, source_hash, target_hash) "
+    "VALUES ($1, $2, decode($3, 'hex'), decode($4, 'hex')) "
+    "ON CONFLICT (source_hash, target_hash) DO UPDATE SET state = mentions.state "
+    "RETURNING id::text, state, (xmax = 0) AS created";
+
+constexpr char kGet[] =
+    "SELECT id::text, source, target, state, coalesce(reason, ''), "
+    "(extract(epoch FROM created_at) * 1000000)::bigint, "
+    "(extract(epoch FROM updated_at) * 1000000)::bigint "
+    "FROM mentions WHERE id = $1::uuid";
+
+std::optional<MentionState> ParseState(absl::string_view text) {
+  if (text == "PENDING") {
+    return MentionState::kPending;
+  }
+  if (text == "VERIFIED") {
+    return MentionState::kVerified;
+  }
+  if (text == "FAILED") {
+    return MentionState::kFailed;
+  }
+  return std::nullopt;
+}
+
+absl::Status UnknownState(absl::string_view text) {
+  return absl::InternalError(absl::StrCat("mention has unknown state '", text, "'"));
+}
+
+}  // namespace
+
+absl::StatusOr<UpsertResult> PgMentionStore::UpsertPending(const NewMention& mention) {
+  UpsertResult result;
+  std::string state;
+  absl::Status status = pool_.Run("upsert_mention", [&](pqxx::connection& connection) {
+    pqxx::work transaction(connection);
+    const pqxx::row row = transaction.exec_params1(kUpsertPending, mention.source, mention.target,
+                                                   crypto::ToHex(mention.source_hash),
+                                                   crypto::ToHex(mention.target_hash));
+    result.mention_id = row[0].as<std::string>();
+    state = row[1].as<std::string>();
+    result.created = row[2].as<bool>();
+    transaction.commit();
+  });
+  if (!status.ok()) {
+    return status;
+  }
+  const std::optional<MentionState> parsed = ParseState(state);
+  if (!parsed) {
+    return UnknownState(state);
+  }
+  result.state = *parsed;
+  return result;
+}
+
+absl::StatusOr<StoredMention> PgMentionStore::Get(absl::string_view mention_id) {
+  if (!IsMentionId(mention_id)) {
+    return absl::InvalidArgumentError("mention id is not a UUID");
+  }
+  bool found = false;
+  StoredMention mention;
+  std::string state;
+  absl::Status status = pool_.Run("get_mention", [&](pqxx::connection& connection) {
+    pqxx::nontransaction transaction(connection);
+    const pqxx::result rows = transaction.exec_params(kGet, std::string(mention_id));
+    if (rows.empty()) {
+      return;
+    }
+    found = true;
+    const pqxx::row row = rows[0];
+    mention.mention_id = row[0].as<std::string>();
+    mention.source = row[1].as<std::string>();
+    mention.target = row[2].as<std::string>();
+    state = row[3].as<std::string>();
+    mention.reason = row[4].as<std::string>();
+    mention.created_at = absl::FromUnixMicros(row[5].as<int64_t>());
+    mention.updated_at = absl::FromUnixMicros(row[6].as<int64_t>());
+  });
+  if (!status.ok()) {
+    return status;
+  }
+  if (!found) {
+    return absl::NotFoundError("no mention has this id");
+  }
+  const std::optional<MentionState> parsed = ParseState(state);
+  if (!parsed) {
+    return UnknownState(state);
+  }
+  mention.state = *parsed;
+  return mention;
+}
+
+absl::Status PgMentionStore::Ping() {
+  return pool_.Run("ping", [](pqxx::connection& connection) {
+    pqxx::nontransaction transaction(connection);
+    transaction.exec1("SELECT 1");
+  });
+}
+
+}  // namespace portcullis::verifier::store
