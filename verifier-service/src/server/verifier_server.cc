@@ -1,0 +1,236 @@
+#include "verifier-service/src/server/verifier_server.h"
+
+#include <algorithm>
+#include <climits>
+#include <cstdint>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "common/logging/log.h"
+#include "grpcpp/ext/proto_server_reflection_plugin.h"
+#include "grpcpp/health_check_service_interface.h"
+#include "grpcpp/security/server_credentials.h"
+#include "grpcpp/server_builder.h"
+
+namespace portcullis::verifier::server {
+namespace {
+
+constexpr absl::Duration kFirstRetryDelay = absl::Milliseconds(100);
+constexpr absl::Duration kMaxRetryDelay = absl::Seconds(5);
+
+bool IsRetryable(const absl::Status& status) {
+  return absl::IsUnavailable(status) || absl::IsDeadlineExceeded(status);
+}
+
+int ClampToIntMillis(absl::Duration duration) {
+  return static_cast<int>(std::min<int64_t>(absl::ToInt64Milliseconds(duration), INT_MAX));
+}
+
+}  // namespace
+
+VerifierServer::VerifierServer(const VerifierConfig& config) : config_(config) {}
+
+absl::StatusOr<std::unique_ptr<VerifierServer>> VerifierServer::Start(
+    const VerifierConfig& config, absl::AnyInvocable<void()> on_fatal) {
+  std::unique_ptr<VerifierServer> server(new VerifierServer(config));
+  server->on_fatal_ = std::move(on_fatal);
+
+  absl::StatusOr<std::vector<store::Migration>> migrations = store::BuiltinMigrations();
+  if (!migrations.ok()) {
+    return migrations.status();
+  }
+  server->migrator_ = std::make_unique<store::Migrator>(*std::move(migrations));
+
+  absl::StatusOr<std::unique_ptr<store::PgConnectionPool>> db_pool =
+      store::PgConnectionPool::Create({config.database_url, config.db_pool_size,
+                                       config.db_acquire_timeout, config.db_statement_timeout});
+  if (!db_pool.ok()) {
+    return db_pool.status();
+  }
+  server->db_pool_ = *std::move(db_pool);
+  // The health checker has its own connection, so a busy pool does not read as a dead database.
+  absl::StatusOr<std::unique_ptr<store::PgConnectionPool>> health_db_pool =
+      store::PgConnectionPool::Create(
+          {config.database_url, 1, config.db_acquire_timeout, config.db_statement_timeout});
+  if (!health_db_pool.ok()) {
+    return health_db_pool.status();
+  }
+  server->health_db_pool_ = *std::move(health_db_pool);
+  server->store_ = std::make_unique<store::PgMentionStore>(*server->db_pool_);
+  server->health_store_ = std::make_unique<store::PgMentionStore>(*server->health_db_pool_);
+  // One thread per database connection: more threads would only wait for connections.
+  server->blocking_pool_ =
+      std::make_unique<BlockingPool>(config.db_pool_size, config.max_queued_work);
+  server->service_ = std::make_unique<VerifierService>(*server->store_, *server->blocking_pool_);
+
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  grpc::ServerBuilder builder;
+  int bound_port = 0;
+  builder.AddListeningPort(config.grpc_listen.ToString(), grpc::InsecureServerCredentials(),
+                           &bound_port);
+  builder.RegisterService(server->service_.get());
+  // Close connections after a while so clients of a headless Service reconnect and spread over
+  // new pods; in-flight calls get the drain timeout to finish.
+  builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_AGE_MS,
+                             ClampToIntMillis(config.max_connection_age));
+  builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_AGE_GRACE_MS,
+                             ClampToIntMillis(config.drain_timeout));
+  server->grpc_server_ = builder.BuildAndStart();
+  if (server->grpc_server_ == nullptr || bound_port == 0) {
+    server->grpc_server_.reset();
+    server->blocking_pool_->Stop();
+    return absl::UnavailableError(absl::StrCat("cannot listen on ", config.grpc_listen.ToString()));
+  }
+  server->SetServing(false);
+  server->address_ = config.grpc_listen;
+  server->address_.port = static_cast<uint16_t>(bound_port);
+  logging::Info("listening grpc={}", server->address_.ToString());
+
+  server->readiness_thread_ = std::thread([raw = server.get()] { raw->ReadinessLoop(); });
+  return server;
+}
+
+VerifierServer::~VerifierServer() { Shutdown(); }
+
+absl::Status VerifierServer::fatal_error() const {
+  absl::MutexLock lock(&mu_);
+  return fatal_error_;
+}
+
+void VerifierServer::SetServing(bool serving) {
+  grpc::HealthCheckServiceInterface* health = grpc_server_->GetHealthCheckService();
+  if (health == nullptr) {
+    return;
+  }
+  health->SetServingStatus("", serving);
+  health->SetServingStatus(kVerifierServiceName, serving);
+}
+
+bool VerifierServer::WaitForStop(absl::Duration timeout) {
+  absl::MutexLock lock(&mu_);
+  return mu_.AwaitWithTimeout(absl::Condition(&stopping_), timeout);
+}
+
+void VerifierServer::ReadinessLoop() {
+  // Phase 1: bring the schema up to date, retrying while the database cannot be reached.
+  absl::Duration delay = kFirstRetryDelay;
+  while (true) {
+    absl::StatusOr<std::vector<int>> applied = migrator_->Apply(config_.database_url);
+    if (applied.ok()) {
+      break;
+    }
+    if (!IsRetryable(applied.status())) {
+      logging::Error("cannot start: {}", std::string(applied.status().message()));
+      {
+        absl::MutexLock lock(&mu_);
+        fatal_error_ = applied.status();
+      }
+      if (on_fatal_) {
+        on_fatal_();
+      }
+      return;
+    }
+    logging::Warn("database not ready, retrying in {}: {}", absl::FormatDuration(delay),
+                  std::string(applied.status().message()));
+    if (WaitForStop(delay)) {
+      return;
+    }
+    delay = std::min(delay * 2, kMaxRetryDelay);
+  }
+  service_->SetReady(true);
+
+  // Phase 2: serve while the database answers.
+  bool serving = false;
+  bool first = true;
+  while (true) {
+    const absl::Status ping = health_store_->Ping();
+    if (ping.ok() != serving || first) {
+      serving = ping.ok();
+      {
+        // Shutdown() flips health off for good; do not turn it back on after that.
+        absl::MutexLock lock(&mu_);
+        if (stopping_) {
+          return;
+        }
+        SetServing(serving);
+      }
+      if (serving) {
+        logging::Info("serving grpc={}", address_.ToString());
+      } else {
+        logging::Warn("health NOT_SERVING: database does not answer: {}",
+                      std::string(ping.message()));
+      }
+    }
+    first = false;
+    if (WaitForStop(config_.health_interval)) {
+      return;
+    }
+  }
+}
+
+void VerifierServer::Shutdown() {
+  {
+    absl::MutexLock lock(&mu_);
+    if (shut_down_) {
+      return;
+    }
+    shut_down_ = true;
+    stopping_ = true;
+    // Under mu_, so the readiness thread cannot turn health back on.
+    if (grpc_server_ != nullptr) {
+      if (grpc::HealthCheckServiceInterface* health = grpc_server_->GetHealthCheckService()) {
+        health->Shutdown();  // Everything NOT_SERVING, and stays so.
+      }
+    }
+  }
+  logging::Info("shutting down: health NOT_SERVING, delay={} drain_timeout={}",
+                absl::FormatDuration(config_.shutdown_delay),
+                absl::FormatDuration(config_.drain_timeout));
+  if (config_.shutdown_delay > absl::ZeroDuration()) {
+    absl::SleepFor(config_.shutdown_delay);
+  }
+  if (grpc_server_ != nullptr) {
+    // In-flight calls finish on the blocking pool, which is still running.
+    grpc_server_->Shutdown(absl::ToChronoTime(absl::Now() + config_.drain_timeout));
+  }
+  if (readiness_thread_.joinable()) {
+    readiness_thread_.join();
+  }
+  if (blocking_pool_ != nullptr) {
+    blocking_pool_->Stop();
+  }
+  logging::Info("stopped");
+}
+
+absl::Status MigrateWithRetry(const std::string& database_url, absl::Duration timeout) {
+  absl::StatusOr<std::vector<store::Migration>> migrations = store::BuiltinMigrations();
+  if (!migrations.ok()) {
+    return migrations.status();
+  }
+  const store::Migrator migrator(*std::move(migrations));
+  const absl::Time deadline = absl::Now() + timeout;
+  absl::Duration delay = kFirstRetryDelay;
+  while (true) {
+    absl::StatusOr<std::vector<int>> applied = migrator.Apply(database_url);
+    if (applied.ok()) {
+      return absl::OkStatus();
+    }
+    if (!IsRetryable(applied.status())) {
+      return applied.status();
+    }
+    const absl::Duration left = deadline - absl::Now();
+    if (left <= absl::ZeroDuration()) {
+      return absl::UnavailableError(absl::StrCat("database unreachable for ",
+                                                 absl::FormatDuration(timeout), ": ",
+                                                 std::string(applied.status().message())));
+    }
+    logging::Warn("database not ready, retrying in {}: {}", absl::FormatDuration(delay),
+                  std::string(applied.status().message()));
+    absl::SleepFor(std::min(delay, left));
+    delay = std::min(delay * 2, kMaxRetryDelay);
+  }
+}
+
+}  // namespace portcullis::verifier::server

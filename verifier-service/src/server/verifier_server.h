@@ -1,0 +1,90 @@
+#pragma once
+
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/functional/any_invocable.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "common/config/listen_address.h"
+#include "grpcpp/server.h"
+#include "verifier-service/src/server/blocking_pool.h"
+#include "verifier-service/src/server/verifier_service.h"
+#include "verifier-service/src/store/migrator.h"
+#include "verifier-service/src/store/pg_connection_pool.h"
+#include "verifier-service/src/store/pg_mention_store.h"
+#include "verifier-service/src/verifier_config.h"
+
+namespace portcullis::verifier::server {
+
+// The gRPC health service name of the Verifier (besides "", the whole server).
+inline constexpr char kVerifierServiceName[] = "portcullis.verifier.v1.Verifier";
+
+// The running verifier: gRPC server (Verifier, grpc.health.v1, reflection), database pools,
+// blocking pool, and a readiness thread. Health is NOT_SERVING until migrations are applied and
+// the database answers; while the database cannot be reached the server keeps listening and keeps
+// retrying with backoff. The readiness thread then pings the database every health interval and
+// flips SERVING / NOT_SERVING.
+class VerifierServer {
+ public:
+  // Starts listening and the readiness thread. Fails only when the server cannot listen or the
+  // embedded migrations are broken. `on_fatal` runs (on the readiness thread) when the server
+  // gives up for good — the database has a newer schema than this binary knows, or a migration
+  // fails — after fatal_error() is set; main uses it to begin shutdown and exit non-zero.
+  // `on_fatal` must not call Shutdown().
+  static absl::StatusOr<std::unique_ptr<VerifierServer>> Start(
+      const VerifierConfig& config, absl::AnyInvocable<void()> on_fatal = nullptr);
+
+  // Shutdown(), if not done yet.
+  ~VerifierServer();
+
+  VerifierServer(const VerifierServer&) = delete;
+  VerifierServer& operator=(const VerifierServer&) = delete;
+
+  // The address actually bound (the real port when configured with port 0).
+  const config::HostPort& address() const { return address_; }
+
+  // Why the server gave up (see Start); OK while it has not.
+  absl::Status fatal_error() const;
+
+  // The SIGTERM sequence: health NOT_SERVING at once, wait the shutdown delay, stop accepting
+  // calls and give in-flight calls until the drain timeout, then stop the readiness thread and
+  // the blocking pool. Idempotent.
+  void Shutdown();
+
+ private:
+  explicit VerifierServer(const VerifierConfig& config);
+
+  void ReadinessLoop();
+  // Waits up to `timeout`; true when Shutdown() began meanwhile.
+  bool WaitForStop(absl::Duration timeout);
+  void SetServing(bool serving);
+
+  const VerifierConfig config_;
+  config::HostPort address_;
+  std::unique_ptr<store::PgConnectionPool> db_pool_;
+  std::unique_ptr<store::PgConnectionPool> health_db_pool_;
+  std::unique_ptr<store::PgMentionStore> store_;
+  std::unique_ptr<store::PgMentionStore> health_store_;
+  std::unique_ptr<store::Migrator> migrator_;
+  std::unique_ptr<BlockingPool> blocking_pool_;
+  std::unique_ptr<VerifierService> service_;
+  std::unique_ptr<grpc::Server> grpc_server_;
+  absl::AnyInvocable<void()> on_fatal_;
+  std::thread readiness_thread_;
+
+  mutable absl::Mutex mu_;
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  bool shut_down_ ABSL_GUARDED_BY(mu_) = false;
+  absl::Status fatal_error_ ABSL_GUARDED_BY(mu_);
+};
+
+// --migrate_only: applies the embedded migrations, retrying with backoff while the database
+// cannot be reached, for at most `timeout`. UNAVAILABLE when it stayed unreachable; other errors
+// as Migrator::Apply.
+absl::Status MigrateWithRetry(const std::string& database_url, absl::Duration timeout);
+
+}  // namespace portcullis::verifier::server

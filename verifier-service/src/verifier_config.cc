@@ -1,0 +1,96 @@
+#include "verifier-service/src/verifier_config.h"
+
+#include <cstdint>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "common/status/status_macros.h"
+
+namespace portcullis::verifier {
+namespace {
+
+absl::Status Invalid(absl::string_view flag, absl::string_view env, absl::string_view text,
+                     absl::string_view expected) {
+  return absl::InvalidArgumentError(
+      absl::StrCat("--", flag, " (", env, "): '", text, "' is not ", expected));
+}
+
+absl::StatusOr<int64_t> ParseCount(absl::string_view flag, absl::string_view env,
+                                   absl::string_view text, int64_t max) {
+  int64_t value = 0;
+  if (!absl::SimpleAtoi(text, &value) || value < 1 || value > max) {
+    return Invalid(flag, env, text, absl::StrCat("a whole number from 1 to ", max));
+  }
+  return value;
+}
+
+absl::StatusOr<absl::Duration> ParseDuration(absl::string_view flag, absl::string_view env,
+                                             absl::string_view text, bool allow_zero) {
+  absl::Duration value;
+  if (!absl::ParseDuration(text, &value) || value < absl::ZeroDuration() ||
+      (value == absl::ZeroDuration() && !allow_zero) || value == absl::InfiniteDuration()) {
+    return Invalid(flag, env, text,
+                   allow_zero ? "a duration such as 0s, 5s or 250ms"
+                              : "a positive duration such as 5s or 250ms");
+  }
+  return value;
+}
+
+}  // namespace
+
+absl::StatusOr<VerifierConfig> BuildVerifierConfig(const VerifierFlagValues& flags) {
+  VerifierConfig config;
+  if (flags.database_url.empty()) {
+    return absl::InvalidArgumentError(
+        "--database_url (DATABASE_URL) is required: a libpq connection string or URI");
+  }
+  config.database_url = flags.database_url;
+
+  absl::StatusOr<config::HostPort> listen =
+      config::ParseHostPort(flags.grpc_listen, /*allow_port_zero=*/true);
+  if (!listen.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--grpc_listen (GRPC_LISTEN): ", listen.status().message()));
+  }
+  config.grpc_listen = *std::move(listen);
+
+  ASSIGN_OR_RETURN(const int64_t pool_size,
+                   ParseCount("db_pool_size", "DB_POOL_SIZE", flags.db_pool_size, 1000));
+  config.db_pool_size = static_cast<int>(pool_size);
+  ASSIGN_OR_RETURN(const int64_t max_queued, ParseCount("max_queued_work", "MAX_QUEUED_WORK",
+                                                        flags.max_queued_work, 1000000));
+  config.max_queued_work = static_cast<size_t>(max_queued);
+
+  ASSIGN_OR_RETURN(
+      config.db_acquire_timeout,
+      ParseDuration("db_acquire_timeout", "DB_ACQUIRE_TIMEOUT", flags.db_acquire_timeout, false));
+  ASSIGN_OR_RETURN(config.db_statement_timeout,
+                   ParseDuration("db_statement_timeout", "DB_STATEMENT_TIMEOUT",
+                                 flags.db_statement_timeout, false));
+  if (config.db_statement_timeout < absl::Milliseconds(1)) {
+    return Invalid("db_statement_timeout", "DB_STATEMENT_TIMEOUT", flags.db_statement_timeout,
+                   "at least 1ms");
+  }
+  ASSIGN_OR_RETURN(
+      config.max_connection_age,
+      ParseDuration("max_connection_age", "MAX_CONNECTION_AGE", flags.max_connection_age, false));
+  ASSIGN_OR_RETURN(config.health_interval, ParseDuration("health_interval", "HEALTH_INTERVAL",
+                                                         flags.health_interval, false));
+  ASSIGN_OR_RETURN(config.shutdown_delay,
+                   ParseDuration("shutdown_delay", "SHUTDOWN_DELAY", flags.shutdown_delay, true));
+  ASSIGN_OR_RETURN(config.drain_timeout,
+                   ParseDuration("drain_timeout", "DRAIN_TIMEOUT", flags.drain_timeout, false));
+  ASSIGN_OR_RETURN(config.startup_timeout, ParseDuration("startup_timeout", "STARTUP_TIMEOUT",
+                                                         flags.startup_timeout, false));
+
+  const std::string& level = flags.log_level;
+  if (level != "trace" && level != "debug" && level != "info" && level != "warn" &&
+      level != "error" && level != "off") {
+    return Invalid("log_level", "LOG_LEVEL", level, "one of trace, debug, info, warn, error, off");
+  }
+  config.log_level = level;
+  config.migrate_only = flags.migrate_only;
+  return config;
+}
+
+}  // namespace portcullis::verifier
