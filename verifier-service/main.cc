@@ -1,0 +1,114 @@
+// verifier-service: parses flags, builds the config, wires the server and runs it until SIGTERM.
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <string>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "common/config/env.h"
+#include "common/config/flag_spelling.h"
+#include "common/lifecycle/termination_signal.h"
+#include "common/logging/log.h"
+#include "verifier-service/src/server/verifier_server.h"
+#include "verifier-service/src/verifier_config.h"
+
+using portcullis::config::EnvOr;
+
+ABSL_FLAG(std::string, database_url, EnvOr("DATABASE_URL", ""),
+          "PostgreSQL libpq connection string or URI (env DATABASE_URL). Required.");
+ABSL_FLAG(std::string, grpc_listen, EnvOr("GRPC_LISTEN", "127.0.0.1:50051"),
+          "host:port the gRPC server listens on; port 0 picks one (env GRPC_LISTEN).");
+ABSL_FLAG(std::string, db_pool_size, EnvOr("DB_POOL_SIZE", "8"),
+          "Database connections and database threads at most (env DB_POOL_SIZE).");
+ABSL_FLAG(std::string, db_acquire_timeout, EnvOr("DB_ACQUIRE_TIMEOUT", "2s"),
+          "Longest wait for a free database connection (env DB_ACQUIRE_TIMEOUT).");
+ABSL_FLAG(std::string, db_statement_timeout, EnvOr("DB_STATEMENT_TIMEOUT", "5s"),
+          "PostgreSQL statement_timeout (env DB_STATEMENT_TIMEOUT).");
+ABSL_FLAG(std::string, max_queued_work, EnvOr("MAX_QUEUED_WORK", "1024"),
+          "Requests waiting for a database thread at most; beyond, UNAVAILABLE "
+          "(env MAX_QUEUED_WORK).");
+ABSL_FLAG(std::string, max_connection_age, EnvOr("MAX_CONNECTION_AGE", "5m"),
+          "gRPC connections are closed after this long so clients rebalance "
+          "(env MAX_CONNECTION_AGE).");
+ABSL_FLAG(std::string, health_interval, EnvOr("HEALTH_INTERVAL", "1s"),
+          "How often health pings the database (env HEALTH_INTERVAL).");
+ABSL_FLAG(std::string, shutdown_delay, EnvOr("SHUTDOWN_DELAY", "0s"),
+          "On SIGTERM, NOT_SERVING for this long before closing (env SHUTDOWN_DELAY).");
+ABSL_FLAG(std::string, drain_timeout, EnvOr("DRAIN_TIMEOUT", "10s"),
+          "On SIGTERM, time in-flight calls get to finish (env DRAIN_TIMEOUT).");
+ABSL_FLAG(std::string, startup_timeout, EnvOr("STARTUP_TIMEOUT", "60s"),
+          "With --migrate_only, how long to keep trying to reach the database "
+          "(env STARTUP_TIMEOUT).");
+ABSL_FLAG(std::string, log_level, EnvOr("LOG_LEVEL", "info"),
+          "trace, debug, info, warn, error or off (env LOG_LEVEL).");
+ABSL_FLAG(bool, migrate_only, false, "Apply database migrations and exit.");
+
+namespace {
+
+constexpr int kExitFailure = 1;
+constexpr int kExitUsage = 2;
+
+int Fail(int code, absl::string_view message) {
+  std::fprintf(stderr, "verifier-service: %.*s\n", static_cast<int>(message.size()),
+               message.data());
+  return code;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  portcullis::lifecycle::BlockTerminationSignals();
+  portcullis::config::AcceptDashedFlagNames(argc, argv);
+  absl::SetProgramUsageMessage("Portcullis verifier: receives and verifies webmentions.");
+  absl::ParseCommandLine(argc, argv);
+
+  portcullis::verifier::VerifierFlagValues flags;
+  flags.database_url = absl::GetFlag(FLAGS_database_url);
+  flags.grpc_listen = absl::GetFlag(FLAGS_grpc_listen);
+  flags.db_pool_size = absl::GetFlag(FLAGS_db_pool_size);
+  flags.db_acquire_timeout = absl::GetFlag(FLAGS_db_acquire_timeout);
+  flags.db_statement_timeout = absl::GetFlag(FLAGS_db_statement_timeout);
+  flags.max_queued_work = absl::GetFlag(FLAGS_max_queued_work);
+  flags.max_connection_age = absl::GetFlag(FLAGS_max_connection_age);
+  flags.health_interval = absl::GetFlag(FLAGS_health_interval);
+  flags.shutdown_delay = absl::GetFlag(FLAGS_shutdown_delay);
+  flags.drain_timeout = absl::GetFlag(FLAGS_drain_timeout);
+  flags.startup_timeout = absl::GetFlag(FLAGS_startup_timeout);
+  flags.log_level = absl::GetFlag(FLAGS_log_level);
+  flags.migrate_only = absl::GetFlag(FLAGS_migrate_only);
+  const absl::StatusOr<portcullis::verifier::VerifierConfig> config =
+      portcullis::verifier::BuildVerifierConfig(flags);
+  if (!config.ok()) {
+    return Fail(kExitUsage, config.status().message());
+  }
+  if (absl::Status status = portcullis::logging::Init("verifier", config->log_level);
+      !status.ok()) {
+    return Fail(kExitUsage, status.message());
+  }
+
+  if (config->migrate_only) {
+    const absl::Status status = portcullis::verifier::server::MigrateWithRetry(
+        config->database_url, config->startup_timeout);
+    if (!status.ok()) {
+      return Fail(kExitFailure, status.message());
+    }
+    return 0;
+  }
+
+  absl::StatusOr<std::unique_ptr<portcullis::verifier::server::VerifierServer>> server =
+      portcullis::verifier::server::VerifierServer::Start(
+          *config, [] { kill(getpid(), SIGTERM); });  // Give up: run the shutdown below.
+  if (!server.ok()) {
+    return Fail(kExitFailure, server.status().message());
+  }
+  const int signal_number = portcullis::lifecycle::WaitForTerminationSignal();
+  portcullis::logging::Info("received signal={}", signal_number);
+  (*server)->Shutdown();
+  if (const absl::Status fatal = (*server)->fatal_error(); !fatal.ok()) {
+    return Fail(kExitFailure, fatal.message());
+  }
+  return 0;
+}
