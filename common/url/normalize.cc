@@ -1,0 +1,113 @@
+#include "common/url/normalize.h"
+
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+
+namespace portcullis::url {
+namespace {
+
+int HexValue(char c) {
+  if (c >= '0' && c <= '9') {
+    return c - '0';
+  }
+  if (c >= 'a' && c <= 'f') {
+    return c - 'a' + 10;
+  }
+  if (c >= 'A' && c <= 'F') {
+    return c - 'A' + 10;
+  }
+  return -1;
+}
+
+// application/x-www-form-urlencoded decoding of one name: '+' is a space, %XX a byte.
+std::string FormDecode(absl::string_view encoded) {
+  std::string out;
+  out.reserve(encoded.size());
+  for (size_t i = 0; i < encoded.size(); ++i) {
+    const char c = encoded[i];
+    if (c == '+') {
+      out.push_back(' ');
+    } else if (c == '%' && i + 2 < encoded.size() && HexValue(encoded[i + 1]) >= 0 &&
+               HexValue(encoded[i + 2]) >= 0) {
+      out.push_back(static_cast<char>(HexValue(encoded[i + 1]) * 16 + HexValue(encoded[i + 2])));
+      i += 2;
+    } else {
+      out.push_back(c);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+TrackingParameters TrackingParameters::Default() {
+  return TrackingParameters{
+      .names = {"fbclid",      "gclid",      "dclid",   "msclkid",    "mc_cid", "mc_eid", "_hsenc",
+                "_hsmi",       "igshid",     "yclid",   "twclid",     "ttclid", "wbraid", "gbraid",
+                "oly_anon_id", "oly_enc_id", "vero_id", "rb_clickid", "s_cid",  "mkt_tok"},
+      .name_prefixes = {"utm_"},
+  };
+}
+
+bool TrackingParameters::Matches(absl::string_view name) const {
+  for (const std::string& exact : names) {
+    if (name == exact) {
+      return true;
+    }
+  }
+  for (const std::string& prefix : name_prefixes) {
+    if (absl::StartsWith(name, prefix)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+std::string Normalize(const Url& url, const TrackingParameters& tracking) {
+  // Credentials stay part of the serialization so that two different URLs never share a key
+  // (the gateway refuses URLs with credentials before it gets here anyway).
+  std::string out = absl::StrCat(url.scheme(), "://");
+  if (url.has_credentials()) {
+    absl::StrAppend(&out, url.username());
+    if (!url.password().empty()) {
+      absl::StrAppend(&out, ":", url.password());
+    }
+    out.push_back('@');
+  }
+  absl::StrAppend(&out, url.host());
+  if (url.port().has_value()) {
+    absl::StrAppend(&out, ":", *url.port());
+  }
+  absl::StrAppend(&out, url.path());
+  if (url.query().has_value()) {
+    std::vector<absl::string_view> kept;
+    for (const absl::string_view parameter : absl::StrSplit(*url.query(), '&')) {
+      const absl::string_view name = parameter.substr(0, parameter.find('='));
+      if (!tracking.Matches(FormDecode(name))) {
+        kept.push_back(parameter);
+      }
+    }
+    const std::string query = absl::StrJoin(kept, "&");
+    if (!query.empty()) {
+      absl::StrAppend(&out, "?", query);
+    }
+  }
+  return out;
+}
+
+MentionKey MentionKeyOf(const Url& source, const Url& target, const TrackingParameters& tracking) {
+  MentionKey key;
+  key.normalized_source = Normalize(source, tracking);
+  key.normalized_target = Normalize(target, tracking);
+  key.source_hash = crypto::Sha256(key.normalized_source);
+  key.target_hash = crypto::Sha256(key.normalized_target);
+  key.pair_hash = crypto::Sha256(absl::StrCat(key.normalized_source, ":", key.normalized_target));
+  return key;
+}
+
+}  // namespace portcullis::url
