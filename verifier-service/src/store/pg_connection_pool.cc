@@ -30,7 +30,8 @@ bool IsSessionEndingSqlState(absl::string_view state) {
 
 // libpq messages span lines ("ERROR: ...\nLINE 1: ..."); logs have one line per event.
 std::string OneLine(const char* text) {
-  std::string line = absl::StrReplaceAll(absl::StripAsciiWhitespace(text), {{"\n", " | "}, {"\t", " "}});
+  std::string line =
+      absl::StrReplaceAll(absl::StripAsciiWhitespace(text), {{"\n", " | "}, {"\t", " "}});
   return line;
 }
 

@@ -1,0 +1,192 @@
+#include "verifier-service/src/server/verifier_server.h"
+
+#include <chrono>
+#include <thread>
+
+#include "absl/synchronization/notification.h"
+#include "grpc/health/v1/health.grpc.pb.h"
+#include "grpcpp/create_channel.h"
+#include "grpcpp/security/credentials.h"
+#include "gtest/gtest.h"
+#include "portcullis/verifier/v1/verifier.grpc.pb.h"
+#include "tests/support/test_database.h"
+
+namespace portcullis::verifier::server {
+namespace {
+
+namespace v1 = portcullis::verifier::v1;
+using grpc::health::v1::Health;
+using grpc::health::v1::HealthCheckRequest;
+using grpc::health::v1::HealthCheckResponse;
+
+VerifierConfig TestConfig(const std::string& database_url) {
+  VerifierFlagValues flags;
+  flags.database_url = database_url;
+  flags.grpc_listen = "127.0.0.1:0";
+  flags.db_pool_size = "2";
+  flags.health_interval = "50ms";
+  flags.drain_timeout = "5s";
+  absl::StatusOr<VerifierConfig> config = BuildVerifierConfig(flags);
+  EXPECT_TRUE(config.ok()) << config.status();
+  return *config;
+}
+
+std::chrono::system_clock::time_point Deadline() {
+  return std::chrono::system_clock::now() + std::chrono::seconds(10);
+}
+
+// A real client of a real in-process server.
+class VerifierServerTest : public ::testing::Test {
+ protected:
+  void Start(const std::string& database_url) {
+    absl::StatusOr<std::unique_ptr<VerifierServer>> server =
+        VerifierServer::Start(TestConfig(database_url));
+    ASSERT_TRUE(server.ok()) << server.status();
+    server_ = *std::move(server);
+    ASSERT_NE(server_->address().port, 0);
+    channel_ =
+        grpc::CreateChannel(server_->address().ToString(), grpc::InsecureChannelCredentials());
+    stub_ = v1::Verifier::NewStub(channel_);
+    health_ = Health::NewStub(channel_);
+  }
+
+  // The health status of `service`, or a gRPC error code as a negative number.
+  int HealthOf(const std::string& service) {
+    grpc::ClientContext context;
+    context.set_deadline(Deadline());
+    HealthCheckRequest request;
+    request.set_service(service);
+    HealthCheckResponse response;
+    const grpc::Status status = health_->Check(&context, request, &response);
+    return status.ok() ? static_cast<int>(response.status()) : -status.error_code();
+  }
+
+  // Polls health until it reads `want` (the readiness thread pings every 50ms).
+  bool WaitForHealth(const std::string& service, int want) {
+    for (int i = 0; i < 200; ++i) {
+      if (HealthOf(service) == want) {
+        return true;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return false;
+  }
+
+  grpc::Status Submit(const std::string& source, const std::string& target,
+                      v1::SubmitMentionResponse* response) {
+    grpc::ClientContext context;
+    context.set_deadline(Deadline());
+    v1::SubmitMentionRequest request;
+    request.set_source(source);
+    request.set_target(target);
+    return stub_->SubmitMention(&context, request, response);
+  }
+
+  grpc::Status GetMention(const std::string& id, v1::GetMentionResponse* response) {
+    grpc::ClientContext context;
+    context.set_deadline(Deadline());
+    v1::GetMentionRequest request;
+    request.set_mention_id(id);
+    return stub_->GetMention(&context, request, response);
+  }
+
+  std::unique_ptr<VerifierServer> server_;
+  std::shared_ptr<grpc::Channel> channel_;
+  std::unique_ptr<v1::Verifier::Stub> stub_;
+  std::unique_ptr<Health::Stub> health_;
+};
+
+TEST_F(VerifierServerTest, ServesMentionsEndToEnd) {
+  PORTCULLIS_CREATE_TEST_DATABASE_OR_SKIP(db);
+  Start(db->connection_string());
+  ASSERT_TRUE(WaitForHealth("", HealthCheckResponse::SERVING));
+  EXPECT_EQ(HealthOf(kVerifierServiceName), HealthCheckResponse::SERVING);
+
+  v1::SubmitMentionResponse first;
+  grpc::Status status = Submit("https://source.example/post", "https://target.example/", &first);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(first.decision(), v1::DECISION_ACCEPTED);
+  EXPECT_EQ(first.state(), v1::MENTION_STATE_PENDING);
+  EXPECT_TRUE(first.created());
+  EXPECT_FALSE(first.mention_id().empty());
+
+  v1::SubmitMentionResponse repeat;
+  status = Submit("HTTPS://Source.Example:443/post#c1", "https://target.example", &repeat);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(repeat.decision(), v1::DECISION_ACCEPTED);
+  EXPECT_EQ(repeat.mention_id(), first.mention_id());
+  EXPECT_FALSE(repeat.created());
+
+  const std::pair<std::pair<const char*, const char*>, const char*> rejections[] = {
+      {{"https://a.example/", "https://a.example/#x"}, "same_source_and_target"},
+      {{"ftp://a.example/", "https://b.example/"}, "unsupported_scheme"},
+      {{"https://u:p@a.example/", "https://b.example/"}, "credentials_in_url"},
+      {{"not a url", "https://b.example/"}, "invalid_source"},
+      {{"https://a.example/", ""}, "invalid_target"},
+  };
+  for (const auto& [urls, reason] : rejections) {
+    v1::SubmitMentionResponse rejected;
+    status = Submit(urls.first, urls.second, &rejected);
+    ASSERT_TRUE(status.ok()) << status.error_message();
+    EXPECT_EQ(rejected.decision(), v1::DECISION_REJECTED) << reason;
+    EXPECT_EQ(rejected.reason(), reason);
+  }
+
+  v1::GetMentionResponse got;
+  status = GetMention(first.mention_id(), &got);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(got.mention().mention_id(), first.mention_id());
+  EXPECT_EQ(got.mention().source(), "https://source.example/post");
+  EXPECT_EQ(got.mention().target(), "https://target.example/");
+  EXPECT_EQ(got.mention().state(), v1::MENTION_STATE_PENDING);
+  EXPECT_GT(got.mention().created_at().seconds(), 0);
+
+  EXPECT_EQ(GetMention("nope", &got).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(GetMention("00000000-0000-4000-8000-000000000000", &got).error_code(),
+            grpc::StatusCode::NOT_FOUND);
+
+  server_->Shutdown();
+  EXPECT_TRUE(server_->fatal_error().ok());
+}
+
+TEST_F(VerifierServerTest, UnreachableDatabaseKeepsListeningNotServing) {
+  Start("host=/nonexistent/portcullis user=postgres dbname=none");
+  EXPECT_EQ(HealthOf(""), HealthCheckResponse::NOT_SERVING);
+  EXPECT_EQ(HealthOf(kVerifierServiceName), HealthCheckResponse::NOT_SERVING);
+  v1::SubmitMentionResponse response;
+  EXPECT_EQ(Submit("https://a.example/", "https://b.example/", &response).error_code(),
+            grpc::StatusCode::UNAVAILABLE);
+  // A rejection needs no database.
+  ASSERT_TRUE(Submit("ftp://a.example/", "https://b.example/", &response).ok());
+  EXPECT_EQ(response.reason(), "unsupported_scheme");
+  server_->Shutdown();
+  EXPECT_TRUE(server_->fatal_error().ok());
+}
+
+TEST_F(VerifierServerTest, NewerSchemaIsFatal) {
+  PORTCULLIS_CREATE_TEST_DATABASE_OR_SKIP(db);
+  {
+    absl::StatusOr<std::vector<store::Migration>> migrations = store::BuiltinMigrations();
+    ASSERT_TRUE(migrations.ok());
+    migrations->push_back({9999, "from_the_future", "SELECT 1;"});
+    ASSERT_TRUE(store::Migrator(*migrations).Apply(db->connection_string()).ok());
+  }
+  absl::Notification gave_up;
+  absl::StatusOr<std::unique_ptr<VerifierServer>> server =
+      VerifierServer::Start(TestConfig(db->connection_string()), [&] { gave_up.Notify(); });
+  ASSERT_TRUE(server.ok()) << server.status();
+  ASSERT_TRUE(gave_up.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  EXPECT_TRUE(absl::IsFailedPrecondition((*server)->fatal_error()));
+  (*server)->Shutdown();
+}
+
+TEST_F(VerifierServerTest, MigrateWithRetryAppliesAndGivesUpOnADeadServer) {
+  PORTCULLIS_CREATE_TEST_DATABASE_OR_SKIP(db);
+  EXPECT_TRUE(MigrateWithRetry(db->connection_string(), absl::Seconds(5)).ok());
+  EXPECT_TRUE(MigrateWithRetry(db->connection_string(), absl::Seconds(5)).ok());
+  EXPECT_TRUE(absl::IsUnavailable(MigrateWithRetry(
+      "host=/nonexistent/portcullis user=postgres dbname=none", absl::Milliseconds(300))));
+}
+
+}  // namespace
+}  // namespace portcullis::verifier::server

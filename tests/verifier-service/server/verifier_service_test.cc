@@ -1,0 +1,188 @@
+#include "verifier-service/src/server/verifier_service.h"
+
+#include <memory>
+
+#include "absl/synchronization/notification.h"
+#include "common/crypto/sha256.h"
+#include "gmock/gmock.h"
+#include "grpcpp/create_channel.h"
+#include "grpcpp/security/credentials.h"
+#include "grpcpp/security/server_credentials.h"
+#include "grpcpp/server_builder.h"
+#include "gtest/gtest.h"
+
+namespace portcullis::verifier::server {
+namespace {
+
+namespace v1 = portcullis::verifier::v1;
+using ::testing::_;
+using ::testing::Field;
+using ::testing::Return;
+
+class MockMentionStore : public store::MentionStore {
+ public:
+  MOCK_METHOD(absl::StatusOr<store::UpsertResult>, UpsertPending, (const store::NewMention&),
+              (override));
+  MOCK_METHOD(absl::StatusOr<store::StoredMention>, Get, (absl::string_view), (override));
+  MOCK_METHOD(absl::Status, Ping, (), (override));
+};
+
+constexpr char kId[] = "0b6a4a8e-3f0e-4c1a-9a57-2f1d2c3b4a5e";
+
+// The service on 127.0.0.1:0 over a mock store, and a client.
+class VerifierServiceTest : public ::testing::Test {
+ protected:
+  void StartServer(int threads = 2, size_t max_queued = 16) {
+    pool_ = std::make_unique<BlockingPool>(threads, max_queued);
+    service_ = std::make_unique<VerifierService>(store_, *pool_);
+    service_->SetReady(true);
+    grpc::ServerBuilder builder;
+    int port = 0;
+    builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
+    builder.RegisterService(service_.get());
+    server_ = builder.BuildAndStart();
+    ASSERT_NE(server_, nullptr);
+    ASSERT_NE(port, 0);
+    stub_ = v1::Verifier::NewStub(
+        grpc::CreateChannel(absl::StrCat("127.0.0.1:", port), grpc::InsecureChannelCredentials()));
+  }
+
+  void TearDown() override {
+    if (server_ != nullptr) {
+      server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));
+    }
+    if (pool_ != nullptr) {
+      pool_->Stop();
+    }
+  }
+
+  grpc::Status Submit(const std::string& source, const std::string& target,
+                      v1::SubmitMentionResponse* response) {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+    v1::SubmitMentionRequest request;
+    request.set_source(source);
+    request.set_target(target);
+    return stub_->SubmitMention(&context, request, response);
+  }
+
+  grpc::Status GetMention(const std::string& id, v1::GetMentionResponse* response) {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+    v1::GetMentionRequest request;
+    request.set_mention_id(id);
+    return stub_->GetMention(&context, request, response);
+  }
+
+  MockMentionStore store_;
+  std::unique_ptr<BlockingPool> pool_;
+  std::unique_ptr<VerifierService> service_;
+  std::unique_ptr<grpc::Server> server_;
+  std::unique_ptr<v1::Verifier::Stub> stub_;
+};
+
+TEST_F(VerifierServiceTest, AcceptsAndStoresNormalizedHashes) {
+  StartServer();
+  EXPECT_CALL(
+      store_,
+      UpsertPending(AllOf(
+          Field(&store::NewMention::source, "HTTPS://Source.example:443/a#x"),
+          Field(&store::NewMention::target, "https://target.example/b"),
+          Field(&store::NewMention::source_hash, crypto::Sha256("https://source.example/a")),
+          Field(&store::NewMention::target_hash, crypto::Sha256("https://target.example/b")))))
+      .WillOnce(Return(store::UpsertResult{kId, store::MentionState::kPending, true}));
+  v1::SubmitMentionResponse response;
+  const grpc::Status status =
+      Submit("HTTPS://Source.example:443/a#x", "https://target.example/b", &response);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(response.decision(), v1::DECISION_ACCEPTED);
+  EXPECT_EQ(response.mention_id(), kId);
+  EXPECT_EQ(response.state(), v1::MENTION_STATE_PENDING);
+  EXPECT_TRUE(response.created());
+  EXPECT_EQ(response.reason(), "");
+}
+
+TEST_F(VerifierServiceTest, RejectionIsAnAnswerNotAnErrorAndSkipsTheStore) {
+  StartServer();
+  EXPECT_CALL(store_, UpsertPending(_)).Times(0);
+  v1::SubmitMentionResponse response;
+  const grpc::Status status = Submit("ftp://a.example/", "https://b.example/", &response);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(response.decision(), v1::DECISION_REJECTED);
+  EXPECT_EQ(response.reason(), "unsupported_scheme");
+  EXPECT_FALSE(response.reason_description().empty());
+  EXPECT_EQ(response.mention_id(), "");
+  EXPECT_EQ(response.state(), v1::MENTION_STATE_UNSPECIFIED);
+}
+
+TEST_F(VerifierServiceTest, StoreUnavailableIsUnavailable) {
+  StartServer();
+  EXPECT_CALL(store_, UpsertPending(_))
+      .WillOnce(Return(absl::UnavailableError("database unavailable")));
+  v1::SubmitMentionResponse response;
+  const grpc::Status status = Submit("https://a.example/", "https://b.example/", &response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAVAILABLE);
+}
+
+TEST_F(VerifierServiceTest, QueueFullIsUnavailableAtOnce) {
+  StartServer(/*threads=*/1, /*max_queued=*/1);
+  absl::Notification started;
+  absl::Notification release;
+  ASSERT_TRUE(pool_->TrySubmit([&] {
+    started.Notify();
+    release.WaitForNotification();
+  }));
+  started.WaitForNotification();
+  ASSERT_TRUE(pool_->TrySubmit([] {}));  // The queue is now full.
+  EXPECT_CALL(store_, UpsertPending(_)).Times(0);
+  EXPECT_CALL(store_, Get(_)).Times(0);
+  v1::SubmitMentionResponse submit_response;
+  EXPECT_EQ(Submit("https://a.example/", "https://b.example/", &submit_response).error_code(),
+            grpc::StatusCode::UNAVAILABLE);
+  v1::GetMentionResponse get_response;
+  EXPECT_EQ(GetMention(kId, &get_response).error_code(), grpc::StatusCode::UNAVAILABLE);
+  release.Notify();
+}
+
+TEST_F(VerifierServiceTest, NotReadyIsUnavailable) {
+  StartServer();
+  service_->SetReady(false);
+  EXPECT_CALL(store_, UpsertPending(_)).Times(0);
+  v1::SubmitMentionResponse response;
+  EXPECT_EQ(Submit("https://a.example/", "https://b.example/", &response).error_code(),
+            grpc::StatusCode::UNAVAILABLE);
+}
+
+TEST_F(VerifierServiceTest, GetMentionReturnsTheMention) {
+  StartServer();
+  store::StoredMention stored;
+  stored.mention_id = kId;
+  stored.source = "https://a.example/";
+  stored.target = "https://b.example/";
+  stored.state = store::MentionState::kFailed;
+  stored.reason = "no_link";
+  stored.created_at = absl::FromUnixSeconds(1700000000);
+  stored.updated_at = absl::FromUnixSeconds(1700000060);
+  EXPECT_CALL(store_, Get(absl::string_view(kId))).WillOnce(Return(stored));
+  v1::GetMentionResponse response;
+  const grpc::Status status = GetMention(kId, &response);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(response.mention().mention_id(), kId);
+  EXPECT_EQ(response.mention().source(), "https://a.example/");
+  EXPECT_EQ(response.mention().state(), v1::MENTION_STATE_FAILED);
+  EXPECT_EQ(response.mention().reason(), "no_link");
+  EXPECT_EQ(response.mention().created_at().seconds(), 1700000000);
+  EXPECT_EQ(response.mention().updated_at().seconds(), 1700000060);
+}
+
+TEST_F(VerifierServiceTest, GetMentionErrors) {
+  StartServer();
+  EXPECT_CALL(store_, Get(_)).WillOnce(Return(absl::NotFoundError("no mention has this id")));
+  v1::GetMentionResponse response;
+  EXPECT_EQ(GetMention(kId, &response).error_code(), grpc::StatusCode::NOT_FOUND);
+  EXPECT_EQ(GetMention("not-a-uuid", &response).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(GetMention("", &response).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+}
+
+}  // namespace
+}  // namespace portcullis::verifier::server

@@ -1,0 +1,128 @@
+#include "verifier-service/src/store/pg_connection_pool.h"
+
+#include <thread>
+
+#include "absl/synchronization/notification.h"
+#include "gtest/gtest.h"
+#include "pqxx/pqxx"
+#include "tests/support/test_database.h"
+
+namespace portcullis::verifier::store {
+namespace {
+
+std::unique_ptr<PgConnectionPool> MakePool(const std::string& url, int size,
+                                           absl::Duration acquire_timeout = absl::Seconds(2),
+                                           absl::Duration statement_timeout = absl::Seconds(5)) {
+  absl::StatusOr<std::unique_ptr<PgConnectionPool>> pool =
+      PgConnectionPool::Create({url, size, acquire_timeout, statement_timeout});
+  EXPECT_TRUE(pool.ok()) << pool.status();
+  return pool.ok() ? *std::move(pool) : nullptr;
+}
+
+TEST(VerifierPgConnectionPoolTest, RefusesBadOptions) {
+  EXPECT_FALSE(PgConnectionPool::Create({"", 1, absl::Seconds(1), absl::Seconds(1)}).ok());
+  EXPECT_FALSE(PgConnectionPool::Create({"x", 0, absl::Seconds(1), absl::Seconds(1)}).ok());
+  EXPECT_FALSE(PgConnectionPool::Create({"x", 1, absl::ZeroDuration(), absl::Seconds(1)}).ok());
+}
+
+TEST(VerifierPgConnectionPoolTest, OpensLazilyAndReuses) {
+  PORTCULLIS_CREATE_TEST_DATABASE_OR_SKIP(db);
+  auto pool = MakePool(db->connection_string(), 4);
+  EXPECT_EQ(pool->open_connections(), 0);
+  int pid_first = 0;
+  int pid_second = 0;
+  ASSERT_TRUE(pool->Run("test", [&](pqxx::connection& c) { pid_first = c.backendpid(); }).ok());
+  ASSERT_TRUE(pool->Run("test", [&](pqxx::connection& c) { pid_second = c.backendpid(); }).ok());
+  EXPECT_EQ(pool->open_connections(), 1);
+  EXPECT_EQ(pid_first, pid_second);
+}
+
+TEST(VerifierPgConnectionPoolTest, SetsStatementTimeout) {
+  PORTCULLIS_CREATE_TEST_DATABASE_OR_SKIP(db);
+  auto pool = MakePool(db->connection_string(), 1, absl::Seconds(2), absl::Milliseconds(100));
+  std::string value;
+  ASSERT_TRUE(pool->Run("test",
+                        [&](pqxx::connection& c) {
+                          pqxx::nontransaction t(c);
+                          value = t.exec1("SHOW statement_timeout")[0].as<std::string>();
+                        })
+                  .ok());
+  EXPECT_EQ(value, "100ms");
+  const absl::Status status = pool->Run("test", [](pqxx::connection& c) {
+    pqxx::nontransaction t(c);
+    t.exec("SELECT pg_sleep(5)");
+  });
+  EXPECT_TRUE(absl::IsDeadlineExceeded(status)) << status;
+  EXPECT_TRUE(pool->Run("test",
+                        [](pqxx::connection& c) {
+                          pqxx::nontransaction t(c);
+                          t.exec1("SELECT 1");
+                        })
+                  .ok())
+      << "the connection is still usable";
+}
+
+TEST(VerifierPgConnectionPoolTest, AcquireWaitsAtMostTheTimeout) {
+  PORTCULLIS_CREATE_TEST_DATABASE_OR_SKIP(db);
+  auto pool = MakePool(db->connection_string(), 1, absl::Milliseconds(100));
+  absl::Notification holding;
+  absl::Notification release;
+  std::thread holder([&] {
+    EXPECT_TRUE(pool->Run("hold",
+                          [&](pqxx::connection&) {
+                            holding.Notify();
+                            release.WaitForNotification();
+                          })
+                    .ok());
+  });
+  holding.WaitForNotification();
+  const absl::Status status = pool->Run("test", [](pqxx::connection&) {});
+  EXPECT_TRUE(absl::IsUnavailable(status)) << status;
+  release.Notify();
+  holder.join();
+  EXPECT_TRUE(pool->Run("test", [](pqxx::connection&) {}).ok());
+}
+
+TEST(VerifierPgConnectionPoolTest, SqlErrorsAreInternalWithoutSql) {
+  PORTCULLIS_CREATE_TEST_DATABASE_OR_SKIP(db);
+  auto pool = MakePool(db->connection_string(), 1);
+  const absl::Status status = pool->Run("test", [](pqxx::connection& c) {
+    pqxx::nontransaction t(c);
+    t.exec("SELECT secret_column FROM no_such_table");
+  });
+  EXPECT_TRUE(absl::IsInternal(status)) << status;
+  EXPECT_EQ(status.message().find("no_such_table"), absl::string_view::npos) << status;
+  EXPECT_EQ(status.message().find("SELECT"), absl::string_view::npos) << status;
+  EXPECT_EQ(pool->open_connections(), 1) << "an SQL error does not cost the connection";
+}
+
+TEST(VerifierPgConnectionPoolTest, BrokenConnectionIsDroppedAndReopened) {
+  PORTCULLIS_CREATE_TEST_DATABASE_OR_SKIP(db);
+  auto pool = MakePool(db->connection_string(), 1);
+  int first_pid = 0;
+  const absl::Status killed = pool->Run("test", [&](pqxx::connection& c) {
+    first_pid = c.backendpid();
+    pqxx::nontransaction t(c);
+    t.exec("SELECT pg_terminate_backend(pg_backend_pid())");
+  });
+  EXPECT_TRUE(absl::IsUnavailable(killed)) << killed;
+  int second_pid = 0;
+  ASSERT_TRUE(pool->Run("test",
+                        [&](pqxx::connection& c) {
+                          pqxx::nontransaction t(c);
+                          second_pid = t.exec1("SELECT pg_backend_pid()")[0].as<int>();
+                        })
+                  .ok());
+  EXPECT_NE(first_pid, second_pid);
+  EXPECT_EQ(pool->open_connections(), 1);
+}
+
+TEST(VerifierPgConnectionPoolTest, DeadServerIsUnavailable) {
+  auto pool = MakePool("host=/nonexistent/portcullis user=postgres dbname=none", 2);
+  const absl::Status status = pool->Run("test", [](pqxx::connection&) {});
+  EXPECT_TRUE(absl::IsUnavailable(status)) << status;
+  EXPECT_EQ(pool->open_connections(), 0);
+}
+
+}  // namespace
+}  // namespace portcullis::verifier::store

@@ -1,0 +1,94 @@
+#include "verifier-service/src/verifier_config.h"
+
+#include "gtest/gtest.h"
+
+namespace portcullis::verifier {
+namespace {
+
+VerifierFlagValues Defaults() {
+  VerifierFlagValues flags;
+  flags.database_url = "host=/tmp dbname=portcullis";
+  return flags;
+}
+
+TEST(VerifierConfigTest, DefaultsBuild) {
+  absl::StatusOr<VerifierConfig> config = BuildVerifierConfig(Defaults());
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->database_url, "host=/tmp dbname=portcullis");
+  EXPECT_EQ(config->grpc_listen.ToString(), "127.0.0.1:50051");
+  EXPECT_EQ(config->db_pool_size, 8);
+  EXPECT_EQ(config->db_acquire_timeout, absl::Seconds(2));
+  EXPECT_EQ(config->db_statement_timeout, absl::Seconds(5));
+  EXPECT_EQ(config->max_queued_work, 1024u);
+  EXPECT_EQ(config->max_connection_age, absl::Minutes(5));
+  EXPECT_EQ(config->health_interval, absl::Seconds(1));
+  EXPECT_EQ(config->shutdown_delay, absl::ZeroDuration());
+  EXPECT_EQ(config->drain_timeout, absl::Seconds(10));
+  EXPECT_EQ(config->startup_timeout, absl::Seconds(60));
+  EXPECT_EQ(config->log_level, "info");
+  EXPECT_FALSE(config->migrate_only);
+}
+
+TEST(VerifierConfigTest, ParsesValues) {
+  VerifierFlagValues flags = Defaults();
+  flags.grpc_listen = "[::1]:0";
+  flags.db_pool_size = "3";
+  flags.db_statement_timeout = "250ms";
+  flags.shutdown_delay = "1m30s";
+  flags.migrate_only = true;
+  flags.log_level = "debug";
+  absl::StatusOr<VerifierConfig> config = BuildVerifierConfig(flags);
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->grpc_listen.host, "::1");
+  EXPECT_EQ(config->grpc_listen.port, 0);
+  EXPECT_EQ(config->db_pool_size, 3);
+  EXPECT_EQ(config->db_statement_timeout, absl::Milliseconds(250));
+  EXPECT_EQ(config->shutdown_delay, absl::Seconds(90));
+  EXPECT_TRUE(config->migrate_only);
+  EXPECT_EQ(config->log_level, "debug");
+}
+
+TEST(VerifierConfigTest, RequiresDatabaseUrl) {
+  VerifierFlagValues flags = Defaults();
+  flags.database_url = "";
+  const absl::Status status = BuildVerifierConfig(flags).status();
+  EXPECT_TRUE(absl::IsInvalidArgument(status));
+  EXPECT_NE(status.message().find("DATABASE_URL"), absl::string_view::npos);
+}
+
+TEST(VerifierConfigTest, RefusesBadValuesNamingTheFlag) {
+  struct Case {
+    std::string VerifierFlagValues::*field;
+    std::string value;
+    std::string flag;
+  };
+  const Case cases[] = {
+      {&VerifierFlagValues::grpc_listen, "nohost", "--grpc_listen"},
+      {&VerifierFlagValues::grpc_listen, "127.0.0.1:70000", "--grpc_listen"},
+      {&VerifierFlagValues::db_pool_size, "0", "--db_pool_size"},
+      {&VerifierFlagValues::db_pool_size, "eight", "--db_pool_size"},
+      {&VerifierFlagValues::db_pool_size, "-1", "--db_pool_size"},
+      {&VerifierFlagValues::max_queued_work, "0", "--max_queued_work"},
+      {&VerifierFlagValues::db_acquire_timeout, "0s", "--db_acquire_timeout"},
+      {&VerifierFlagValues::db_acquire_timeout, "2", "--db_acquire_timeout"},
+      {&VerifierFlagValues::db_statement_timeout, "-5s", "--db_statement_timeout"},
+      {&VerifierFlagValues::db_statement_timeout, "1us", "--db_statement_timeout"},
+      {&VerifierFlagValues::max_connection_age, "inf", "--max_connection_age"},
+      {&VerifierFlagValues::health_interval, "", "--health_interval"},
+      {&VerifierFlagValues::shutdown_delay, "-1s", "--shutdown_delay"},
+      {&VerifierFlagValues::drain_timeout, "0s", "--drain_timeout"},
+      {&VerifierFlagValues::startup_timeout, "soon", "--startup_timeout"},
+      {&VerifierFlagValues::log_level, "verbose", "--log_level"},
+  };
+  for (const Case& c : cases) {
+    VerifierFlagValues flags = Defaults();
+    flags.*c.field = c.value;
+    const absl::Status status = BuildVerifierConfig(flags).status();
+    EXPECT_TRUE(absl::IsInvalidArgument(status)) << c.flag << "=" << c.value;
+    EXPECT_NE(status.message().find(c.flag), absl::string_view::npos) << status;
+    EXPECT_EQ(status.message().find('\n'), absl::string_view::npos) << "one line";
+  }
+}
+
+}  // namespace
+}  // namespace portcullis::verifier
