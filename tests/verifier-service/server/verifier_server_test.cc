@@ -163,6 +163,13 @@ TEST_F(VerifierServerTest, UnreachableDatabaseKeepsListeningNotServing) {
   EXPECT_TRUE(server_->fatal_error().ok());
 }
 
+TEST_F(VerifierServerTest, PortInUseIsAStartupError) {
+  Start("host=/nonexistent/portcullis user=postgres dbname=none");
+  VerifierConfig config = TestConfig("host=/nonexistent/portcullis user=postgres dbname=none");
+  config.grpc_listen.port = server_->address().port;
+  EXPECT_TRUE(absl::IsUnavailable(VerifierServer::Start(config).status()));
+}
+
 TEST_F(VerifierServerTest, NewerSchemaIsFatal) {
   PORTCULLIS_CREATE_TEST_DATABASE_OR_SKIP(db);
   {

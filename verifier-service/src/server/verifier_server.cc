@@ -71,6 +71,8 @@ absl::StatusOr<std::unique_ptr<VerifierServer>> VerifierServer::Start(
   builder.AddListeningPort(config.grpc_listen.ToString(), grpc::InsecureServerCredentials(),
                            &bound_port);
   builder.RegisterService(server->service_.get());
+  // A port already in use is a startup error, not a silently shared port.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   // Close connections after a while so clients of a headless Service reconnect and spread over
   // new pods; in-flight calls get the drain timeout to finish.
   builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_AGE_MS,
