@@ -6,7 +6,9 @@
 #include "absl/synchronization/notification.h"
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "grpcpp/create_channel.h"
+#include "grpcpp/generic/generic_stub.h"
 #include "grpcpp/security/credentials.h"
+#include "grpcpp/support/byte_buffer.h"
 #include "gtest/gtest.h"
 #include "portcullis/verifier/v1/verifier.grpc.pb.h"
 #include "tests/support/test_database.h"
@@ -161,6 +163,59 @@ TEST_F(VerifierServerTest, UnreachableDatabaseKeepsListeningNotServing) {
   EXPECT_EQ(response.reason(), "unsupported_scheme");
   server_->Shutdown();
   EXPECT_TRUE(server_->fatal_error().ok());
+}
+
+// Lists services through grpc.reflection.v1alpha (no stubs installed: a generic call with a
+// hand-encoded ServerReflectionRequest{list_services: ""}) and returns the raw answer.
+std::string ListServicesByReflection(const std::shared_ptr<grpc::Channel>& channel) {
+  grpc::GenericStub stub(channel);
+  grpc::CompletionQueue queue;
+  grpc::ClientContext context;
+  context.set_deadline(Deadline());
+  std::unique_ptr<grpc::GenericClientAsyncReaderWriter> call = stub.PrepareCall(
+      &context, "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo", &queue);
+  void* tag = nullptr;
+  bool ok = false;
+  const auto step = [&](intptr_t want) {
+    return queue.Next(&tag, &ok) && ok && reinterpret_cast<intptr_t>(tag) == want;
+  };
+  call->StartCall(reinterpret_cast<void*>(1));
+  if (!step(1)) {
+    return "";
+  }
+  const std::string request("\x3a\x00", 2);  // Field 7 (list_services), empty string.
+  grpc::Slice slice(request);
+  grpc::ByteBuffer request_buffer(&slice, 1);
+  call->Write(request_buffer, reinterpret_cast<void*>(2));
+  grpc::ByteBuffer response_buffer;
+  if (!step(2)) {
+    return "";
+  }
+  call->Read(&response_buffer, reinterpret_cast<void*>(3));
+  const bool read = step(3);
+  call->WritesDone(reinterpret_cast<void*>(4));
+  step(4);
+  grpc::Status status;
+  call->Finish(&status, reinterpret_cast<void*>(5));
+  step(5);
+  queue.Shutdown();
+  while (queue.Next(&tag, &ok)) {
+  }
+  std::vector<grpc::Slice> slices;
+  std::string response;
+  if (read && response_buffer.Dump(&slices).ok()) {
+    for (const grpc::Slice& s : slices) {
+      response.append(reinterpret_cast<const char*>(s.begin()), s.size());
+    }
+  }
+  return response;
+}
+
+TEST_F(VerifierServerTest, ServesReflection) {
+  Start("host=/nonexistent/portcullis user=postgres dbname=none");
+  const std::string services = ListServicesByReflection(channel_);
+  EXPECT_NE(services.find("portcullis.verifier.v1.Verifier"), std::string::npos) << services;
+  EXPECT_NE(services.find("grpc.health.v1.Health"), std::string::npos) << services;
 }
 
 TEST_F(VerifierServerTest, PortInUseIsAStartupError) {
