@@ -458,18 +458,15 @@ bool IsForbiddenDomainCodePoint(unsigned char c) {
   }
 }
 
-// The URL Standard's "domain to ASCII" with beStrict = false.
+// The URL Standard's "domain to ASCII" with beStrict = false. An ASCII domain is only lowercased:
+// UTS #46 failures on ASCII input (such as an "xn--" label with invalid Punycode) are validation
+// errors, not failures, for web compatibility (whatwg/url#914, web-platform-tests#60476, 2026).
+// Non-ASCII domains go through ICU.
 absl::StatusOr<std::string> DomainToAscii(absl::string_view domain) {
   const bool is_ascii =
       std::all_of(domain.begin(), domain.end(), [](char c) { return absl::ascii_isascii(c); });
-  bool has_ace_label = false;
-  for (const absl::string_view label : absl::StrSplit(domain, '.')) {
-    if (label.size() >= 4 && absl::StartsWithIgnoreCase(label, "xn--")) {
-      has_ace_label = true;
-    }
-  }
   std::string result;
-  if (is_ascii && !has_ace_label) {
+  if (is_ascii) {
     result = absl::AsciiStrToLower(domain);
   } else {
     const UIDNA* uts46 = SharedUts46();
