@@ -1,11 +1,14 @@
 #include "tools/portcullis/src/cli.h"
 
+#include <cstdlib>
 #include <memory>
+#include <optional>
 
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
 #include "portcullis/verifier/v1/verifier.grpc.pb.h"
 #include "tools/portcullis/src/mention_commands.h"
+#include "tools/portcullis/src/url_conformance.h"
 
 namespace portcullis::cli {
 
@@ -13,6 +16,16 @@ std::string Usage() {
   return "usage: portcullis [--verifier=HOST:PORT] [--timeout=5s] COMMAND\n"
          "  mention submit SOURCE TARGET   submit a webmention; prints the decision as JSON\n"
          "  mention get ID                 show one mention as JSON\n"
+         "  url parse URL [BASE]           parse an http(s) URL the WHATWG way; prints href, "
+         "origin\n"
+         "                                 and the components as JSON\n"
+         "  conformance url FILE           run the URL parser on WHATWG urltestdata.json or\n"
+         "                                 toascii.json; prints failures and\n"
+         "                                 'N passed, M failed, K skipped'; exit 0 only if none "
+         "failed\n"
+         "  conformance url-if-present FILE  the same, but a missing FILE exits 77 (skipped) "
+         "unless\n"
+         "                                 CI=true (for ctest)\n"
          "The verifier defaults to $PORTCULLIS_VERIFIER, else 127.0.0.1:50051.\n";
 }
 
@@ -22,8 +35,38 @@ int Run(const std::vector<std::string>& args, const CliOptions& options, std::os
     err << "error: " << why << "\n" << Usage();
     return kExitUsage;
   };
-  if (args.size() < 2 || args[0] != "mention") {
-    return usage_error(args.empty() ? "no command" : "unknown command '" + args[0] + "'");
+  if (args.empty()) {
+    return usage_error("no command");
+  }
+  if (args[0] == "url") {
+    if (args.size() < 2 || args[1] != "parse") {
+      return usage_error(args.size() < 2 ? "missing url command"
+                                         : "unknown url command '" + args[1] + "'");
+    }
+    if (args.size() != 3 && args.size() != 4) {
+      return usage_error("wrong number of arguments for 'url parse'");
+    }
+    return PrintParsedUrl(args[2], args.size() == 4 ? std::optional(args[3]) : std::nullopt, out,
+                          err);
+  }
+  if (args[0] == "conformance") {
+    if (args.size() < 2 || (args[1] != "url" && args[1] != "url-if-present")) {
+      return usage_error(args.size() < 2 ? "missing conformance suite"
+                                         : "unknown conformance suite '" + args[1] + "'");
+    }
+    if (args.size() != 3) {
+      return usage_error("wrong number of arguments for 'conformance " + args[1] + "'");
+    }
+    const char* ci = std::getenv("CI");
+    return RunUrlConformanceFile(args[2],
+                                 args[1] == "url" ? MissingData::kFail : MissingData::kSkipUnlessCi,
+                                 ci != nullptr && std::string(ci) == "true", out, err);
+  }
+  if (args[0] != "mention") {
+    return usage_error("unknown command '" + args[0] + "'");
+  }
+  if (args.size() < 2) {
+    return usage_error("missing mention command");
   }
   const std::string& verb = args[1];
   const size_t expected = verb == "submit" ? 4 : verb == "get" ? 3 : 0;
@@ -33,8 +76,7 @@ int Run(const std::vector<std::string>& args, const CliOptions& options, std::os
   if (args.size() != expected) {
     return usage_error("wrong number of arguments for 'mention " + verb + "'");
   }
-  auto channel =
-      grpc::CreateChannel(options.verifier_target, grpc::InsecureChannelCredentials());
+  auto channel = grpc::CreateChannel(options.verifier_target, grpc::InsecureChannelCredentials());
   auto stub = verifier::v1::Verifier::NewStub(channel);
   if (verb == "submit") {
     return SubmitMention(*stub, options.timeout, args[2], args[3], out, err);

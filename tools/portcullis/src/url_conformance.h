@@ -1,0 +1,59 @@
+#pragma once
+
+// `portcullis conformance url FILE` and `portcullis url parse URL [BASE]`: common/url against the
+// WHATWG web-platform-tests data, and a way to see how one URL parses.
+
+#include <map>
+#include <optional>
+#include <ostream>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
+namespace portcullis::cli {
+
+// What a conformance run found. passed + failed + skipped is the number of test objects.
+struct UrlConformanceSummary {
+  int passed = 0;
+  int failed = 0;
+  int skipped = 0;
+  // Why cases were skipped ("input scheme 'file'", "relative to a base with scheme 'sc'"), each
+  // with its count; the counts add up to `skipped`.
+  std::map<std::string, int> skipped_by_reason;
+  // Of `passed`: `failure: true` cases whose URL has a scheme we do not handle, passed because we
+  // refuse that scheme (not because we found the exact error a full parser would).
+  int passed_by_refusing_scheme = 0;
+};
+
+// Runs every case of `json_text`, which is either the WHATWG urltestdata.json format (objects with
+// `input`, `base` and `failure` or the expected components) or the toascii.json format (objects
+// with `input` and `output`, null meaning failure), told apart by the shape of the first case.
+// Writes one line per failing case, the skip breakdown and the final line
+// "N passed, M failed, K skipped" to `out`. Fails (InvalidArgument) on malformed JSON or a case
+// of neither shape, before running anything.
+absl::StatusOr<UrlConformanceSummary> RunUrlConformance(absl::string_view json_text,
+                                                        std::ostream& out);
+
+// What to do when the data file does not exist.
+enum class MissingData {
+  kFail,  // an error, exit 1
+  // Exit kExitSkipped with a loud message, unless `ci` is set: then an error, exit 1. For ctest,
+  // where the shared test data may be absent on a developer machine but never in CI.
+  kSkipUnlessCi,
+};
+
+// Exit code of a skipped conformance run (ctest's SKIP_RETURN_CODE).
+inline constexpr int kExitSkipped = 77;
+
+// Reads `path` and runs it. Returns 0 when no case failed, 1 on failures or unreadable or
+// malformed data, kExitSkipped as described for MissingData.
+int RunUrlConformanceFile(const std::string& path, MissingData missing, bool ci, std::ostream& out,
+                          std::ostream& err);
+
+// Parses `input` (against `base` when given) and prints href, origin and the components as one
+// JSON object. Returns 0, or 1 with one "error: ..." line on `err` when it does not parse.
+int PrintParsedUrl(const std::string& input, const std::optional<std::string>& base,
+                   std::ostream& out, std::ostream& err);
+
+}  // namespace portcullis::cli
