@@ -90,6 +90,22 @@ TEST(UrlConformanceTest, ToAsciiFormat) {
   EXPECT_THAT(out.str(), HasSubstr("3 passed, 1 failed, 0 skipped\n"));
 }
 
+TEST(UrlConformanceTest, KnownDifferencesAreReportedApartWithTheirReason) {
+  std::ostringstream out;
+  const auto summary = RunUrlConformance(R"json([
+    {"input": "\u1E9E.com", "output": "xn--zca.com"},
+    {"input": "\u00DF.com", "output": "xn--zca.com"}
+  ])json",
+                                         out);
+  ASSERT_TRUE(summary.ok()) << summary.status();
+  EXPECT_EQ(summary->passed, 1);
+  EXPECT_EQ(summary->failed, 0);
+  EXPECT_EQ(summary->known_differences, 1);
+  EXPECT_THAT(out.str(), HasSubstr("KNOWN \"\u1E9E.com\""));
+  EXPECT_THAT(out.str(), HasSubstr("ICU 72 (Unicode 15.0) maps it to \"ss\""));
+  EXPECT_THAT(out.str(), HasSubstr("1 known differences"));
+}
+
 TEST(UrlConformanceTest, MalformedDataIsOneClearError) {
   for (const std::string bad : {"[", "{\"input\": \"x\"}", "[42]", "[{\"base\": null}]",
                                 "[{\"input\": \"x\", \"base\": null}]", "[]", "[\"only comments\"]",
