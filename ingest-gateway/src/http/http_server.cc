@@ -1,0 +1,617 @@
+#include "ingest-gateway/src/http/http_server.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <exception>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/escaping.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "boost/asio/bind_executor.hpp"
+#include "boost/asio/dispatch.hpp"
+#include "boost/asio/executor_work_guard.hpp"
+#include "boost/asio/io_context.hpp"
+#include "boost/asio/ip/tcp.hpp"
+#include "boost/asio/post.hpp"
+#include "boost/asio/steady_timer.hpp"
+#include "boost/asio/strand.hpp"
+#include "boost/asio/write.hpp"
+#include "boost/beast/core.hpp"
+#include "boost/beast/http.hpp"
+#include "common/crypto/random.h"
+#include "common/logging/log.h"
+
+namespace portcullis::gateway::http {
+namespace {
+
+namespace beast = boost::beast;
+namespace bhttp = boost::beast::http;
+namespace net = boost::asio;
+using tcp = net::ip::tcp;
+
+// How long a closing connection keeps reading (and discarding) what the client still sends, so
+// that our last response is not destroyed by a TCP reset.
+constexpr absl::Duration kMaxLinger = absl::Seconds(2);
+constexpr size_t kReadChunk = 4096;
+constexpr char kContinue[] = "HTTP/1.1 100 Continue\r\n\r\n";
+
+std::chrono::steady_clock::duration ToSteady(absl::Duration d) {
+  return std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+      absl::ToChronoNanoseconds(d));
+}
+
+absl::string_view ToAbsl(beast::string_view s) { return absl::string_view(s.data(), s.size()); }
+
+class Session;
+
+// What the listener and every session share. Outlives the io_context (sessions hold it).
+struct ServerState {
+  HttpServerOptions options;
+  Handler handler;
+  std::atomic<bool> draining{false};
+
+  std::mutex mu;
+  std::condition_variable sessions_changed;
+  // Every session, by id (rejected ones too, so that Stop can close them).
+  std::unordered_map<uint64_t, std::weak_ptr<Session>> sessions;
+  // Sessions that count against max_connections (all but rejected ones).
+  size_t counted_sessions = 0;
+  uint64_t next_id = 1;
+  // Guards io_alive. Taken before `mu` when both are needed, never after.
+  std::mutex io_mu;
+  // False once the io_context is being destroyed: nothing may be posted to it any more.
+  bool io_alive = true;
+
+  void Unregister(uint64_t id, bool counted) {
+    std::lock_guard<std::mutex> lock(mu);
+    sessions.erase(id);
+    if (counted) {
+      --counted_sessions;
+    }
+    sessions_changed.notify_all();
+  }
+};
+
+class Session : public std::enable_shared_from_this<Session> {
+ public:
+  Session(tcp::socket socket, std::shared_ptr<ServerState> state, uint64_t id, bool counted,
+          std::string client_address, std::chrono::steady_clock::time_point accepted_at)
+      : stream_(std::move(socket)),
+        state_(std::move(state)),
+        id_(id),
+        counted_(counted),
+        client_address_(std::move(client_address)),
+        accepted_at_(accepted_at) {}
+
+  ~Session() { state_->Unregister(id_, counted_); }
+
+  // Reads and answers requests until the connection closes.
+  void Run() {
+    net::dispatch(stream_.get_executor(), [self = shared_from_this()] { self->ReadRequest(true); });
+  }
+
+  // Answers 503 + Retry-After without reading anything, then closes.
+  void Reject() {
+    net::dispatch(stream_.get_executor(), [self = shared_from_this()] {
+      self->request_id_ = crypto::RandomHex(16);
+      self->close_after_response_ = true;
+      HttpResponse response = JsonError(503, "unavailable", "The server is busy; retry later.");
+      response.headers.Set("Retry-After", absl::StrCat(self->state_->options.retry_after_seconds));
+      self->SendResponse(std::move(response));
+    });
+  }
+
+  // Drain: closes the connection now when it is between requests; otherwise the response in
+  // progress will say Connection: close.
+  void OnDrain() {
+    net::dispatch(stream_.get_executor(), [self = shared_from_this()] {
+      if (self->phase_ == Phase::kIdle) {
+        self->Close();
+      }
+    });
+  }
+
+  void ForceClose() {
+    net::dispatch(stream_.get_executor(), [self = shared_from_this()] { self->Close(); });
+  }
+
+  // Called by Respond from any thread.
+  void PostResponse(HttpResponse response) {
+    net::post(stream_.get_executor(),
+              [self = shared_from_this(), response = std::move(response)]() mutable {
+                if (self->phase_ != Phase::kHandling || self->closed_) {
+                  return;
+                }
+                self->keep_self_.reset();
+                self->SendResponse(std::move(response));
+              });
+  }
+
+ private:
+  enum class Phase { kIdle, kReading, kHandling, kWriting, kClosing };
+
+  const HttpServerOptions& options() const { return state_->options; }
+
+  void ReadRequest(bool first) {
+    if (closed_) {
+      return;
+    }
+    if (!first && state_->draining.load()) {
+      // Between requests while draining: like an idle connection, closed at once.
+      Close();
+      return;
+    }
+    parser_.emplace();
+    parser_->header_limit(options().max_header_bytes);
+    parser_->body_limit(options().max_body_bytes);
+    request_id_.clear();
+    request_keep_alive_ = false;
+    close_after_response_ = false;
+    if (buffer_.size() > 0) {
+      // Pipelined bytes already here: the request has started.
+      StartReadHeader(std::chrono::steady_clock::now() + ToSteady(options().read_timeout));
+      return;
+    }
+    // Wait for the first byte: on a new connection within the read timeout counted from the
+    // accept, on a keep-alive connection within the idle timeout.
+    phase_ = Phase::kIdle;
+    if (first) {
+      stream_.expires_at(accepted_at_ + ToSteady(options().read_timeout));
+    } else {
+      stream_.expires_after(ToSteady(options().idle_timeout));
+    }
+    stream_.async_read_some(buffer_.prepare(kReadChunk), [self = shared_from_this(), first](
+                                                             beast::error_code ec, size_t n) {
+      self->buffer_.commit(n);
+      if (ec) {
+        self->Close();
+        return;
+      }
+      const auto started = std::chrono::steady_clock::now();
+      self->StartReadHeader(first ? self->accepted_at_ + ToSteady(self->options().read_timeout)
+                                  : started + ToSteady(self->options().read_timeout));
+    });
+  }
+
+  void StartReadHeader(std::chrono::steady_clock::time_point deadline) {
+    phase_ = Phase::kReading;
+    stream_.expires_at(deadline);
+    bhttp::async_read_header(
+        stream_, buffer_, *parser_,
+        [self = shared_from_this()](beast::error_code ec, size_t) { self->OnHeader(ec); });
+  }
+
+  void OnHeader(beast::error_code ec) {
+    if (ec) {
+      OnReadError(ec);
+      return;
+    }
+    const auto& header = parser_->get();
+    const auto incoming_id = header.find("X-Request-Id");
+    if (incoming_id != header.end() && IsAcceptableRequestId(ToAbsl(incoming_id->value()))) {
+      request_id_ = std::string(ToAbsl(incoming_id->value()));
+    } else {
+      request_id_ = crypto::RandomHex(16);
+    }
+    uint64_t limit = options().max_body_bytes;
+    if (options().body_limit_for_path) {
+      const absl::string_view target = ToAbsl(header.target());
+      const uint64_t path_limit = options().body_limit_for_path(target.substr(0, target.find('?')));
+      if (path_limit > 0) {
+        limit = std::min(limit, path_limit);
+      }
+    }
+    if (parser_->content_length() && *parser_->content_length() > limit) {
+      OnReadError(bhttp::error::body_limit);
+      return;
+    }
+    parser_->body_limit(limit);
+    if (parser_->is_done()) {
+      OnRequest();
+      return;
+    }
+    const auto expect = header.find(bhttp::field::expect);
+    if (expect != header.end() && beast::iequals(expect->value(), "100-continue")) {
+      net::async_write(stream_, net::buffer(kContinue, sizeof(kContinue) - 1),
+                       [self = shared_from_this()](beast::error_code write_ec, size_t) {
+                         if (write_ec) {
+                           self->Close();
+                           return;
+                         }
+                         self->ReadBody();
+                       });
+      return;
+    }
+    ReadBody();
+  }
+
+  void ReadBody() {
+    bhttp::async_read(stream_, buffer_, *parser_,
+                      [self = shared_from_this()](beast::error_code ec, size_t) {
+                        if (ec) {
+                          self->OnReadError(ec);
+                          return;
+                        }
+                        self->OnRequest();
+                      });
+  }
+
+  void OnReadError(beast::error_code ec) {
+    if (request_id_.empty()) {
+      request_id_ = crypto::RandomHex(16);
+    }
+    if (ec == bhttp::error::body_limit) {
+      SendError(413, "payload_too_large", "The request body is larger than this endpoint accepts.");
+    } else if (ec == bhttp::error::header_limit) {
+      SendError(431, "headers_too_large", "The request header fields are too large.");
+    } else if (ec == bhttp::error::end_of_stream || ec == bhttp::error::partial_message ||
+               ec == beast::error::timeout || ec == net::error::operation_aborted) {
+      if (ec == beast::error::timeout) {
+        logging::Debug("request_id={} {} connection from {} timed out while reading", request_id_,
+                       options().name, client_address_);
+      }
+      Close();
+    } else if (ec.category() == bhttp::make_error_code(bhttp::error::bad_method).category()) {
+      SendError(400, "bad_request", "The request is not valid HTTP/1.1.");
+    } else {
+      Close();
+    }
+  }
+
+  void SendError(int status, absl::string_view code, absl::string_view description) {
+    close_after_response_ = true;
+    SendResponse(JsonError(status, code, description));
+  }
+
+  void OnRequest() {
+    auto message = parser_->release();
+    parser_.reset();
+    const absl::string_view target = ToAbsl(message.target());
+    if (target.empty() || target.front() != '/') {
+      SendError(400, "bad_request", "The request target must be an absolute path.");
+      return;
+    }
+    HttpRequest request;
+    request.method = std::string(ToAbsl(message.method_string()));
+    const size_t question = target.find('?');
+    request.path = std::string(target.substr(0, question));
+    if (question != absl::string_view::npos) {
+      request.query = std::string(target.substr(question + 1));
+    }
+    for (const auto& field : message) {
+      request.headers.Add(ToAbsl(field.name_string()), ToAbsl(field.value()));
+    }
+    request.body = std::move(message.body());
+    request.client_address = client_address_;
+    request.request_id = request_id_;
+    request_keep_alive_ = message.keep_alive();
+    request_version_ = message.version();
+    request_method_ = request.method;
+    request_path_ = request.path;
+
+    phase_ = Phase::kHandling;
+    stream_.expires_never();
+    keep_self_ = shared_from_this();
+    std::weak_ptr<Session> weak = shared_from_this();
+    std::shared_ptr<ServerState> state = state_;
+    auto responded = std::make_shared<std::atomic<bool>>(false);
+    Respond respond = [weak, state, responded](HttpResponse response) {
+      if (responded->exchange(true)) {
+        return;
+      }
+      std::lock_guard<std::mutex> lock(state->io_mu);
+      if (!state->io_alive) {
+        return;
+      }
+      if (std::shared_ptr<Session> session = weak.lock()) {
+        session->PostResponse(std::move(response));
+      }
+    };
+    try {
+      state_->handler(std::move(request), respond);
+    } catch (const std::exception& e) {
+      logging::Error("request_id={} handler threw: {}", request_id_, e.what());
+      respond(JsonError(500, "internal_error", "The request could not be processed."));
+    }
+  }
+
+  void SendResponse(HttpResponse response) {
+    if (closed_) {
+      return;
+    }
+    const bool keep_alive =
+        request_keep_alive_ && !close_after_response_ && !state_->draining.load();
+    response_.emplace();
+    response_->version(request_version_);
+    response_->result(static_cast<unsigned>(response.status));
+    for (const auto& [name, value] : response.headers.fields()) {
+      response_->insert(name, value);
+    }
+    response_->set("X-Request-Id", request_id_);
+    response_->keep_alive(keep_alive);
+    response_->body() = std::move(response.body);
+    response_->prepare_payload();
+    if (!request_method_.empty()) {
+      logging::Info("request_id={} {} {} {} status={} client={}", request_id_, options().name,
+                    request_method_, absl::CHexEscape(request_path_), response.status,
+                    client_address_);
+    }
+    phase_ = Phase::kWriting;
+    stream_.expires_after(ToSteady(options().write_timeout));
+    bhttp::async_write(stream_, *response_,
+                       [self = shared_from_this(), keep_alive](beast::error_code ec, size_t) {
+                         self->response_.reset();
+                         self->request_method_.clear();
+                         if (ec) {
+                           self->Close();
+                         } else if (!keep_alive) {
+                           self->GracefulClose();
+                         } else {
+                           self->ReadRequest(false);
+                         }
+                       });
+  }
+
+  // Sends FIN, then reads and discards what the client still sends for a short while, so the
+  // client can read our last response before the connection goes.
+  void GracefulClose() {
+    if (closed_) {
+      return;
+    }
+    phase_ = Phase::kClosing;
+    beast::error_code ignored;
+    stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
+    stream_.expires_after(ToSteady(std::min(kMaxLinger, options().read_timeout)));
+    buffer_.consume(buffer_.size());
+    Discard();
+  }
+
+  void Discard() {
+    stream_.async_read_some(buffer_.prepare(kReadChunk),
+                            [self = shared_from_this()](beast::error_code ec, size_t n) {
+                              self->buffer_.consume(n);
+                              if (ec) {
+                                self->Close();
+                                return;
+                              }
+                              self->Discard();
+                            });
+  }
+
+  void Close() {
+    keep_self_.reset();
+    if (closed_) {
+      return;
+    }
+    closed_ = true;
+    beast::error_code ignored;
+    stream_.socket().shutdown(tcp::socket::shutdown_both, ignored);
+    stream_.close();
+  }
+
+  beast::tcp_stream stream_;
+  std::shared_ptr<ServerState> state_;
+  const uint64_t id_;
+  const bool counted_;  // False for connections rejected for being over the limit.
+  const std::string client_address_;
+  const std::chrono::steady_clock::time_point accepted_at_;
+
+  beast::flat_buffer buffer_;
+  std::optional<bhttp::request_parser<bhttp::string_body>> parser_;
+  std::optional<bhttp::response<bhttp::string_body>> response_;
+  Phase phase_ = Phase::kIdle;
+  bool closed_ = false;
+  std::string request_id_;
+  std::string request_method_;
+  std::string request_path_;
+  bool request_keep_alive_ = false;
+  unsigned request_version_ = 11;
+  bool close_after_response_ = false;
+  // Keeps the session alive while a handler works on its request (the Respond callback only
+  // holds a weak reference, so nothing outlives the io_context).
+  std::shared_ptr<Session> keep_self_;
+};
+
+class BeastHttpServer final : public HttpServer {
+ public:
+  BeastHttpServer(std::shared_ptr<ServerState> state) : state_(std::move(state)) {}
+
+  ~BeastHttpServer() override {
+    Stop();
+    {
+      std::lock_guard<std::mutex> lock(state_->io_mu);
+      state_->io_alive = false;
+    }
+  }
+
+  absl::Status Bind() {
+    try {
+      const auto address = net::ip::make_address(state_->options.listen.host);
+      const tcp::endpoint endpoint(address, state_->options.listen.port);
+      acceptor_.open(endpoint.protocol());
+      acceptor_.set_option(net::socket_base::reuse_address(true));
+      acceptor_.bind(endpoint);
+      acceptor_.listen(net::socket_base::max_listen_connections);
+      bound_ = acceptor_.local_endpoint();
+    } catch (const std::exception& e) {
+      return absl::UnavailableError(
+          absl::StrCat("cannot listen on ", state_->options.listen.ToString(), ": ", e.what()));
+    }
+    return absl::OkStatus();
+  }
+
+  void Start() override {
+    DoAccept();
+    const int threads = std::max(1, state_->options.io_threads);
+    for (int i = 0; i < threads; ++i) {
+      threads_.emplace_back([this] { ioc_.run(); });
+    }
+  }
+
+  uint16_t port() const override { return bound_.port(); }
+
+  std::string address() const override {
+    config::HostPort host_port{bound_.address().to_string(), bound_.port()};
+    return host_port.ToString();
+  }
+
+  size_t open_connections() const override {
+    std::lock_guard<std::mutex> lock(state_->mu);
+    return state_->counted_sessions;
+  }
+
+  bool Drain(absl::Time deadline) override {
+    state_->draining.store(true);
+    CloseAcceptor();
+    for (const std::shared_ptr<Session>& session : LiveSessions()) {
+      session->OnDrain();
+    }
+    bool drained = false;
+    {
+      std::unique_lock<std::mutex> lock(state_->mu);
+      drained = state_->sessions_changed.wait_until(lock, absl::ToChronoTime(deadline),
+                                                    [&] { return state_->counted_sessions == 0; });
+    }
+    Stop();
+    return drained;
+  }
+
+  void Stop() override {
+    std::lock_guard<std::mutex> stop_lock(stop_mu_);
+    if (stopped_) {
+      return;
+    }
+    stopped_ = true;
+    state_->draining.store(true);
+    CloseAcceptor();
+    for (const std::shared_ptr<Session>& session : LiveSessions()) {
+      session->ForceClose();
+    }
+    work_guard_.reset();
+    ioc_.stop();
+    for (std::thread& thread : threads_) {
+      thread.join();
+    }
+    threads_.clear();
+    // No I/O thread runs any more: finish the closes posted above on this thread, so that every
+    // socket is closed when Stop returns.
+    beast::error_code ignored;
+    acceptor_.close(ignored);
+    retry_timer_.cancel();
+    ioc_.restart();
+    ioc_.poll();
+  }
+
+ private:
+  std::vector<std::shared_ptr<Session>> LiveSessions() {
+    std::vector<std::shared_ptr<Session>> live;
+    std::lock_guard<std::mutex> lock(state_->mu);
+    for (const auto& [id, weak] : state_->sessions) {
+      if (std::shared_ptr<Session> session = weak.lock()) {
+        live.push_back(std::move(session));
+      }
+    }
+    return live;
+  }
+
+  void CloseAcceptor() {
+    net::dispatch(acceptor_strand_, [this] {
+      beast::error_code ignored;
+      acceptor_.close(ignored);
+    });
+  }
+
+  void DoAccept() {
+    acceptor_.async_accept(
+        net::make_strand(ioc_),
+        net::bind_executor(acceptor_strand_, [this](beast::error_code ec, tcp::socket socket) {
+          OnAccept(ec, std::move(socket));
+        }));
+  }
+
+  void OnAccept(beast::error_code ec, tcp::socket socket) {
+    if (ec == net::error::operation_aborted || !acceptor_.is_open()) {
+      return;
+    }
+    if (ec) {
+      // Out of file descriptors and the like: pause briefly instead of spinning.
+      logging::Warn("{} accept failed: {}", state_->options.name, ec.message());
+      retry_timer_.expires_after(std::chrono::milliseconds(50));
+      retry_timer_.async_wait(net::bind_executor(acceptor_strand_, [this](beast::error_code e) {
+        if (!e) {
+          DoAccept();
+        }
+      }));
+      return;
+    }
+    if (state_->draining.load()) {
+      beast::error_code ignored;
+      socket.close(ignored);
+      return;
+    }
+    beast::error_code endpoint_ec;
+    const tcp::endpoint peer = socket.remote_endpoint(endpoint_ec);
+    std::string client = endpoint_ec
+                             ? std::string("unknown")
+                             : config::HostPort{peer.address().to_string(), peer.port()}.ToString();
+    const auto now = std::chrono::steady_clock::now();
+    std::shared_ptr<Session> session;
+    bool rejected = false;
+    {
+      std::lock_guard<std::mutex> lock(state_->mu);
+      rejected = state_->counted_sessions >= state_->options.max_connections;
+      if (!rejected) {
+        ++state_->counted_sessions;
+      }
+      const uint64_t id = state_->next_id++;
+      session = std::make_shared<Session>(std::move(socket), state_, id, !rejected,
+                                          std::move(client), now);
+      state_->sessions.emplace(id, session);
+    }
+    if (rejected) {
+      if (state_->options.on_connection_rejected) {
+        state_->options.on_connection_rejected();
+      }
+      session->Reject();
+    } else {
+      session->Run();
+    }
+    DoAccept();
+  }
+
+  std::shared_ptr<ServerState> state_;
+  // Declared after state_: destroyed first, while the state it may touch still exists.
+  net::io_context ioc_;
+  net::executor_work_guard<net::io_context::executor_type> work_guard_{ioc_.get_executor()};
+  net::strand<net::io_context::executor_type> acceptor_strand_{ioc_.get_executor()};
+  tcp::acceptor acceptor_{acceptor_strand_};
+  net::steady_timer retry_timer_{acceptor_strand_};
+  tcp::endpoint bound_;
+  std::vector<std::thread> threads_;
+  std::mutex stop_mu_;
+  bool stopped_ = false;
+};
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Create(HttpServerOptions options,
+                                                               Handler handler) {
+  auto state = std::make_shared<ServerState>();
+  state->options = std::move(options);
+  state->handler = std::move(handler);
+  auto server = std::make_unique<BeastHttpServer>(std::move(state));
+  if (absl::Status bound = server->Bind(); !bound.ok()) {
+    return bound;
+  }
+  return server;
+}
+
+}  // namespace portcullis::gateway::http

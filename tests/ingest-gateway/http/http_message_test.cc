@@ -1,0 +1,42 @@
+#include "ingest-gateway/src/http/http_message.h"
+
+#include "boost/json/parse.hpp"
+#include "gtest/gtest.h"
+
+namespace portcullis::gateway::http {
+namespace {
+
+TEST(GatewayHttpMessageTest, HeaderLookupIgnoresCase) {
+  HeaderMap headers;
+  headers.Add("Content-Type", "text/plain");
+  headers.Add("X-Dup", "1");
+  headers.Add("x-dup", "2");
+  EXPECT_EQ(headers.Get("content-type"), "text/plain");
+  EXPECT_EQ(headers.Get("X-DUP"), "1");
+  EXPECT_FALSE(headers.Get("missing").has_value());
+  headers.Set("X-DUP", "3");
+  EXPECT_EQ(headers.Get("x-dup"), "3");
+  EXPECT_EQ(headers.fields().size(), 2u);
+}
+
+TEST(GatewayHttpMessageTest, JsonErrorEscapes) {
+  const HttpResponse response = JsonError(400, "bad\"code", "line\nbreak <tag>");
+  EXPECT_EQ(response.status, 400);
+  EXPECT_EQ(response.headers.Get("Content-Type"), "application/json");
+  const boost::json::value body = boost::json::parse(response.body);
+  EXPECT_EQ(body.at("error").as_string(), "bad\"code");
+  EXPECT_EQ(body.at("error_description").as_string(), "line\nbreak <tag>");
+}
+
+TEST(GatewayHttpMessageTest, RequestIdAcceptance) {
+  EXPECT_TRUE(IsAcceptableRequestId("abc-DEF_1.2"));
+  EXPECT_TRUE(IsAcceptableRequestId(std::string(64, 'a')));
+  EXPECT_FALSE(IsAcceptableRequestId(std::string(65, 'a')));
+  EXPECT_FALSE(IsAcceptableRequestId(""));
+  EXPECT_FALSE(IsAcceptableRequestId("a b"));
+  EXPECT_FALSE(IsAcceptableRequestId("a\r\nb"));
+  EXPECT_FALSE(IsAcceptableRequestId("é"));
+}
+
+}  // namespace
+}  // namespace portcullis::gateway::http
