@@ -1,0 +1,24 @@
+#pragma once
+
+#include <functional>
+
+#include "absl/status/statusor.h"
+#include "portcullis/verifier/v1/verifier.pb.h"
+
+namespace portcullis::gateway {
+
+// The gateway's only way to the verifier. Calls are asynchronous: the callback runs exactly once,
+// on a thread of the implementation, and must not block.
+class VerifierClient {
+ public:
+  using SubmitCallback = std::function<void(absl::StatusOr<verifier::v1::SubmitMentionResponse>)>;
+  using GetCallback = std::function<void(absl::StatusOr<verifier::v1::GetMentionResponse>)>;
+
+  virtual ~VerifierClient() = default;
+
+  virtual void SubmitMention(const verifier::v1::SubmitMentionRequest& request,
+                             SubmitCallback callback) = 0;
+  virtual void GetMention(const verifier::v1::GetMentionRequest& request, GetCallback callback) = 0;
+};
+
+}  // namespace portcullis::gateway

@@ -1,0 +1,167 @@
+#include "ingest-gateway/src/webmention_handlers.h"
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+#include "absl/time/time.h"
+#include "boost/json/object.hpp"
+#include "common/logging/log.h"
+#include "ingest-gateway/src/form_decoding.h"
+#include "ingest-gateway/src/status_response.h"
+
+namespace portcullis::gateway {
+namespace {
+
+using http::HttpRequest;
+using http::HttpResponse;
+using http::JsonError;
+
+boost::json::string_view Json(absl::string_view s) { return {s.data(), s.size()}; }
+
+// RFC 3339 in UTC, or null when the timestamp is unset.
+boost::json::value Rfc3339(const google::protobuf::Timestamp& timestamp) {
+  if (timestamp.seconds() == 0 && timestamp.nanos() == 0) {
+    return nullptr;
+  }
+  const absl::Time time =
+      absl::FromUnixSeconds(timestamp.seconds()) + absl::Nanoseconds(timestamp.nanos());
+  return boost::json::value(absl::FormatTime("%Y-%m-%dT%H:%M:%E*SZ", time, absl::UTCTimeZone()));
+}
+
+// A mention id is a UUID; anything that cannot be one is answered 404 without a call.
+bool LooksLikeMentionId(absl::string_view id) {
+  if (id.empty() || id.size() > 64) {
+    return false;
+  }
+  for (char c : id) {
+    if (!absl::ascii_isxdigit(static_cast<unsigned char>(c)) && c != '-') {
+      return false;
+    }
+  }
+  return true;
+}
+
+HttpResponse NotFoundMention() { return JsonError(404, "not_found", "No mention has this id."); }
+
+}  // namespace
+
+bool IsFormContentType(absl::string_view content_type) {
+  const absl::string_view media_type =
+      absl::StripAsciiWhitespace(content_type.substr(0, content_type.find(';')));
+  return absl::EqualsIgnoreCase(media_type, "application/x-www-form-urlencoded");
+}
+
+std::string StateName(verifier::v1::MentionState state) {
+  const std::string& full = verifier::v1::MentionState_Name(state);
+  return std::string(absl::StripPrefix(full, "MENTION_STATE_"));
+}
+
+void WebmentionHandlers::Submit(const HttpRequest& request, http::Respond respond) const {
+  const std::optional<absl::string_view> content_type = request.headers.Get("Content-Type");
+  if (!content_type || !IsFormContentType(*content_type)) {
+    respond(JsonError(400, "unsupported_content_type",
+                      "Send the webmention as application/x-www-form-urlencoded."));
+    return;
+  }
+  absl::StatusOr<std::vector<FormField>> fields = DecodeForm(request.body);
+  if (!fields.ok()) {
+    respond(JsonError(400, "invalid_form",
+                      "The body is not a valid application/x-www-form-urlencoded form."));
+    return;
+  }
+  const std::vector<absl::string_view> sources = FieldValues(*fields, "source");
+  const std::vector<absl::string_view> targets = FieldValues(*fields, "target");
+  if (sources.empty()) {
+    respond(JsonError(400, "missing_source", "The form has no source parameter."));
+    return;
+  }
+  if (sources.size() > 1) {
+    respond(JsonError(400, "duplicate_source", "The form has more than one source parameter."));
+    return;
+  }
+  if (targets.empty()) {
+    respond(JsonError(400, "missing_target", "The form has no target parameter."));
+    return;
+  }
+  if (targets.size() > 1) {
+    respond(JsonError(400, "duplicate_target", "The form has more than one target parameter."));
+    return;
+  }
+
+  verifier::v1::SubmitMentionRequest submit;
+  submit.set_source(std::string(sources.front()));
+  submit.set_target(std::string(targets.front()));
+  verifier_.SubmitMention(submit, [respond = std::move(respond), request_id = request.request_id,
+                                   retry_after = retry_after_seconds_](
+                                      absl::StatusOr<verifier::v1::SubmitMentionResponse> result) {
+    if (!result.ok()) {
+      logging::Warn("request_id={} SubmitMention failed: {}", request_id,
+                    result.status().ToString());
+      respond(ResponseForStatus(result.status(), retry_after));
+      return;
+    }
+    switch (result->decision()) {
+      case verifier::v1::DECISION_ACCEPTED: {
+        const std::string status_url = absl::StrCat(kStatusPathPrefix, result->mention_id());
+        boost::json::object body;
+        body["status"] = "accepted";
+        body["mention_id"] = Json(result->mention_id());
+        body["state"] = Json(StateName(result->state()));
+        body["status_url"] = Json(status_url);
+        HttpResponse response = http::JsonResponse(202, body);
+        response.headers.Set("Location", status_url);
+        respond(std::move(response));
+        return;
+      }
+      case verifier::v1::DECISION_REJECTED:
+        respond(JsonError(400, result->reason().empty() ? "rejected" : result->reason(),
+                          result->reason_description()));
+        return;
+      default:
+        logging::Error("request_id={} SubmitMention answered without a decision", request_id);
+        respond(ResponseForStatus(absl::InternalError("no decision"), retry_after));
+        return;
+    }
+  });
+}
+
+void WebmentionHandlers::Status(const HttpRequest& request, http::Respond respond) const {
+  if (!LooksLikeMentionId(request.path_param)) {
+    respond(NotFoundMention());
+    return;
+  }
+  verifier::v1::GetMentionRequest get;
+  get.set_mention_id(request.path_param);
+  verifier_.GetMention(get, [respond = std::move(respond), request_id = request.request_id,
+                             retry_after = retry_after_seconds_](
+                                absl::StatusOr<verifier::v1::GetMentionResponse> result) {
+    if (!result.ok()) {
+      // An id the verifier does not know, or cannot read as an id: either way, no such mention.
+      if (result.status().code() == absl::StatusCode::kNotFound ||
+          result.status().code() == absl::StatusCode::kInvalidArgument) {
+        respond(NotFoundMention());
+        return;
+      }
+      logging::Warn("request_id={} GetMention failed: {}", request_id, result.status().ToString());
+      respond(ResponseForStatus(result.status(), retry_after));
+      return;
+    }
+    const verifier::v1::Mention& mention = result->mention();
+    boost::json::object body;
+    body["mention_id"] = Json(mention.mention_id());
+    body["source"] = Json(mention.source());
+    body["target"] = Json(mention.target());
+    body["state"] = Json(StateName(mention.state()));
+    body["reason"] = Json(mention.reason());
+    body["created_at"] = Rfc3339(mention.created_at());
+    body["updated_at"] = Rfc3339(mention.updated_at());
+    respond(http::JsonResponse(200, body));
+  });
+}
+
+}  // namespace portcullis::gateway

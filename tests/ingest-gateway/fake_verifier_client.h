@@ -1,0 +1,41 @@
+#pragma once
+
+#include <mutex>
+#include <vector>
+
+#include "ingest-gateway/src/verifier_client.h"
+
+namespace portcullis::gateway::testing {
+
+// Answers every call at once with the configured result and records the requests.
+class FakeVerifierClient final : public VerifierClient {
+ public:
+  void SubmitMention(const verifier::v1::SubmitMentionRequest& request,
+                     SubmitCallback callback) override {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      submits.push_back(request);
+    }
+    callback(submit_result);
+  }
+
+  void GetMention(const verifier::v1::GetMentionRequest& request, GetCallback callback) override {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      gets.push_back(request);
+    }
+    callback(get_result);
+  }
+
+  absl::StatusOr<verifier::v1::SubmitMentionResponse> submit_result =
+      absl::UnavailableError("not configured");
+  absl::StatusOr<verifier::v1::GetMentionResponse> get_result =
+      absl::UnavailableError("not configured");
+  std::vector<verifier::v1::SubmitMentionRequest> submits;
+  std::vector<verifier::v1::GetMentionRequest> gets;
+
+ private:
+  std::mutex mu_;
+};
+
+}  // namespace portcullis::gateway::testing
