@@ -1,0 +1,107 @@
+// ingest-gateway: the public HTTP front of Portcullis. Parses flags, builds the config, wires the
+// gateway, serves until SIGTERM/SIGINT, drains, exits 0.
+#include <cstdio>
+#include <string>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/time/clock.h"
+#include "common/config/env.h"
+#include "common/config/flag_spelling.h"
+#include "common/lifecycle/termination_signal.h"
+#include "common/logging/log.h"
+#include "ingest-gateway/src/gateway.h"
+#include "ingest-gateway/src/gateway_config.h"
+
+using portcullis::config::EnvOr;
+
+ABSL_FLAG(std::string, http_listen, EnvOr("HTTP_LISTEN", "127.0.0.1:8080"),
+          "host:port of the public HTTP listener (port 0: any free port) [HTTP_LISTEN]");
+ABSL_FLAG(std::string, admin_listen, EnvOr("ADMIN_LISTEN", "127.0.0.1:9090"),
+          "host:port of the admin listener: /healthz, /readyz, /metrics [ADMIN_LISTEN]");
+ABSL_FLAG(std::string, verifier, EnvOr("VERIFIER_ADDRESS", "127.0.0.1:50051"),
+          "gRPC target of the verifier, e.g. dns:///verifier-service-headless:50051 "
+          "[VERIFIER_ADDRESS]");
+ABSL_FLAG(std::string, verifier_timeout, EnvOr("VERIFIER_TIMEOUT", "2s"),
+          "deadline of every call to the verifier [VERIFIER_TIMEOUT]");
+ABSL_FLAG(std::string, retry_after_seconds, EnvOr("RETRY_AFTER_SECONDS", "5"),
+          "Retry-After of 503 and 429 answers, in seconds [RETRY_AFTER_SECONDS]");
+ABSL_FLAG(std::string, io_threads, EnvOr("IO_THREADS", "2"),
+          "threads serving HTTP connections [IO_THREADS]");
+ABSL_FLAG(std::string, max_connections, EnvOr("MAX_CONNECTIONS", "1024"),
+          "open connections beyond this are answered 503 and closed [MAX_CONNECTIONS]");
+ABSL_FLAG(std::string, max_body_bytes, EnvOr("MAX_BODY_BYTES", "1048576"),
+          "largest request body (POST /webmention is capped at 64 KiB) [MAX_BODY_BYTES]");
+ABSL_FLAG(std::string, max_header_bytes, EnvOr("MAX_HEADER_BYTES", "16384"),
+          "largest request header [MAX_HEADER_BYTES]");
+ABSL_FLAG(std::string, read_timeout, EnvOr("READ_TIMEOUT", "10s"),
+          "time to send one request, header and body [READ_TIMEOUT]");
+ABSL_FLAG(std::string, idle_timeout, EnvOr("IDLE_TIMEOUT", "30s"),
+          "time a keep-alive connection may wait for its next request [IDLE_TIMEOUT]");
+ABSL_FLAG(std::string, readiness_interval, EnvOr("READINESS_INTERVAL", "1s"),
+          "how often the verifier's health is checked [READINESS_INTERVAL]");
+ABSL_FLAG(std::string, shutdown_delay, EnvOr("SHUTDOWN_DELAY", "0s"),
+          "after SIGTERM, time to keep serving while /readyz says 503 [SHUTDOWN_DELAY]");
+ABSL_FLAG(std::string, drain_timeout, EnvOr("DRAIN_TIMEOUT", "10s"),
+          "time for requests in progress to finish at shutdown [DRAIN_TIMEOUT]");
+ABSL_FLAG(std::string, log_level, EnvOr("LOG_LEVEL", "info"),
+          "trace, debug, info, warn, error or off [LOG_LEVEL]");
+
+int main(int argc, char** argv) {
+  portcullis::lifecycle::BlockTerminationSignals();
+  portcullis::config::AcceptDashedFlagNames(argc, argv);
+  absl::SetProgramUsageMessage("The Portcullis ingest gateway (HTTP front of the verifier).");
+  absl::ParseCommandLine(argc, argv);
+
+  portcullis::gateway::GatewayFlags flags;
+  flags.http_listen = absl::GetFlag(FLAGS_http_listen);
+  flags.admin_listen = absl::GetFlag(FLAGS_admin_listen);
+  flags.verifier = absl::GetFlag(FLAGS_verifier);
+  flags.verifier_timeout = absl::GetFlag(FLAGS_verifier_timeout);
+  flags.retry_after_seconds = absl::GetFlag(FLAGS_retry_after_seconds);
+  flags.io_threads = absl::GetFlag(FLAGS_io_threads);
+  flags.max_connections = absl::GetFlag(FLAGS_max_connections);
+  flags.max_body_bytes = absl::GetFlag(FLAGS_max_body_bytes);
+  flags.max_header_bytes = absl::GetFlag(FLAGS_max_header_bytes);
+  flags.read_timeout = absl::GetFlag(FLAGS_read_timeout);
+  flags.idle_timeout = absl::GetFlag(FLAGS_idle_timeout);
+  flags.readiness_interval = absl::GetFlag(FLAGS_readiness_interval);
+  flags.shutdown_delay = absl::GetFlag(FLAGS_shutdown_delay);
+  flags.drain_timeout = absl::GetFlag(FLAGS_drain_timeout);
+  flags.log_level = absl::GetFlag(FLAGS_log_level);
+
+  const absl::StatusOr<portcullis::gateway::GatewayConfig> config =
+      portcullis::gateway::GatewayConfig::FromFlags(flags);
+  if (!config.ok()) {
+    std::fprintf(stderr, "ingest-gateway: %s\n", std::string(config.status().message()).c_str());
+    return 2;
+  }
+  if (absl::Status logging = portcullis::logging::Init("ingest-gateway", config->log_level);
+      !logging.ok()) {
+    std::fprintf(stderr, "ingest-gateway: %s\n", std::string(logging.message()).c_str());
+    return 2;
+  }
+
+  absl::StatusOr<std::unique_ptr<portcullis::gateway::Gateway>> gateway =
+      portcullis::gateway::Gateway::Create(*config);
+  if (!gateway.ok()) {
+    portcullis::logging::Error("{}", std::string(gateway.status().message()));
+    return 1;
+  }
+  (*gateway)->Start();
+  portcullis::logging::Info("listening http={} admin={} verifier={}", (*gateway)->http_address(),
+                            (*gateway)->admin_address(), config->verifier_target);
+
+  const int signal = portcullis::lifecycle::WaitForTerminationSignal();
+  portcullis::logging::Info("signal {} received: draining", signal);
+  (*gateway)->BeginShutdown();
+  if (config->shutdown_delay > absl::ZeroDuration()) {
+    absl::SleepFor(config->shutdown_delay);
+  }
+  const bool drained = (*gateway)->Drain(absl::Now() + config->drain_timeout);
+  portcullis::logging::Info("stopped ({})",
+                            drained ? "all connections finished" : "drain deadline passed");
+  gateway->reset();
+  return 0;
+}

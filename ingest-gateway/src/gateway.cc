@@ -1,0 +1,130 @@
+#include "ingest-gateway/src/gateway.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "common/metrics/text_exposition.h"
+#include "common/status/status_macros.h"
+#include "ingest-gateway/src/grpc_verifier_client.h"
+
+namespace portcullis::gateway {
+namespace {
+
+constexpr size_t kAdminMaxConnections = 64;
+constexpr uint64_t kAdminMaxBodyBytes = 4096;
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Gateway>> Gateway::Create(const GatewayConfig& config) {
+  std::shared_ptr<grpc::Channel> channel = MakeVerifierChannel(config.verifier_target);
+  return Create(config, std::make_unique<GrpcVerifierClient>(channel, config.verifier_timeout),
+                std::make_unique<GrpcHealthChecker>(channel));
+}
+
+absl::StatusOr<std::unique_ptr<Gateway>> Gateway::Create(
+    const GatewayConfig& config, std::unique_ptr<VerifierClient> verifier,
+    std::unique_ptr<HealthChecker> health_checker) {
+  std::unique_ptr<Gateway> gateway(
+      new Gateway(config, std::move(verifier), std::move(health_checker)));
+  RETURN_IF_ERROR(gateway->Listen());
+  return gateway;
+}
+
+Gateway::Gateway(const GatewayConfig& config, std::unique_ptr<VerifierClient> verifier,
+                 std::unique_ptr<HealthChecker> health_checker)
+    : config_(config),
+      registry_(std::make_shared<prometheus::Registry>()),
+      metrics_(*registry_),
+      verifier_(std::move(verifier)),
+      health_checker_(std::move(health_checker)),
+      readiness_(std::make_unique<Readiness>(
+          *health_checker_, config.readiness_interval,
+          std::min(config.readiness_interval, config.verifier_timeout))),
+      webmention_(*verifier_, config.retry_after_seconds),
+      public_router_(&metrics_),
+      admin_router_(nullptr) {
+  public_router_.Add("POST", kWebmentionPath,
+                     [this](const http::HttpRequest& request, http::Respond respond) {
+                       webmention_.Submit(request, std::move(respond));
+                     });
+  public_router_.Add("GET", kStatusRoute,
+                     [this](const http::HttpRequest& request, http::Respond respond) {
+                       webmention_.Status(request, std::move(respond));
+                     });
+  // Probes may also be pointed at the public port.
+  public_router_.Add("GET", "/healthz", [](const http::HttpRequest&, http::Respond respond) {
+    respond(HealthzResponse());
+  });
+
+  admin_router_.Add("GET", "/healthz", [](const http::HttpRequest&, http::Respond respond) {
+    respond(HealthzResponse());
+  });
+  admin_router_.Add("GET", "/readyz", [this](const http::HttpRequest&, http::Respond respond) {
+    respond(readiness_->ReadyzResponse());
+  });
+  admin_router_.Add("GET", "/metrics", [this](const http::HttpRequest&, http::Respond respond) {
+    metrics_.SetReady(readiness_->IsReady());
+    http::HttpResponse response;
+    response.headers.Set("Content-Type", metrics::kTextContentType);
+    response.body = metrics::RenderText(*registry_);
+    respond(std::move(response));
+  });
+}
+
+Gateway::~Gateway() {
+  if (http_server_ != nullptr) {
+    http_server_->Stop();
+  }
+  if (admin_server_ != nullptr) {
+    admin_server_->Stop();
+  }
+  readiness_->Stop();
+}
+
+absl::Status Gateway::Listen() {
+  http::HttpServerOptions options;
+  options.name = "http";
+  options.listen = config_.http_listen;
+  options.io_threads = config_.io_threads;
+  options.max_connections = config_.max_connections;
+  options.retry_after_seconds = config_.retry_after_seconds;
+  options.max_body_bytes = config_.max_body_bytes;
+  options.body_limit_for_path = [](absl::string_view path) -> uint64_t {
+    return path == kWebmentionPath ? kWebmentionMaxBodyBytes : 0;
+  };
+  options.max_header_bytes = config_.max_header_bytes;
+  options.read_timeout = config_.read_timeout;
+  options.idle_timeout = config_.idle_timeout;
+  options.write_timeout = config_.write_timeout;
+  options.on_connection_rejected = [this] { metrics_.OnConnectionRejected(); };
+  ASSIGN_OR_RETURN(http_server_, http::HttpServer::Create(options, public_router_.AsHandler()));
+
+  http::HttpServerOptions admin = options;
+  admin.name = "admin";
+  admin.listen = config_.admin_listen;
+  admin.io_threads = 1;
+  admin.max_connections = kAdminMaxConnections;
+  admin.max_body_bytes = kAdminMaxBodyBytes;
+  admin.body_limit_for_path = nullptr;
+  admin.on_connection_rejected = nullptr;
+  ASSIGN_OR_RETURN(admin_server_, http::HttpServer::Create(admin, admin_router_.AsHandler()));
+  return absl::OkStatus();
+}
+
+void Gateway::Start() {
+  readiness_->Start();
+  admin_server_->Start();
+  http_server_->Start();
+}
+
+void Gateway::BeginShutdown() { readiness_->SetDraining(); }
+
+bool Gateway::Drain(absl::Time deadline) {
+  readiness_->SetDraining();
+  const bool drained = http_server_->Drain(deadline);
+  admin_server_->Stop();
+  readiness_->Stop();
+  return drained;
+}
+
+}  // namespace portcullis::gateway

@@ -1,0 +1,68 @@
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "ingest-gateway/src/gateway_config.h"
+#include "ingest-gateway/src/gateway_metrics.h"
+#include "ingest-gateway/src/http/http_server.h"
+#include "ingest-gateway/src/http/router.h"
+#include "ingest-gateway/src/readiness.h"
+#include "ingest-gateway/src/verifier_client.h"
+#include "ingest-gateway/src/webmention_handlers.h"
+#include "prometheus/registry.h"
+
+namespace portcullis::gateway {
+
+// The whole gateway: the public HTTP listener (webmention routes), the admin listener (/healthz,
+// /readyz, /metrics), the verifier client and the readiness poller.
+class Gateway {
+ public:
+  // Binds both listeners and builds one channel to `config.verifier_target`.
+  static absl::StatusOr<std::unique_ptr<Gateway>> Create(const GatewayConfig& config);
+  // The same with the verifier edges given (tests).
+  static absl::StatusOr<std::unique_ptr<Gateway>> Create(
+      const GatewayConfig& config, std::unique_ptr<VerifierClient> verifier,
+      std::unique_ptr<HealthChecker> health_checker);
+
+  ~Gateway();
+
+  // Starts serving and polling the verifier's health.
+  void Start();
+
+  // After SIGTERM: /readyz answers 503 from now on; requests are still served.
+  void BeginShutdown();
+
+  // Stops accepting, finishes requests in progress (until `deadline`), then stops everything.
+  // True when every connection finished in time.
+  bool Drain(absl::Time deadline);
+
+  std::string http_address() const { return http_server_->address(); }
+  std::string admin_address() const { return admin_server_->address(); }
+  uint16_t http_port() const { return http_server_->port(); }
+  uint16_t admin_port() const { return admin_server_->port(); }
+  Readiness& readiness() { return *readiness_; }
+
+ private:
+  Gateway(const GatewayConfig& config, std::unique_ptr<VerifierClient> verifier,
+          std::unique_ptr<HealthChecker> health_checker);
+  absl::Status Listen();
+
+  const GatewayConfig config_;
+  // Declaration order is destruction order reversed: the servers go first (no new work), the
+  // verifier client waits for its calls, and metrics outlive every callback that records them.
+  std::shared_ptr<prometheus::Registry> registry_;
+  GatewayMetrics metrics_;
+  std::unique_ptr<VerifierClient> verifier_;
+  std::unique_ptr<HealthChecker> health_checker_;
+  std::unique_ptr<Readiness> readiness_;
+  WebmentionHandlers webmention_;
+  http::Router public_router_;
+  http::Router admin_router_;
+  std::unique_ptr<http::HttpServer> http_server_;
+  std::unique_ptr<http::HttpServer> admin_server_;
+};
+
+}  // namespace portcullis::gateway

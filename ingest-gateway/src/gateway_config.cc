@@ -1,0 +1,92 @@
+#include "ingest-gateway/src/gateway_config.h"
+
+#include <algorithm>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+#include "common/status/status_macros.h"
+
+namespace portcullis::gateway {
+namespace {
+
+absl::StatusOr<uint64_t> ParseInteger(absl::string_view name, absl::string_view text,
+                                      uint64_t minimum, uint64_t maximum) {
+  uint64_t value = 0;
+  if (text.empty() || text.find_first_not_of("0123456789") != absl::string_view::npos ||
+      !absl::SimpleAtoi(text, &value) || value < minimum || value > maximum) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--", name, ": '", text, "' is not an integer from ", minimum, " to ", maximum));
+  }
+  return value;
+}
+
+absl::StatusOr<absl::Duration> ParseDuration(absl::string_view name, absl::string_view text,
+                                             bool allow_zero) {
+  absl::Duration duration;
+  if (!absl::ParseDuration(text, &duration) || duration < absl::ZeroDuration() ||
+      (!allow_zero && duration == absl::ZeroDuration()) || duration == absl::InfiniteDuration() ||
+      duration > absl::Hours(24)) {
+    return absl::InvalidArgumentError(absl::StrCat("--", name, ": '", text, "' is not a ",
+                                                   allow_zero ? "non-negative" : "positive",
+                                                   " duration of at most 24h such as 5s or 250ms"));
+  }
+  return duration;
+}
+
+absl::StatusOr<config::HostPort> ParseListen(absl::string_view name, absl::string_view text) {
+  absl::StatusOr<config::HostPort> parsed = config::ParseHostPort(text, /*allow_port_zero=*/true);
+  if (!parsed.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("--", name, ": ", parsed.status().message()));
+  }
+  return parsed;
+}
+
+}  // namespace
+
+absl::StatusOr<GatewayConfig> GatewayConfig::FromFlags(const GatewayFlags& flags) {
+  GatewayConfig config;
+  ASSIGN_OR_RETURN(config.http_listen, ParseListen("http_listen", flags.http_listen));
+  ASSIGN_OR_RETURN(config.admin_listen, ParseListen("admin_listen", flags.admin_listen));
+  if (flags.verifier.empty() || std::any_of(flags.verifier.begin(), flags.verifier.end(),
+                                            [](char c) { return absl::ascii_isspace(c); })) {
+    return absl::InvalidArgumentError(absl::StrCat("--verifier: '", flags.verifier,
+                                                   "' is not a gRPC target such as "
+                                                   "127.0.0.1:50051 or dns:///verifier:50051"));
+  }
+  config.verifier_target = flags.verifier;
+  ASSIGN_OR_RETURN(config.verifier_timeout,
+                   ParseDuration("verifier_timeout", flags.verifier_timeout, false));
+  ASSIGN_OR_RETURN(const uint64_t retry_after,
+                   ParseInteger("retry_after_seconds", flags.retry_after_seconds, 1, 3600));
+  config.retry_after_seconds = static_cast<int>(retry_after);
+  ASSIGN_OR_RETURN(const uint64_t io_threads, ParseInteger("io_threads", flags.io_threads, 1, 256));
+  config.io_threads = static_cast<int>(io_threads);
+  ASSIGN_OR_RETURN(config.max_connections,
+                   ParseInteger("max_connections", flags.max_connections, 1, 1000000));
+  ASSIGN_OR_RETURN(config.max_body_bytes,
+                   ParseInteger("max_body_bytes", flags.max_body_bytes, 1, 64 * 1024 * 1024));
+  ASSIGN_OR_RETURN(const uint64_t max_header,
+                   ParseInteger("max_header_bytes", flags.max_header_bytes, 1024, 1024 * 1024));
+  config.max_header_bytes = static_cast<uint32_t>(max_header);
+  ASSIGN_OR_RETURN(config.read_timeout, ParseDuration("read_timeout", flags.read_timeout, false));
+  ASSIGN_OR_RETURN(config.idle_timeout, ParseDuration("idle_timeout", flags.idle_timeout, false));
+  config.write_timeout = config.read_timeout;
+  ASSIGN_OR_RETURN(config.readiness_interval,
+                   ParseDuration("readiness_interval", flags.readiness_interval, false));
+  ASSIGN_OR_RETURN(config.shutdown_delay,
+                   ParseDuration("shutdown_delay", flags.shutdown_delay, true));
+  ASSIGN_OR_RETURN(config.drain_timeout,
+                   ParseDuration("drain_timeout", flags.drain_timeout, false));
+  const std::string level = absl::AsciiStrToLower(flags.log_level);
+  if (level != "trace" && level != "debug" && level != "info" && level != "warn" &&
+      level != "error" && level != "off") {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--log_level: '", flags.log_level, "' is not one of trace, debug, info, warn, error, off"));
+  }
+  config.log_level = level;
+  return config;
+}
+
+}  // namespace portcullis::gateway

@@ -1,0 +1,55 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "common/config/listen_address.h"
+
+namespace portcullis::gateway {
+
+// The flag values as given (strings, so that a bad environment default is reported by us in
+// one line, like a bad flag).
+struct GatewayFlags {
+  std::string http_listen = "127.0.0.1:8080";
+  std::string admin_listen = "127.0.0.1:9090";
+  std::string verifier = "127.0.0.1:50051";
+  std::string verifier_timeout = "2s";
+  std::string retry_after_seconds = "5";
+  std::string io_threads = "2";
+  std::string max_connections = "1024";
+  std::string max_body_bytes = "1048576";
+  std::string max_header_bytes = "16384";
+  std::string read_timeout = "10s";
+  std::string idle_timeout = "30s";
+  std::string readiness_interval = "1s";
+  std::string shutdown_delay = "0s";
+  std::string drain_timeout = "10s";
+  std::string log_level = "info";
+};
+
+// Every limit and timeout of the gateway, validated once at startup.
+struct GatewayConfig {
+  config::HostPort http_listen;
+  config::HostPort admin_listen;
+  std::string verifier_target;
+  absl::Duration verifier_timeout;
+  int retry_after_seconds;
+  int io_threads;
+  size_t max_connections;
+  uint64_t max_body_bytes;
+  uint32_t max_header_bytes;
+  absl::Duration read_timeout;
+  absl::Duration idle_timeout;
+  absl::Duration write_timeout;
+  absl::Duration readiness_interval;
+  absl::Duration shutdown_delay;
+  absl::Duration drain_timeout;
+  std::string log_level;
+
+  // Validates `flags`; the error names the flag and the accepted range in one line.
+  static absl::StatusOr<GatewayConfig> FromFlags(const GatewayFlags& flags);
+};
+
+}  // namespace portcullis::gateway

@@ -1,0 +1,54 @@
+#include "ingest-gateway/src/gateway_metrics.h"
+
+#include <string>
+
+#include "absl/strings/str_cat.h"
+
+namespace portcullis::gateway {
+namespace {
+
+const prometheus::Histogram::BucketBoundaries& DurationBuckets() {
+  static const auto* buckets = new prometheus::Histogram::BucketBoundaries{
+      0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10};
+  return *buckets;
+}
+
+}  // namespace
+
+GatewayMetrics::GatewayMetrics(prometheus::Registry& registry)
+    : requests_total_(prometheus::BuildCounter()
+                          .Name("portcullis_gateway_http_requests_total")
+                          .Help("HTTP requests answered, by route pattern and status code.")
+                          .Register(registry)),
+      request_duration_(prometheus::BuildHistogram()
+                            .Name("portcullis_gateway_http_request_duration_seconds")
+                            .Help("Time from a routed request to its response, by route pattern.")
+                            .Register(registry)),
+      in_flight_(prometheus::BuildGauge()
+                     .Name("portcullis_gateway_http_requests_in_flight")
+                     .Help("HTTP requests being handled.")
+                     .Register(registry)
+                     .Add({})),
+      connections_rejected_(prometheus::BuildCounter()
+                                .Name("portcullis_gateway_http_connections_rejected_total")
+                                .Help("Connections refused for being over the connection limit.")
+                                .Register(registry)
+                                .Add({})),
+      ready_(prometheus::BuildGauge()
+                 .Name("portcullis_gateway_ready")
+                 .Help("1 while the gateway is ready (verifier serving, not draining).")
+                 .Register(registry)
+                 .Add({})) {}
+
+void GatewayMetrics::OnRequestStarted(absl::string_view /*route*/) { in_flight_.Increment(); }
+
+void GatewayMetrics::OnRequestFinished(absl::string_view route, int status,
+                                       absl::Duration elapsed) {
+  in_flight_.Decrement();
+  const std::string route_label(route);
+  requests_total_.Add({{"route", route_label}, {"status", absl::StrCat(status)}}).Increment();
+  request_duration_.Add({{"route", route_label}}, DurationBuckets())
+      .Observe(absl::ToDoubleSeconds(elapsed));
+}
+
+}  // namespace portcullis::gateway

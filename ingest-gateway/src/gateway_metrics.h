@@ -1,0 +1,37 @@
+#pragma once
+
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "ingest-gateway/src/http/router.h"
+#include "prometheus/counter.h"
+#include "prometheus/family.h"
+#include "prometheus/gauge.h"
+#include "prometheus/histogram.h"
+#include "prometheus/registry.h"
+
+namespace portcullis::gateway {
+
+// Every metric of the gateway. Labels are route patterns, never raw paths.
+class GatewayMetrics final : public http::RouteObserver {
+ public:
+  // Registers the metrics in `registry`, which must outlive this object.
+  explicit GatewayMetrics(prometheus::Registry& registry);
+
+  void OnRequestStarted(absl::string_view route) override;
+  void OnRequestFinished(absl::string_view route, int status, absl::Duration elapsed) override;
+
+  // A connection refused for being over --max_connections.
+  void OnConnectionRejected() { connections_rejected_.Increment(); }
+
+  // 1 while /readyz answers 200.
+  void SetReady(bool ready) { ready_.Set(ready ? 1 : 0); }
+
+ private:
+  prometheus::Family<prometheus::Counter>& requests_total_;
+  prometheus::Family<prometheus::Histogram>& request_duration_;
+  prometheus::Gauge& in_flight_;
+  prometheus::Counter& connections_rejected_;
+  prometheus::Gauge& ready_;
+};
+
+}  // namespace portcullis::gateway

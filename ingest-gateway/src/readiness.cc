@@ -1,0 +1,92 @@
+#include "ingest-gateway/src/readiness.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "boost/json/object.hpp"
+#include "common/logging/log.h"
+#include "common/status/status_mapping.h"
+#include "grpcpp/client_context.h"
+
+namespace portcullis::gateway {
+
+GrpcHealthChecker::GrpcHealthChecker(std::shared_ptr<grpc::Channel> channel)
+    : stub_(grpc::health::v1::Health::NewStub(std::move(channel))) {}
+
+absl::Status GrpcHealthChecker::Check(absl::Duration timeout) {
+  grpc::ClientContext context;
+  context.set_deadline(absl::ToChronoTime(absl::Now() + timeout));
+  grpc::health::v1::HealthCheckRequest request;
+  grpc::health::v1::HealthCheckResponse response;
+  const grpc::Status grpc_status = stub_->Check(&context, request, &response);
+  if (!grpc_status.ok()) {
+    return status::FromGrpcStatus(grpc_status);
+  }
+  if (response.status() != grpc::health::v1::HealthCheckResponse::SERVING) {
+    return absl::UnavailableError(
+        absl::StrCat("verifier health is ",
+                     grpc::health::v1::HealthCheckResponse::ServingStatus_Name(response.status())));
+  }
+  return absl::OkStatus();
+}
+
+Readiness::Readiness(HealthChecker& checker, absl::Duration interval, absl::Duration check_timeout)
+    : checker_(checker), interval_(interval), check_timeout_(check_timeout) {}
+
+Readiness::~Readiness() { Stop(); }
+
+void Readiness::Start() {
+  poller_ = std::thread([this] {
+    std::unique_lock<std::mutex> lock(mu_);
+    while (!stopping_) {
+      lock.unlock();
+      PollOnce();
+      lock.lock();
+      wake_.wait_for(lock, absl::ToChronoNanoseconds(interval_), [this] { return stopping_; });
+    }
+  });
+}
+
+void Readiness::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  if (poller_.joinable()) {
+    poller_.join();
+  }
+}
+
+void Readiness::PollOnce() {
+  const absl::Status status = checker_.Check(check_timeout_);
+  const bool serving = status.ok();
+  const bool was_serving = verifier_serving_.exchange(serving);
+  if (serving != was_serving || !polled_once_.exchange(true)) {
+    if (serving) {
+      logging::Info("verifier is serving: ready");
+    } else {
+      logging::Warn("verifier is not serving ({}): not ready", status.ToString());
+    }
+  }
+}
+
+http::HttpResponse Readiness::ReadyzResponse() const {
+  if (draining()) {
+    return http::JsonError(503, "not_ready", "The gateway is shutting down.");
+  }
+  if (!verifier_serving()) {
+    return http::JsonError(503, "not_ready", "The verifier is not reachable.");
+  }
+  boost::json::object body;
+  body["status"] = "ready";
+  return http::JsonResponse(200, body);
+}
+
+http::HttpResponse HealthzResponse() {
+  boost::json::object body;
+  body["status"] = "ok";
+  return http::JsonResponse(200, body);
+}
+
+}  // namespace portcullis::gateway

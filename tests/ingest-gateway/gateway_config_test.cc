@@ -1,0 +1,90 @@
+#include "ingest-gateway/src/gateway_config.h"
+
+#include <functional>
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace portcullis::gateway {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST(GatewayConfigTest, DefaultsAreValid) {
+  absl::StatusOr<GatewayConfig> config = GatewayConfig::FromFlags(GatewayFlags{});
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->http_listen.ToString(), "127.0.0.1:8080");
+  EXPECT_EQ(config->admin_listen.ToString(), "127.0.0.1:9090");
+  EXPECT_EQ(config->verifier_target, "127.0.0.1:50051");
+  EXPECT_EQ(config->verifier_timeout, absl::Seconds(2));
+  EXPECT_EQ(config->retry_after_seconds, 5);
+  EXPECT_EQ(config->io_threads, 2);
+  EXPECT_EQ(config->max_connections, 1024u);
+  EXPECT_EQ(config->max_body_bytes, 1048576u);
+  EXPECT_EQ(config->max_header_bytes, 16384u);
+  EXPECT_EQ(config->read_timeout, absl::Seconds(10));
+  EXPECT_EQ(config->idle_timeout, absl::Seconds(30));
+  EXPECT_EQ(config->readiness_interval, absl::Seconds(1));
+  EXPECT_EQ(config->shutdown_delay, absl::ZeroDuration());
+  EXPECT_EQ(config->drain_timeout, absl::Seconds(10));
+  EXPECT_EQ(config->log_level, "info");
+}
+
+TEST(GatewayConfigTest, AcceptsPortZeroAndGrpcTargets) {
+  GatewayFlags flags;
+  flags.http_listen = "127.0.0.1:0";
+  flags.admin_listen = "[::1]:0";
+  flags.verifier = "dns:///verifier-service-headless:50051";
+  flags.shutdown_delay = "5s";
+  absl::StatusOr<GatewayConfig> config = GatewayConfig::FromFlags(flags);
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->http_listen.port, 0);
+  EXPECT_EQ(config->verifier_target, "dns:///verifier-service-headless:50051");
+  EXPECT_EQ(config->shutdown_delay, absl::Seconds(5));
+}
+
+struct BadFlag {
+  std::string name;
+  std::function<void(GatewayFlags&)> set;
+};
+
+class GatewayConfigRejectsTest : public ::testing::TestWithParam<BadFlag> {};
+
+TEST_P(GatewayConfigRejectsTest, NamesTheFlag) {
+  GatewayFlags flags;
+  GetParam().set(flags);
+  absl::StatusOr<GatewayConfig> config = GatewayConfig::FromFlags(flags);
+  ASSERT_FALSE(config.ok());
+  EXPECT_EQ(config.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(config.status().message(), HasSubstr("--" + GetParam().name));
+  EXPECT_EQ(std::string(config.status().message()).find('\n'), std::string::npos);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Table, GatewayConfigRejectsTest,
+    ::testing::Values(
+        BadFlag{"http_listen", [](GatewayFlags& f) { f.http_listen = "8080"; }},
+        BadFlag{"http_listen", [](GatewayFlags& f) { f.http_listen = "host:99999"; }},
+        BadFlag{"admin_listen", [](GatewayFlags& f) { f.admin_listen = ":9090"; }},
+        BadFlag{"verifier", [](GatewayFlags& f) { f.verifier = ""; }},
+        BadFlag{"verifier", [](GatewayFlags& f) { f.verifier = "a b"; }},
+        BadFlag{"verifier_timeout", [](GatewayFlags& f) { f.verifier_timeout = "0s"; }},
+        BadFlag{"verifier_timeout", [](GatewayFlags& f) { f.verifier_timeout = "2"; }},
+        BadFlag{"retry_after_seconds", [](GatewayFlags& f) { f.retry_after_seconds = "0"; }},
+        BadFlag{"retry_after_seconds", [](GatewayFlags& f) { f.retry_after_seconds = "-1"; }},
+        BadFlag{"io_threads", [](GatewayFlags& f) { f.io_threads = "0"; }},
+        BadFlag{"io_threads", [](GatewayFlags& f) { f.io_threads = "two"; }},
+        BadFlag{"max_connections", [](GatewayFlags& f) { f.max_connections = "0"; }},
+        BadFlag{"max_body_bytes", [](GatewayFlags& f) { f.max_body_bytes = "1e6"; }},
+        BadFlag{"max_body_bytes", [](GatewayFlags& f) { f.max_body_bytes = ""; }},
+        BadFlag{"max_header_bytes", [](GatewayFlags& f) { f.max_header_bytes = "10"; }},
+        BadFlag{"read_timeout", [](GatewayFlags& f) { f.read_timeout = "-1s"; }},
+        BadFlag{"idle_timeout", [](GatewayFlags& f) { f.idle_timeout = "inf"; }},
+        BadFlag{"readiness_interval", [](GatewayFlags& f) { f.readiness_interval = "0"; }},
+        BadFlag{"shutdown_delay", [](GatewayFlags& f) { f.shutdown_delay = "-5s"; }},
+        BadFlag{"drain_timeout", [](GatewayFlags& f) { f.drain_timeout = "soon"; }},
+        BadFlag{"log_level", [](GatewayFlags& f) { f.log_level = "loud"; }}));
+
+}  // namespace
+}  // namespace portcullis::gateway

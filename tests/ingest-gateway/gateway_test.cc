@@ -1,0 +1,130 @@
+#include "ingest-gateway/src/gateway.h"
+
+#include <atomic>
+#include <memory>
+
+#include "absl/time/clock.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/ingest-gateway/fake_verifier_client.h"
+#include "tests/ingest-gateway/http/test_http_client.h"
+
+namespace portcullis::gateway {
+namespace {
+
+using ::portcullis::gateway::testing::TestConnection;
+using ::testing::HasSubstr;
+
+class SwitchableHealthChecker final : public HealthChecker {
+ public:
+  explicit SwitchableHealthChecker(std::atomic<bool>& serving) : serving_(serving) {}
+  absl::Status Check(absl::Duration) override {
+    return serving_.load() ? absl::OkStatus() : absl::UnavailableError("down");
+  }
+
+ private:
+  std::atomic<bool>& serving_;
+};
+
+class GatewayTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    GatewayFlags flags;
+    flags.http_listen = "127.0.0.1:0";
+    flags.admin_listen = "127.0.0.1:0";
+    flags.readiness_interval = "1h";  // Tests poll by hand.
+    flags.retry_after_seconds = "3";
+    absl::StatusOr<GatewayConfig> config = GatewayConfig::FromFlags(flags);
+    ASSERT_TRUE(config.ok()) << config.status();
+    auto verifier = std::make_unique<testing::FakeVerifierClient>();
+    verifier_ = verifier.get();
+    verifier::v1::SubmitMentionResponse accepted;
+    accepted.set_decision(verifier::v1::DECISION_ACCEPTED);
+    accepted.set_mention_id("0b6e3f5e-8a44-4a43-9a3c-2f1d9b7b0c11");
+    accepted.set_state(verifier::v1::MENTION_STATE_PENDING);
+    verifier_->submit_result = accepted;
+    absl::StatusOr<std::unique_ptr<Gateway>> gateway = Gateway::Create(
+        *config, std::move(verifier), std::make_unique<SwitchableHealthChecker>(serving_));
+    ASSERT_TRUE(gateway.ok()) << gateway.status();
+    gateway_ = *std::move(gateway);
+    gateway_->Start();
+  }
+
+  std::atomic<bool> serving_{true};
+  testing::FakeVerifierClient* verifier_ = nullptr;
+  std::unique_ptr<Gateway> gateway_;
+};
+
+TEST_F(GatewayTest, ServesWebmentionsOnTheHttpPort) {
+  TestConnection client(gateway_->http_port());
+  auto response = client.Request("POST", "/webmention", "source=https://a/&target=https://b/",
+                                 "Content-Type: application/x-www-form-urlencoded\r\n");
+  ASSERT_TRUE(response.has_value());
+  EXPECT_EQ(response->status, 202);
+  EXPECT_EQ(response->Header("location"),
+            "/webmention/status/0b6e3f5e-8a44-4a43-9a3c-2f1d9b7b0c11");
+  EXPECT_FALSE(response->Header("x-request-id").empty());
+
+  auto wrong_method = client.Request("GET", "/webmention");
+  ASSERT_TRUE(wrong_method.has_value());
+  EXPECT_EQ(wrong_method->status, 405);
+}
+
+TEST_F(GatewayTest, WebmentionBodyIsCappedBelowTheGlobalLimit) {
+  TestConnection client(gateway_->http_port());
+  auto response = client.Request("POST", "/webmention", std::string(70 * 1024, 'a'),
+                                 "Content-Type: application/x-www-form-urlencoded\r\n");
+  ASSERT_TRUE(response.has_value());
+  EXPECT_EQ(response->status, 413);
+}
+
+TEST_F(GatewayTest, AdminPortServesProbesAndMetrics) {
+  gateway_->readiness().PollOnce();
+  TestConnection admin(gateway_->admin_port());
+  auto healthz = admin.Request("GET", "/healthz");
+  ASSERT_TRUE(healthz.has_value());
+  EXPECT_EQ(healthz->status, 200);
+  auto readyz = admin.Request("GET", "/readyz");
+  ASSERT_TRUE(readyz.has_value());
+  EXPECT_EQ(readyz->status, 200);
+
+  TestConnection client(gateway_->http_port());
+  ASSERT_TRUE(client.Request("GET", "/webmention/status/abc").has_value());
+  auto metrics = admin.Request("GET", "/metrics");
+  ASSERT_TRUE(metrics.has_value());
+  EXPECT_EQ(metrics->status, 200);
+  EXPECT_THAT(metrics->Header("content-type"), HasSubstr("text/plain"));
+  EXPECT_THAT(
+      metrics->body,
+      HasSubstr(
+          R"(portcullis_gateway_http_requests_total{route="/webmention/status/{id}",status="503"} 1)"));
+  EXPECT_THAT(metrics->body, HasSubstr("portcullis_gateway_ready 1"));
+
+  serving_ = false;
+  gateway_->readiness().PollOnce();
+  auto not_ready = admin.Request("GET", "/readyz");
+  ASSERT_TRUE(not_ready.has_value());
+  EXPECT_EQ(not_ready->status, 503);
+}
+
+TEST_F(GatewayTest, ShutdownMakesReadyz503ThenDrains) {
+  gateway_->readiness().PollOnce();
+  gateway_->BeginShutdown();
+  TestConnection admin(gateway_->admin_port());
+  auto readyz = admin.Request("GET", "/readyz");
+  ASSERT_TRUE(readyz.has_value());
+  EXPECT_EQ(readyz->status, 503);
+  // Still serving while the load balancer catches up.
+  TestConnection client(gateway_->http_port());
+  auto response = client.Request("POST", "/webmention", "source=a&target=b",
+                                 "Content-Type: application/x-www-form-urlencoded\r\n");
+  ASSERT_TRUE(response.has_value());
+  EXPECT_EQ(response->status, 202);
+  EXPECT_TRUE(gateway_->Drain(absl::Now() + absl::Seconds(5)));
+  EXPECT_TRUE(client.WaitForClose());  // The idle keep-alive connection was closed.
+  TestConnection late(gateway_->http_port(), absl::Milliseconds(500));
+  EXPECT_TRUE(!late.connected() || late.WaitForClose());
+}
+
+}  // namespace
+}  // namespace portcullis::gateway
