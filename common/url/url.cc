@@ -431,31 +431,12 @@ constexpr uint32_t kIgnoredIdnaErrors =
     UIDNA_ERROR_EMPTY_LABEL | UIDNA_ERROR_LABEL_TOO_LONG | UIDNA_ERROR_DOMAIN_NAME_TOO_LONG |
     UIDNA_ERROR_LEADING_HYPHEN | UIDNA_ERROR_TRAILING_HYPHEN | UIDNA_ERROR_HYPHEN_3_4;
 
+// Forbidden domain code points: the forbidden host code points (NUL, tab, LF, CR, space and
+// # / : < > ? @ [ \ ] ^ |), the other C0 controls, '%' and U+007F.
 bool IsForbiddenDomainCodePoint(unsigned char c) {
-  switch (c) {
-    case 0x00:
-    case '\t':
-    case '\n':
-    case '\r':
-    case ' ':
-    case '#':
-    case '/':
-    case ':':
-    case '<':
-    case '>':
-    case '?':
-    case '@':
-    case '[':
-    case '\\':
-    case ']':
-    case '^':
-    case '|':
-    case '%':
-    case 0x7F:
-      return true;
-    default:
-      return c < 0x20;
-  }
+  static constexpr absl::string_view kForbiddenPrintable = " #/:<>?@[\\]^|%";
+  return c < 0x20 || c == 0x7F ||
+         kForbiddenPrintable.find(static_cast<char>(c)) != absl::string_view::npos;
 }
 
 // The URL Standard's "domain to ASCII" with beStrict = false. An ASCII domain is only lowercased:
