@@ -19,7 +19,7 @@ SubmitMentionRequest Request(std::string source, std::string target) {
 
 // The reason code for the pair, or "" when accepted.
 std::string ReasonFor(const std::string& source, const std::string& target) {
-  const SubmitMentionValidation result = Validate(Request(source, target));
+  const SubmitMentionValidation result = Validate(Request(source, target), url::TrackingParameters::Default());
   if (const auto* rejection = std::get_if<Rejection>(&result)) {
     EXPECT_FALSE(rejection->description.empty());
     return rejection->reason;
@@ -29,13 +29,13 @@ std::string ReasonFor(const std::string& source, const std::string& target) {
 
 // The normalized form of `url` (validated as a source against an unrelated target).
 std::string Normalized(const std::string& url) {
-  const SubmitMentionValidation result = Validate(Request(url, "https://unrelated.example/x"));
+  const SubmitMentionValidation result = Validate(Request(url, "https://unrelated.example/x"), url::TrackingParameters::Default());
   const auto* accepted = std::get_if<NormalizedMention>(&result);
   if (accepted == nullptr) {
     ADD_FAILURE() << url << " rejected: " << std::get<Rejection>(result).reason;
     return "";
   }
-  return accepted->source;
+  return accepted->key.normalized_source;
 }
 
 constexpr char kGood[] = "https://target.example/post/1";
@@ -64,10 +64,11 @@ INSTANTIATE_TEST_SUITE_P(
         ReasonCase{"", kGood, "invalid_source"},
         ReasonCase{"source.example/a", kGood, "invalid_source"},
         ReasonCase{"/relative", kGood, "invalid_source"},
-        ReasonCase{"https:source.example", kGood, "invalid_source"},
-        ReasonCase{"https:/source.example", kGood, "invalid_source"},
+        // Spellings a browser reads as https://source.example/ (WHATWG), so they are accepted.
+        ReasonCase{"https:source.example", kGood, ""},
+        ReasonCase{"https:/source.example", kGood, ""},
         ReasonCase{"https://", kGood, "invalid_source"},
-        ReasonCase{"https:///path", kGood, "invalid_source"},
+        ReasonCase{"https:///path", kGood, ""},
         ReasonCase{"https://:80/", kGood, "invalid_source"},
         ReasonCase{"https://source.example:99999/", kGood, "invalid_source"},
         ReasonCase{"https://source.example:8o/", kGood, "invalid_source"},
@@ -93,7 +94,7 @@ INSTANTIATE_TEST_SUITE_P(
         // credentials_in_url
         ReasonCase{"https://user:pass@source.example/", kGood, "credentials_in_url"},
         ReasonCase{"https://user@source.example/", kGood, "credentials_in_url"},
-        ReasonCase{"https://@source.example/", kGood, "credentials_in_url"},
+        ReasonCase{"https://@source.example/", kGood, ""},
         ReasonCase{"https://source.example/a", "http://u:p@target.example/", "credentials_in_url"},
         // url_too_long
         ReasonCase{"https://source.example/" + std::string(2048, 'a'), kGood, "url_too_long"},
@@ -102,6 +103,11 @@ INSTANTIATE_TEST_SUITE_P(
         // same_source_and_target
         ReasonCase{kGood, kGood, "same_source_and_target"},
         ReasonCase{"HTTP://Example.COM:80", "http://example.com/", "same_source_and_target"},
+        ReasonCase{"https://example.com/a?utm_source=feed", "https://example.com/a",
+                   "same_source_and_target"},
+        ReasonCase{"https://xn--bcher-kva.example/", "https://b\xC3\xBC" "cher.example/",
+                   "same_source_and_target"},
+        ReasonCase{"http://2130706433/", "http://127.1/", "same_source_and_target"},
         ReasonCase{"https://example.com/a#one", "https://EXAMPLE.com:443/a#two",
                    "same_source_and_target"}));
 
@@ -131,11 +137,12 @@ TEST(VerifierMentionValidationTest, NormalizesSchemeHostPortFragmentAndPath) {
 
 TEST(VerifierMentionValidationTest, AcceptedKeepsBothNormalized) {
   const SubmitMentionValidation result =
-      Validate(Request("HTTPS://A.example/x#f", "http://B.example:80"));
+      Validate(Request("HTTPS://A.example/x#f", "http://B.example:80"),
+               url::TrackingParameters::Default());
   const auto* accepted = std::get_if<NormalizedMention>(&result);
   ASSERT_NE(accepted, nullptr);
-  EXPECT_EQ(accepted->source, "https://a.example/x");
-  EXPECT_EQ(accepted->target, "http://b.example/");
+  EXPECT_EQ(accepted->key.normalized_source, "https://a.example/x");
+  EXPECT_EQ(accepted->key.normalized_target, "http://b.example/");
 }
 
 }  // namespace

@@ -4,11 +4,12 @@
 #include <variant>
 
 #include "absl/strings/string_view.h"
+#include "common/url/normalize.h"
 #include "portcullis/verifier/v1/verifier.pb.h"
 
 // Validation of SubmitMention requests: the rules written in verifier.proto,
-// enforced before anything reaches the database. All URL rules live in this one file; a full
-// WHATWG URL parser (common/url) will replace the hand-written checks here.
+// enforced before anything reaches the database. URLs are read with the WHATWG parser
+// (common/url), exactly as a browser reads them.
 namespace portcullis::verifier::intake {
 
 // Machine-readable rejection codes (SubmitMentionResponse.reason).
@@ -28,19 +29,19 @@ struct Rejection {
   std::string description;  // Human-readable, safe to show to the sender.
 };
 
-// A submission that can be accepted, with both URLs normalized for the de-duplication key:
-// lowercase scheme and host, default port dropped, fragment dropped, empty path written "/".
+// A submission that can be accepted, with its de-duplication key (url::Normalize: WHATWG
+// serialization, fragment and tracking parameters dropped).
 struct NormalizedMention {
-  std::string source;
-  std::string target;
+  url::MentionKey key;
 };
 
 using SubmitMentionValidation = std::variant<Rejection, NormalizedMention>;
 
 // Applies the SubmitMentionRequest rules: each URL non-empty, at most kMaxUrlBytes, no ASCII
-// whitespace or control characters, scheme http or https (any case), a "//" authority with a
-// non-empty host, no userinfo, a numeric port up to 65535; source and target must differ after
-// normalization. The source is checked before the target.
-SubmitMentionValidation Validate(const portcullis::verifier::v1::SubmitMentionRequest& request);
+// whitespace or control characters (which a browser would silently strip: we refuse rather than
+// guess), an absolute URL that the WHATWG parser accepts, scheme http or https, no username or
+// password; source and target must differ after normalization. The source is checked first.
+SubmitMentionValidation Validate(const portcullis::verifier::v1::SubmitMentionRequest& request,
+                                 const url::TrackingParameters& tracking);
 
 }  // namespace portcullis::verifier::intake

@@ -59,7 +59,7 @@ grpc::ServerUnaryReactor* VerifierService::SubmitMention(grpc::CallbackServerCon
                                                          const v1::SubmitMentionRequest* request,
                                                          v1::SubmitMentionResponse* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  intake::SubmitMentionValidation validation = intake::Validate(*request);
+  intake::SubmitMentionValidation validation = intake::Validate(*request, tracking_);
   if (const auto* rejection = std::get_if<intake::Rejection>(&validation)) {
     response->set_decision(v1::DECISION_REJECTED);
     response->set_reason(rejection->reason);
@@ -72,8 +72,8 @@ grpc::ServerUnaryReactor* VerifierService::SubmitMention(grpc::CallbackServerCon
     return reactor;
   }
   const auto& normalized = std::get<intake::NormalizedMention>(validation);
-  store::NewMention mention{request->source(), request->target(), crypto::Sha256(normalized.source),
-                            crypto::Sha256(normalized.target)};
+  store::NewMention mention{request->source(), request->target(), normalized.key.source_hash,
+                            normalized.key.target_hash};
   const bool queued =
       pool_.TrySubmit([this, context, reactor, response, mention = std::move(mention)]() mutable {
         if (FinishIfCancelled(context, reactor)) {

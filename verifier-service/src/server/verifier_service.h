@@ -2,6 +2,7 @@
 
 #include <atomic>
 
+#include "common/url/normalize.h"
 #include "portcullis/verifier/v1/verifier.grpc.pb.h"
 #include "verifier-service/src/server/blocking_pool.h"
 #include "verifier-service/src/store/mention_store.h"
@@ -32,6 +33,8 @@ class VerifierService final : public portcullis::verifier::v1::Verifier::Callbac
  private:
   store::MentionStore& store_;
   BlockingPool& pool_;
+  // Query parameters left out of the de-duplication key.
+  const url::TrackingParameters tracking_ = url::TrackingParameters::Default();
   std::atomic<bool> ready_{false};
 };
 
