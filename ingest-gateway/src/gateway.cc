@@ -97,6 +97,7 @@ absl::Status Gateway::Listen() {
   options.idle_timeout = config_.idle_timeout;
   options.write_timeout = config_.write_timeout;
   options.on_connection_rejected = [this] { metrics_.OnConnectionRejected(); };
+  options.on_protocol_error = [this](int status) { metrics_.OnProtocolError(status); };
   ASSIGN_OR_RETURN(http_server_, http::HttpServer::Create(options, public_router_.AsHandler()));
 
   http::HttpServerOptions admin = options;
@@ -107,6 +108,7 @@ absl::Status Gateway::Listen() {
   admin.max_body_bytes = kAdminMaxBodyBytes;
   admin.body_limit_for_path = nullptr;
   admin.on_connection_rejected = nullptr;
+  admin.on_protocol_error = nullptr;
   ASSIGN_OR_RETURN(admin_server_, http::HttpServer::Create(admin, admin_router_.AsHandler()));
   return absl::OkStatus();
 }

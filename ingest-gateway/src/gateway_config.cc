@@ -6,6 +6,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "boost/asio/ip/address.hpp"
 #include "common/status/status_macros.h"
 
 namespace portcullis::gateway {
@@ -39,6 +40,17 @@ absl::StatusOr<config::HostPort> ParseListen(absl::string_view name, absl::strin
   absl::StatusOr<config::HostPort> parsed = config::ParseHostPort(text, /*allow_port_zero=*/true);
   if (!parsed.ok()) {
     return absl::InvalidArgumentError(absl::StrCat("--", name, ": ", parsed.status().message()));
+  }
+  if (parsed->host == "localhost") {
+    parsed->host = "127.0.0.1";
+  }
+  boost::system::error_code ec;
+  boost::asio::ip::make_address(parsed->host, ec);
+  if (ec) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--", name, ": '", parsed->host,
+                     "' is not an IP address (listen on 0.0.0.0, [::] or one "
+                     "interface's address)"));
   }
   return parsed;
 }

@@ -34,6 +34,11 @@ GatewayMetrics::GatewayMetrics(prometheus::Registry& registry)
                                 .Help("Connections refused for being over the connection limit.")
                                 .Register(registry)
                                 .Add({})),
+      protocol_errors_(prometheus::BuildCounter()
+                           .Name("portcullis_gateway_http_protocol_errors_total")
+                           .Help("Requests refused by the HTTP server itself (malformed, body "
+                                 "or header too large), by status code.")
+                           .Register(registry)),
       ready_(prometheus::BuildGauge()
                  .Name("portcullis_gateway_ready")
                  .Help("1 while the gateway is ready (verifier serving, not draining).")
@@ -41,6 +46,10 @@ GatewayMetrics::GatewayMetrics(prometheus::Registry& registry)
                  .Add({})) {}
 
 void GatewayMetrics::OnRequestStarted(absl::string_view /*route*/) { in_flight_.Increment(); }
+
+void GatewayMetrics::OnProtocolError(int status) {
+  protocol_errors_.Add({{"status", absl::StrCat(status)}}).Increment();
+}
 
 void GatewayMetrics::OnRequestFinished(absl::string_view route, int status,
                                        absl::Duration elapsed) {

@@ -23,6 +23,9 @@ class GatewayMetrics final : public http::RouteObserver {
   // A connection refused for being over --max_connections.
   void OnConnectionRejected() { connections_rejected_.Increment(); }
 
+  // A request the HTTP server answered itself (malformed, too large) with `status`.
+  void OnProtocolError(int status);
+
   // 1 while /readyz answers 200.
   void SetReady(bool ready) { ready_.Set(ready ? 1 : 0); }
 
@@ -31,6 +34,7 @@ class GatewayMetrics final : public http::RouteObserver {
   prometheus::Family<prometheus::Histogram>& request_duration_;
   prometheus::Gauge& in_flight_;
   prometheus::Counter& connections_rejected_;
+  prometheus::Family<prometheus::Counter>& protocol_errors_;
   prometheus::Gauge& ready_;
 };
 

@@ -1,5 +1,6 @@
 #include "ingest-gateway/src/form_decoding.h"
 
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,8 @@ struct DecodeCase {
   std::vector<std::pair<std::string, std::string>> fields;
 };
 
+void PrintTo(const DecodeCase& c, std::ostream* os) { *os << ::testing::PrintToString(c.body); }
+
 class GatewayFormDecodingValidTest : public ::testing::TestWithParam<DecodeCase> {};
 
 TEST_P(GatewayFormDecodingValidTest, Decodes) {
@@ -29,7 +32,7 @@ TEST_P(GatewayFormDecodingValidTest, Decodes) {
 }
 
 INSTANTIATE_TEST_SUITE_P(
-    Table, GatewayFormDecodingValidTest,
+    Gateway, GatewayFormDecodingValidTest,
     ::testing::Values(DecodeCase{"", {}}, DecodeCase{"a=1", {{"a", "1"}}},
                       DecodeCase{
                           "source=https%3A%2F%2Fa.example%2Fp&target=https://b.example/",
@@ -49,7 +52,7 @@ TEST_P(GatewayFormDecodingInvalidTest, Refuses) {
   EXPECT_EQ(fields.status().code(), absl::StatusCode::kInvalidArgument) << GetParam();
 }
 
-INSTANTIATE_TEST_SUITE_P(Table, GatewayFormDecodingInvalidTest,
+INSTANTIATE_TEST_SUITE_P(Gateway, GatewayFormDecodingInvalidTest,
                          ::testing::Values("a=%", "a=%4", "a=%zz", "a=%4g", "%=1", "a=1&b=%",
                                            "a=%FF",           // not UTF-8
                                            "a=%C3",           // truncated sequence

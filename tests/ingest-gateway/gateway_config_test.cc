@@ -1,6 +1,7 @@
 #include "ingest-gateway/src/gateway_config.h"
 
 #include <functional>
+#include <ostream>
 #include <string>
 
 #include "gmock/gmock.h"
@@ -31,6 +32,14 @@ TEST(GatewayConfigTest, DefaultsAreValid) {
   EXPECT_EQ(config->log_level, "info");
 }
 
+TEST(GatewayConfigTest, LocalhostMeansTheIpv4Loopback) {
+  GatewayFlags flags;
+  flags.http_listen = "localhost:8080";
+  absl::StatusOr<GatewayConfig> config = GatewayConfig::FromFlags(flags);
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->http_listen.ToString(), "127.0.0.1:8080");
+}
+
 TEST(GatewayConfigTest, AcceptsPortZeroAndGrpcTargets) {
   GatewayFlags flags;
   flags.http_listen = "127.0.0.1:0";
@@ -39,6 +48,7 @@ TEST(GatewayConfigTest, AcceptsPortZeroAndGrpcTargets) {
   flags.shutdown_delay = "5s";
   absl::StatusOr<GatewayConfig> config = GatewayConfig::FromFlags(flags);
   ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->admin_listen.ToString(), "[::1]:0");
   EXPECT_EQ(config->http_listen.port, 0);
   EXPECT_EQ(config->verifier_target, "dns:///verifier-service-headless:50051");
   EXPECT_EQ(config->shutdown_delay, absl::Seconds(5));
@@ -48,6 +58,9 @@ struct BadFlag {
   std::string name;
   std::function<void(GatewayFlags&)> set;
 };
+
+// Names the case after its flag in test output (and ctest names).
+void PrintTo(const BadFlag& flag, std::ostream* os) { *os << flag.name; }
 
 class GatewayConfigRejectsTest : public ::testing::TestWithParam<BadFlag> {};
 
@@ -62,11 +75,12 @@ TEST_P(GatewayConfigRejectsTest, NamesTheFlag) {
 }
 
 INSTANTIATE_TEST_SUITE_P(
-    Table, GatewayConfigRejectsTest,
+    Gateway, GatewayConfigRejectsTest,
     ::testing::Values(
         BadFlag{"http_listen", [](GatewayFlags& f) { f.http_listen = "8080"; }},
         BadFlag{"http_listen", [](GatewayFlags& f) { f.http_listen = "host:99999"; }},
         BadFlag{"admin_listen", [](GatewayFlags& f) { f.admin_listen = ":9090"; }},
+        BadFlag{"http_listen", [](GatewayFlags& f) { f.http_listen = "example.com:8080"; }},
         BadFlag{"verifier", [](GatewayFlags& f) { f.verifier = ""; }},
         BadFlag{"verifier", [](GatewayFlags& f) { f.verifier = "a b"; }},
         BadFlag{"verifier_timeout", [](GatewayFlags& f) { f.verifier_timeout = "0s"; }},

@@ -17,6 +17,7 @@ TEST(GatewayMetricsTest, RendersEveryMetricWithRouteLabels) {
   metrics.OnRequestStarted("/webmention");
   metrics.OnConnectionRejected();
   metrics.SetReady(true);
+  metrics.OnProtocolError(413);
 
   const std::string text = metrics::RenderText(registry);
   EXPECT_THAT(
@@ -30,6 +31,7 @@ TEST(GatewayMetricsTest, RendersEveryMetricWithRouteLabels) {
   EXPECT_THAT(text, HasSubstr("portcullis_gateway_http_requests_in_flight 1"));
   EXPECT_THAT(text, HasSubstr("portcullis_gateway_http_connections_rejected_total 1"));
   EXPECT_THAT(text, HasSubstr("portcullis_gateway_ready 1"));
+  EXPECT_THAT(text, HasSubstr(R"(portcullis_gateway_http_protocol_errors_total{status="413"} 1)"));
 }
 
 }  // namespace

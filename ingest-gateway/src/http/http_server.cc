@@ -267,6 +267,9 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
   void SendError(int status, absl::string_view code, absl::string_view description) {
+    if (options().on_protocol_error) {
+      options().on_protocol_error(status);
+    }
     close_after_response_ = true;
     SendResponse(JsonError(status, code, description));
   }

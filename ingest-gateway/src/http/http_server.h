@@ -44,6 +44,8 @@ struct HttpServerOptions {
   absl::Duration write_timeout = absl::Seconds(10);
   // Called for every connection refused for being over max_connections.
   std::function<void()> on_connection_rejected;
+  // Called for every request the server answers itself (400, 413, 431) without a handler.
+  std::function<void(int status)> on_protocol_error;
 };
 
 class HttpServer {

@@ -146,7 +146,10 @@ TEST(GatewayHttpServerTest, RespondsAsynchronouslyFromAnotherThread) {
 }
 
 TEST(GatewayHttpServerTest, OversizedBodyIs413ThenClosed) {
-  auto server = StartServer(TestOptions());
+  HttpServerOptions options = TestOptions();
+  std::atomic<int> last_protocol_error{0};
+  options.on_protocol_error = [&](int status) { last_protocol_error = status; };
+  auto server = StartServer(options);
   TestConnection client(server->port());
   auto response = client.Request("POST", "/", std::string(5000, 'x'));
   ASSERT_TRUE(response.has_value());
@@ -156,6 +159,7 @@ TEST(GatewayHttpServerTest, OversizedBodyIs413ThenClosed) {
   EXPECT_FALSE(response->Header("x-request-id").empty());
   EXPECT_FALSE(response->keep_alive);
   EXPECT_TRUE(client.WaitForClose());
+  EXPECT_EQ(last_protocol_error.load(), 413);
 }
 
 TEST(GatewayHttpServerTest, OversizedChunkedBodyIs413) {
