@@ -51,11 +51,6 @@ Gateway::Gateway(const GatewayConfig& config, std::unique_ptr<VerifierClient> ve
                      [this](const http::HttpRequest& request, http::Respond respond) {
                        webmention_.Status(request, std::move(respond));
                      });
-  // Probes may also be pointed at the public port.
-  public_router_.Add("GET", "/healthz", [](const http::HttpRequest&, http::Respond respond) {
-    respond(HealthzResponse());
-  });
-
   admin_router_.Add("GET", "/healthz", [](const http::HttpRequest&, http::Respond respond) {
     respond(HealthzResponse());
   });

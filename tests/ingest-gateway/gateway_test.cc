@@ -68,6 +68,11 @@ TEST_F(GatewayTest, ServesWebmentionsOnTheHttpPort) {
   auto wrong_method = client.Request("GET", "/webmention");
   ASSERT_TRUE(wrong_method.has_value());
   EXPECT_EQ(wrong_method->status, 405);
+
+  // Operations stay on the admin listener.
+  auto metrics = client.Request("GET", "/metrics");
+  ASSERT_TRUE(metrics.has_value());
+  EXPECT_EQ(metrics->status, 404);
 }
 
 TEST_F(GatewayTest, WebmentionBodyIsCappedBelowTheGlobalLimit) {

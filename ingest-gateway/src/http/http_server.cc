@@ -342,10 +342,16 @@ class Session : public std::enable_shared_from_this<Session> {
     response_->keep_alive(keep_alive);
     response_->body() = std::move(response.body);
     response_->prepare_payload();
-    if (!request_method_.empty()) {
+    // One access line per request: at info for server errors, at debug otherwise, so that a
+    // busy gateway does not spend its time writing stderr.
+    if (!request_method_.empty() && response.status >= 500) {
       logging::Info("request_id={} {} {} {} status={} client={}", request_id_, options().name,
                     request_method_, absl::CHexEscape(request_path_), response.status,
                     client_address_);
+    } else if (!request_method_.empty()) {
+      logging::Debug("request_id={} {} {} {} status={} client={}", request_id_, options().name,
+                     request_method_, absl::CHexEscape(request_path_), response.status,
+                     client_address_);
     }
     phase_ = Phase::kWriting;
     stream_.expires_after(ToSteady(options().write_timeout));
