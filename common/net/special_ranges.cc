@@ -1,0 +1,113 @@
+#include "common/net/special_ranges.h"
+
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "common/logging/log.h"
+
+namespace portcullis::net {
+namespace {
+
+struct Row {
+  absl::string_view cidr;
+  absl::string_view name;
+  absl::string_view reason;
+};
+
+// ../shared/SSRF-POLICY.md, "IPv4 blocks refused".
+constexpr Row kIpv4Rows[] = {
+    {"0.0.0.0/8", "this network", "not a destination; Linux sends 0.0.0.0 to the local host"},
+    {"10.0.0.0/8", "private use", "internal networks"},
+    {"100.64.0.0/10", "shared address space (CGNAT)",
+     "provider-internal; some cloud metadata lives here"},
+    {"127.0.0.0/8", "loopback", "this host"},
+    {"169.254.0.0/16", "link local", "cloud metadata 169.254.169.254"},
+    {"172.16.0.0/12", "private use", "internal networks"},
+    {"192.0.0.0/24", "IETF protocol assignments", "not web servers"},
+    {"192.0.2.0/24", "documentation (TEST-NET-1)", "never real"},
+    {"192.88.99.0/24", "deprecated 6to4 relay anycast", "tunnels"},
+    {"192.168.0.0/16", "private use", "internal networks"},
+    {"198.18.0.0/15", "benchmarking", "lab networks"},
+    {"198.51.100.0/24", "documentation (TEST-NET-2)", "never real"},
+    {"203.0.113.0/24", "documentation (TEST-NET-3)", "never real"},
+    {"224.0.0.0/4", "multicast", "not unicast"},
+    {"240.0.0.0/4", "reserved", "not reachable"},
+    {"255.255.255.255/32", "limited broadcast", "not a unicast destination"},
+};
+
+// ../shared/SSRF-POLICY.md, "IPv6 blocks refused".
+constexpr Row kIpv6Rows[] = {
+    // Outside 2000::/3: all of it, as three blocks, then the named blocks within.
+    {"::/3", "outside global unicast 2000::/3", "only 2000::/3 is global unicast"},
+    {"4000::/2", "outside global unicast 2000::/3", "only 2000::/3 is global unicast"},
+    {"8000::/1", "outside global unicast 2000::/3", "only 2000::/3 is global unicast"},
+    {"::/128", "unspecified", "not a destination; Linux connects :: to the local host"},
+    {"::1/128", "loopback", "this host"},
+    {"::/96", "IPv4-compatible", "deprecated IPv4 embedding"},
+    {"::ffff:0:0/96", "IPv4-mapped", "IPv4 embedding; reaches the embedded IPv4 address"},
+    {"::ffff:0:0:0/96", "IPv4-translated", "IPv4 embedding (SIIT)"},
+    {"64:ff9b::/96", "NAT64", "IPv4 embedding; a NAT64 gateway reaches the embedded address"},
+    {"64:ff9b:1::/48", "local-use NAT64", "IPv4 embedding for local translators"},
+    {"100::/64", "discard-only", "not a destination"},
+    {"5f00::/16", "segment routing (SRv6) SIDs", "not a destination"},
+    {"fc00::/7", "unique local", "internal networks; AWS metadata fd00:ec2::254"},
+    {"fe80::/10", "link local", "this link only"},
+    {"fec0::/10", "site local (deprecated)", "internal networks"},
+    {"ff00::/8", "multicast", "not unicast"},
+    // Inside 2000::/3.
+    {"2001::/23", "IETF protocol assignments", "not web servers"},
+    {"2001::/32", "Teredo", "IPv4 embedding (tunnel)"},
+    {"2001:2::/48", "benchmarking", "lab networks"},
+    {"2001:10::/28", "ORCHID (deprecated)", "not routable"},
+    {"2001:20::/28", "ORCHIDv2", "not routable"},
+    {"2001:db8::/32", "documentation", "never real"},
+    {"3fff::/20", "documentation", "never real"},
+    {"2002::/16", "6to4", "IPv4 embedding (tunnel)"},
+};
+
+template <size_t N>
+std::vector<SpecialRange> Build(const Row (&rows)[N]) {
+  std::vector<SpecialRange> ranges;
+  ranges.reserve(N);
+  for (const Row& row : rows) {
+    absl::StatusOr<Cidr> cidr = Cidr::Parse(row.cidr);
+    if (!cidr.ok()) {
+      // A typo in the tables above: a bug, caught by the first test that runs.
+      logging::Error("special_ranges: bad built-in block {}: {}", std::string(row.cidr),
+                     cidr.status().ToString());
+      std::abort();
+    }
+    ranges.push_back(SpecialRange{*std::move(cidr), row.name, row.reason});
+  }
+  return ranges;
+}
+
+}  // namespace
+
+absl::Span<const SpecialRange> Ipv4RefusedRanges() {
+  static const std::vector<SpecialRange>* const ranges =
+      new std::vector<SpecialRange>(Build(kIpv4Rows));
+  return *ranges;
+}
+
+absl::Span<const SpecialRange> Ipv6RefusedRanges() {
+  static const std::vector<SpecialRange>* const ranges =
+      new std::vector<SpecialRange>(Build(kIpv6Rows));
+  return *ranges;
+}
+
+const SpecialRange* FindRefusedRange(const IpAddress& address) {
+  const absl::Span<const SpecialRange> ranges =
+      address.is_ipv4() ? Ipv4RefusedRanges() : Ipv6RefusedRanges();
+  const SpecialRange* best = nullptr;
+  for (const SpecialRange& range : ranges) {
+    if (range.cidr.Contains(address) &&
+        (best == nullptr || range.cidr.prefix_length() > best->cidr.prefix_length())) {
+      best = &range;
+    }
+  }
+  return best;
+}
+
+}  // namespace portcullis::net
