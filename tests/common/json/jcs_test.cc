@@ -1,0 +1,194 @@
+#include "common/json/jcs.h"
+
+#include <cmath>
+#include <cstdint>
+#include <iostream>
+#include <limits>
+#include <cstring>
+#include <string>
+
+#include "absl/strings/escaping.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "boost/json/parse.hpp"
+#include "gtest/gtest.h"
+#include "tests/common/json/shared_testdata.h"
+
+namespace portcullis::json {
+namespace {
+
+const std::string kVectorsPath = std::string(PORTCULLIS_SHARED_TESTDATA_DIR) + "/jcs/vectors.json";
+
+std::string Str(const boost::json::value& value) {
+  return std::string(value.as_string().data(), value.as_string().size());
+}
+
+double DoubleFromIeeeHex(const std::string& hex) {
+  uint64_t bits = 0;
+  EXPECT_TRUE(absl::SimpleHexAtoi(hex, &bits)) << hex;
+  double value = 0;
+  std::memcpy(&value, &bits, sizeof(value));
+  return value;
+}
+
+std::string Hex(absl::string_view bytes) { return absl::BytesToHexString(bytes); }
+
+// Runs every case of the shared RFC 8785 vectors and prints "N passed, M failed" for them.
+TEST(JcsSharedVectorsTest, AllVectors) {
+  PORTCULLIS_READ_SHARED_TESTDATA_OR_SKIP(text, kVectorsPath);
+  const boost::json::value vectors = boost::json::parse(text);
+  int passed = 0;
+  int failed = 0;
+  const auto check = [&](bool ok, const std::string& what) {
+    if (ok) {
+      ++passed;
+    } else {
+      ++failed;
+      ADD_FAILURE() << what;
+    }
+  };
+
+  // canonicalization_files: byte-exact output and its SHA-256.
+  for (const boost::json::value& file : vectors.at("canonicalization_files").as_array()) {
+    const std::string name = Str(file.at("name"));
+    std::string input;
+    ASSERT_TRUE(absl::Base64Unescape(Str(file.at("input_base64")), &input)) << name;
+    const std::string expected = absl::HexStringToBytes(Str(file.at("expected_output_hex")));
+    const absl::StatusOr<std::string> canonical = CanonicalizeText(input);
+    if (!canonical.ok()) {
+      check(false, absl::StrCat(name, ": refused: ", canonical.status().ToString()));
+      continue;
+    }
+    check(*canonical == expected,
+          absl::StrCat(name, ": got ", Hex(*canonical), " want ", Hex(expected)));
+    check(crypto::ToHex(ContentHash(*canonical)) == Str(file.at("expected_output_sha256_hex")),
+          absl::StrCat(name, ": content hash"));
+  }
+
+  // number_serialization: every group with vectors; null = must be refused.
+  for (const auto& group : vectors.at("number_serialization").as_object()) {
+    if (!group.value().is_object() || !group.value().as_object().contains("vectors")) {
+      continue;
+    }
+    for (const boost::json::value& vector : group.value().at("vectors").as_array()) {
+      const std::string hex = Str(vector.at("ieee_hex"));
+      const double value = DoubleFromIeeeHex(hex);
+      const absl::StatusOr<std::string> formatted = FormatNumber(value);
+      const std::string what = absl::StrCat(std::string(group.key()), " ", hex);
+      if (vector.at("expected").is_null()) {
+        check(!formatted.ok(), absl::StrCat(what, ": accepted a non-finite number"));
+        continue;
+      }
+      const std::string expected = Str(vector.at("expected"));
+      if (!formatted.ok()) {
+        check(false, absl::StrCat(what, ": refused: ", formatted.status().ToString()));
+        continue;
+      }
+      check(*formatted == expected, absl::StrCat(what, ": got ", *formatted, " want ", expected));
+      // The same number read from its canonical text canonicalizes to itself (except -0, which
+      // the parser refuses by errata 7920).
+      if (!std::signbit(value) || value != 0) {
+        const absl::StatusOr<std::string> round_trip = CanonicalizeText(expected);
+        check(round_trip.ok() && *round_trip == expected,
+              absl::StrCat(what, ": round trip of ", expected));
+      }
+    }
+  }
+
+  // errata: each one's refusal, checked by the case it describes.
+  for (const boost::json::value& erratum : vectors.at("errata").as_array()) {
+    const std::string id = Str(erratum.at("id"));
+    if (id.find("7920") != std::string::npos) {
+      // "-0 ... SHOULD generate an error condition".
+      for (const char* input : {"-0", "[-0]", "{\"a\":-0.0}", "-0e10", "-0E-5"}) {
+        const absl::StatusOr<std::string> canonical = CanonicalizeText(input);
+        check(!canonical.ok() && ParseErrorKindOf(canonical.status()) ==
+                                     ParseErrorKind::kNegativeZero,
+              absl::StrCat(id, ": accepted ", input));
+      }
+    } else {
+      // Editorial (a section reference); nothing to refuse.
+      std::cout << "[ jcs ] erratum without an input case: " << id << "\n";
+    }
+  }
+
+  std::cout << "jcs: " << passed << " passed, " << failed << " failed\n";
+  EXPECT_EQ(failed, 0);
+  EXPECT_GT(passed, 0);
+}
+
+TEST(JcsTest, SortsMembersByUtf16CodeUnits) {
+  // U+10000 (surrogates D800 DC00) sorts before U+FB33 in UTF-16, after it in code points.
+  EXPECT_EQ(*CanonicalizeText("{\"\\ufb33\":1,\"\\ud800\\udc00\":2,\"a\":3}"),
+            "{\"a\":3,\"\xF0\x90\x80\x80\":2,\"\xEF\xAC\xB3\":1}");
+  EXPECT_EQ(*CanonicalizeText("{\"b\":[],\"a\":{\"d\":1,\"c\":2}}"),
+            "{\"a\":{\"c\":2,\"d\":1},\"b\":[]}");
+}
+
+TEST(JcsTest, ReorderedAndReformattedDocumentsHashAlike) {
+  const absl::StatusOr<std::string> a =
+      CanonicalizeText("{ \"id\": \"x\", \"n\": 4.50, \"tags\": [ \"a\" ] }");
+  const absl::StatusOr<std::string> b = CanonicalizeText("{\"tags\":[\"a\"],\"n\":45e-1,\"id\":\"x\"}");
+  ASSERT_TRUE(a.ok());
+  ASSERT_TRUE(b.ok());
+  EXPECT_EQ(*a, *b);
+  EXPECT_EQ(ContentHash(*a), ContentHash(*b));
+  EXPECT_NE(ContentHash(*a), ContentHash(*CanonicalizeText("{\"id\":\"y\",\"n\":4.5,\"tags\":[\"a\"]}")));
+}
+
+TEST(JcsTest, EscapesOnlyWhatJcsRequires) {
+  EXPECT_EQ(*CanonicalizeText(R"("\u0000\u001f\b\f\n\r\t\"\\\/\u007f\u00e9")"),
+            "\"\\u0000\\u001f\\b\\f\\n\\r\\t\\\"\\\\/\x7f\xC3\xA9\"");
+}
+
+TEST(JcsTest, NumbersInEcmaScriptForm) {
+  EXPECT_EQ(*FormatNumber(1), "1");
+  EXPECT_EQ(*FormatNumber(-1.5), "-1.5");
+  EXPECT_EQ(*FormatNumber(1e21), "1e+21");
+  EXPECT_EQ(*FormatNumber(1e20), "100000000000000000000");
+  EXPECT_EQ(*FormatNumber(123e18), "123000000000000000000");
+  EXPECT_EQ(*FormatNumber(1.5e21), "1.5e+21");
+  EXPECT_EQ(*FormatNumber(1e-6), "0.000001");
+  EXPECT_EQ(*FormatNumber(1e-7), "1e-7");
+  EXPECT_EQ(*FormatNumber(1.25e-7), "1.25e-7");
+  EXPECT_EQ(*FormatNumber(0.1), "0.1");
+  EXPECT_EQ(*FormatNumber(0.1 + 0.2), "0.30000000000000004");
+  EXPECT_EQ(*FormatNumber(-0.0), "0");
+  EXPECT_FALSE(FormatNumber(std::numeric_limits<double>::quiet_NaN()).ok());
+  EXPECT_FALSE(FormatNumber(-std::numeric_limits<double>::infinity()).ok());
+  EXPECT_EQ(*CanonicalizeText("[0, 0.0, 1E2, 1.0e-2, 10, 2.5e+1]"), "[0,0,100,0.01,10,25]");
+}
+
+TEST(JcsTest, HandBuiltValues) {
+  boost::json::object object;
+  object["z"] = int64_t{-42};
+  object["a"] = uint64_t{9007199254740992};
+  object["m"] = boost::json::array{nullptr, true, 0.5};
+  EXPECT_EQ(*Canonicalize(object), "{\"a\":9007199254740992,\"m\":[null,true,0.5],\"z\":-42}");
+
+  EXPECT_FALSE(Canonicalize(boost::json::value(int64_t{9007199254740993})).ok());
+  EXPECT_FALSE(Canonicalize(boost::json::value(uint64_t{18446744073709551615u})).ok());
+  EXPECT_FALSE(Canonicalize(boost::json::value(std::numeric_limits<double>::infinity())).ok());
+  EXPECT_FALSE(Canonicalize(boost::json::value("\xff")).ok());
+  boost::json::object bad_key;
+  bad_key["\xc0\x80"] = 1.0;
+  EXPECT_FALSE(Canonicalize(bad_key).ok());
+}
+
+TEST(JcsTest, RefusalsKeepTheirKind) {
+  const absl::StatusOr<std::string> duplicate = CanonicalizeText("{\"a\":{\"b\":1,\"b\":2}}");
+  ASSERT_FALSE(duplicate.ok());
+  EXPECT_EQ(ParseErrorKindOf(duplicate.status()), ParseErrorKind::kDuplicateKey);
+  EXPECT_EQ(ParseErrorPathOf(duplicate.status()), "/a/b");
+  const absl::StatusOr<std::string> not_json = CanonicalizeText("{");
+  ASSERT_FALSE(not_json.ok());
+  EXPECT_EQ(ParseErrorKindOf(not_json.status()), ParseErrorKind::kSyntax);
+}
+
+TEST(JcsTest, ContentHashIsSha256OfTheCanonicalBytes) {
+  EXPECT_EQ(crypto::ToHex(ContentHash("")),
+            "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+}
+
+}  // namespace
+}  // namespace portcullis::json
