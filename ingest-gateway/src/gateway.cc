@@ -51,12 +51,16 @@ Gateway::Gateway(const GatewayConfig& config, std::unique_ptr<VerifierClient> ve
                      [this](const http::HttpRequest& request, http::Respond respond) {
                        webmention_.Status(request, std::move(respond));
                      });
-  admin_router_.Add("GET", "/healthz", [](const http::HttpRequest&, http::Respond respond) {
-    respond(HealthzResponse());
-  });
-  admin_router_.Add("GET", "/readyz", [this](const http::HttpRequest&, http::Respond respond) {
-    respond(readiness_->ReadyzResponse());
-  });
+  // Probes are answered on both listeners (load balancers often probe the serving port);
+  // /metrics only on the admin listener.
+  for (http::Router* router : {&public_router_, &admin_router_}) {
+    router->Add("GET", "/healthz", [](const http::HttpRequest&, http::Respond respond) {
+      respond(HealthzResponse());
+    });
+    router->Add("GET", "/readyz", [this](const http::HttpRequest&, http::Respond respond) {
+      respond(readiness_->ReadyzResponse());
+    });
+  }
   admin_router_.Add("GET", "/metrics", [this](const http::HttpRequest&, http::Respond respond) {
     metrics_.SetReady(readiness_->IsReady());
     http::HttpResponse response;

@@ -16,8 +16,8 @@
 
 namespace portcullis::gateway {
 
-// The whole gateway: the public HTTP listener (webmention routes), the admin listener (/healthz,
-// /readyz, /metrics), the verifier client and the readiness poller.
+// The whole gateway: the public HTTP listener (webmention routes, /healthz, /readyz), the admin
+// listener (/healthz, /readyz, /metrics), the verifier client and the readiness poller.
 class Gateway {
  public:
   // Binds both listeners and builds one channel to `config.verifier_target`.

@@ -69,7 +69,14 @@ TEST_F(GatewayTest, ServesWebmentionsOnTheHttpPort) {
   ASSERT_TRUE(wrong_method.has_value());
   EXPECT_EQ(wrong_method->status, 405);
 
-  // Operations stay on the admin listener.
+  // Probes on both listeners; metrics only on the admin listener.
+  gateway_->readiness().PollOnce();
+  auto readyz = client.Request("GET", "/readyz");
+  ASSERT_TRUE(readyz.has_value());
+  EXPECT_EQ(readyz->status, 200);
+  auto healthz = client.Request("GET", "/healthz");
+  ASSERT_TRUE(healthz.has_value());
+  EXPECT_EQ(healthz->status, 200);
   auto metrics = client.Request("GET", "/metrics");
   ASSERT_TRUE(metrics.has_value());
   EXPECT_EQ(metrics->status, 404);
