@@ -22,11 +22,11 @@ namespace portcullis::net {
 // What decided an address, for the refusal message and for metric labels.
 struct AddressVerdict {
   enum class Basis {
-    kGlobal,        // allowed: in no refused block
-    kAllowList,     // allowed: inside an allow-list block (tests and demos)
-    kZoneId,        // refused: has a zone id
-    kExtraDenyList, // refused: inside a configured deny-list block
-    kBuiltInRange,  // refused: inside a block of special_ranges.h
+    kGlobal,         // allowed: in no refused block
+    kAllowList,      // allowed: inside an allow-list block (tests and demos)
+    kZoneId,         // refused: has a zone id
+    kExtraDenyList,  // refused: inside a configured deny-list block
+    kBuiltInRange,   // refused: inside a block of special_ranges.h
   };
 
   Basis basis = Basis::kGlobal;

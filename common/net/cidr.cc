@@ -56,13 +56,12 @@ absl::StatusOr<Cidr> Cidr::Parse(absl::string_view text) {
   int prefix_length = width;
   if (slash != absl::string_view::npos) {
     const absl::string_view prefix = text.substr(slash + 1);
-    const bool digits_only =
-        !prefix.empty() && prefix.size() <= 3 &&
-        prefix.find_first_not_of("0123456789") == absl::string_view::npos &&
-        (prefix.size() == 1 || prefix[0] != '0');
+    const bool digits_only = !prefix.empty() && prefix.size() <= 3 &&
+                             prefix.find_first_not_of("0123456789") == absl::string_view::npos &&
+                             (prefix.size() == 1 || prefix[0] != '0');
     if (!digits_only || !absl::SimpleAtoi(prefix, &prefix_length) || prefix_length > width) {
-      return absl::InvalidArgumentError(absl::StrCat("not a CIDR block: \"", text,
-                                                     "\": prefix length must be 0..", width));
+      return absl::InvalidArgumentError(
+          absl::StrCat("not a CIDR block: \"", text, "\": prefix length must be 0..", width));
     }
   }
   Cidr cidr(Masked(*address, prefix_length), prefix_length);

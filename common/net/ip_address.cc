@@ -67,7 +67,7 @@ std::optional<uint32_t> ParseDottedQuad(absl::string_view text) {
 
 // RFC 4291 §2.2 text without a zone.
 absl::StatusOr<std::array<uint16_t, 8>> ParseIpv6Groups(absl::string_view text,
-                                                         absl::string_view whole) {
+                                                        absl::string_view whole) {
   std::array<uint16_t, 8> before{};
   std::array<uint16_t, 8> after{};
   int before_count = 0;
@@ -87,9 +87,8 @@ absl::StatusOr<std::array<uint16_t, 8>> ParseIpv6Groups(absl::string_view text,
     }
     // A trailing dotted quad fills the last two groups.
     const size_t next_colon = text.find(':', i);
-    const absl::string_view rest =
-        text.substr(i, next_colon == absl::string_view::npos ? absl::string_view::npos
-                                                             : next_colon - i);
+    const absl::string_view rest = text.substr(
+        i, next_colon == absl::string_view::npos ? absl::string_view::npos : next_colon - i);
     if (next_colon == absl::string_view::npos && rest.find('.') != absl::string_view::npos) {
       const std::optional<uint32_t> v4 = ParseDottedQuad(rest);
       if (!v4.has_value()) {

@@ -38,10 +38,11 @@ constexpr Row kIpv4Rows[] = {
 
 // ../shared/SSRF-POLICY.md, "IPv6 blocks refused".
 constexpr Row kIpv6Rows[] = {
-    // Outside 2000::/3: all of it, as three blocks, then the named blocks within.
-    {"::/3", "outside global unicast 2000::/3", "only 2000::/3 is global unicast"},
-    {"4000::/2", "outside global unicast 2000::/3", "only 2000::/3 is global unicast"},
-    {"8000::/1", "outside global unicast 2000::/3", "only 2000::/3 is global unicast"},
+    // Outside 2000::/3: all of it, as three blocks ("Reserved by IETF" in the IANA IPv6 Address
+    // Space wherever no more specific row applies), then the named blocks within.
+    {"::/3", "IETF-reserved space", "outside global unicast 2000::/3"},
+    {"4000::/2", "IETF-reserved space", "outside global unicast 2000::/3"},
+    {"8000::/1", "IETF-reserved space", "outside global unicast 2000::/3"},
     {"::/128", "unspecified", "not a destination; Linux connects :: to the local host"},
     {"::1/128", "loopback", "this host"},
     {"::/96", "IPv4-compatible", "deprecated IPv4 embedding"},

@@ -10,8 +10,8 @@
 // there that have a name of their own (::1, fc00::/7, fe80::/10, the IPv4 embeddings, ...) have
 // a row of their own, so that a refusal names the most specific block.
 
-#include "absl/types/span.h"
 #include "absl/strings/string_view.h"
+#include "absl/types/span.h"
 #include "common/net/cidr.h"
 #include "common/net/ip_address.h"
 
@@ -19,7 +19,7 @@ namespace portcullis::net {
 
 struct SpecialRange {
   Cidr cidr;
-  // Registry name, e.g. "loopback", "IPv4-mapped", "outside global unicast 2000::/3".
+  // Registry name, e.g. "loopback", "IPv4-mapped", "IETF-reserved space" (outside 2000::/3).
   absl::string_view name;
   // Why the policy refuses it, e.g. "cloud metadata 169.254.169.254".
   absl::string_view reason;

@@ -44,6 +44,8 @@ TEST(AddressPolicyTest, RefusalNamesTheBlockAndTheEmbeddedIpv4) {
   EXPECT_EQ(public_6to4.message(),
             "address 2002:808:808::1 is in 6to4 2002::/16 (embeds 8.8.8.8): IPv4 embedding "
             "(tunnel)");
+  EXPECT_EQ(policy.Check(Ip("64:ff9c::1")).message(),
+            "address 64:ff9c::1 is in IETF-reserved space ::/3: outside global unicast 2000::/3");
   const absl::Status loopback = policy.Check(Ip("127.0.0.1"));
   EXPECT_EQ(loopback.message(), "address 127.0.0.1 is in loopback 127.0.0.0/8: this host");
   const absl::Status teredo = policy.Check(Ip("2001:0:4136:e378:8000:63bf:3fff:fdd2"));

@@ -107,7 +107,8 @@ TEST(CidrTest, Of) {
   EXPECT_EQ(Cidr::Of(Ip("fe80::1%eth0"), 10).ToString(), "fe80::/10");
   EXPECT_EQ(Cidr::Of(Ip("10.1.2.3"), 99).ToString(), "10.1.2.3/32");
   EXPECT_EQ(Cidr::Of(Ip("2001:db8::1"), -5).ToString(), "::/0");
-  EXPECT_EQ(Cidr::Of(Ip("2001:db8:aaaa:bbbb:cccc::1"), 72).ToString(), "2001:db8:aaaa:bbbb:cc00::/72");
+  EXPECT_EQ(Cidr::Of(Ip("2001:db8:aaaa:bbbb:cccc::1"), 72).ToString(),
+            "2001:db8:aaaa:bbbb:cc00::/72");
 }
 
 }  // namespace

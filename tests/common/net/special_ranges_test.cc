@@ -62,11 +62,11 @@ constexpr Hit kHits[] = {
     {"fe80::1", "fe80::/10", "link local"},
     {"fec0::1", "fec0::/10", "site local (deprecated)"},
     {"ff02::1", "ff00::/8", "multicast"},
-    {"1fff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", "::/3", "outside global unicast 2000::/3"},
-    {"64:ff9c::1", "::/3", "outside global unicast 2000::/3"},
-    {"4000::", "4000::/2", "outside global unicast 2000::/3"},
-    {"8000::", "8000::/1", "outside global unicast 2000::/3"},
-    {"e000::1", "8000::/1", "outside global unicast 2000::/3"},
+    {"1fff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", "::/3", "IETF-reserved space"},
+    {"64:ff9c::1", "::/3", "IETF-reserved space"},
+    {"4000::", "4000::/2", "IETF-reserved space"},
+    {"8000::", "8000::/1", "IETF-reserved space"},
+    {"e000::1", "8000::/1", "IETF-reserved space"},
     {"2001:1::1", "2001::/23", "IETF protocol assignments"},
     {"2001:1ff:ffff:ffff:ffff:ffff:ffff:ffff", "2001::/23", "IETF protocol assignments"},
     {"2001:0:4136:e378:8000:63bf:3fff:fdd2", "2001::/32", "Teredo"},
@@ -87,6 +87,9 @@ TEST(SpecialRangesTest, EveryRowIsHitAndNamesTheMostSpecificBlock) {
     EXPECT_EQ(range->cidr.ToString(), h.block) << h.address;
     EXPECT_EQ(range->name, h.name) << h.address;
     EXPECT_FALSE(range->reason.empty()) << h.block;
+    if (range->name == "IETF-reserved space") {
+      EXPECT_EQ(range->reason, "outside global unicast 2000::/3") << h.address;
+    }
     hit.insert(range);
   }
   for (const SpecialRange& range : Ipv4RefusedRanges()) {
@@ -109,15 +112,42 @@ TEST(SpecialRangesTest, TablesHaveThePolicysRows) {
 }
 
 TEST(SpecialRangesTest, GlobalAddressesAreInNoBlock) {
-  for (const char* text :
-       {"1.0.0.0", "1.1.1.1", "8.8.8.8", "9.255.255.255", "11.0.0.0", "93.184.216.34",
-        "100.63.255.255", "100.128.0.0", "126.255.255.255", "128.0.0.0", "169.253.255.255",
-        "169.255.0.0", "172.15.255.255", "172.32.0.0", "192.0.1.0", "192.0.3.0", "192.88.98.255",
-        "192.88.100.0", "192.167.255.255", "192.169.0.0", "198.17.255.255", "198.20.0.0",
-        "198.51.99.255", "198.51.101.0", "203.0.112.255", "203.0.114.0", "223.255.255.255",
-        "2000::", "2001:200::1", "2001:db7:ffff::1", "2001:db9::",
-        "2003::1", "2606:4700:4700::1111", "2606:2800:220:1:248:1893:25c8:1946",
-        "3ffe:ffff:ffff:ffff:ffff:ffff:ffff:ffff", "3fff:1000::"}) {
+  for (const char* text : {"1.0.0.0",
+                           "1.1.1.1",
+                           "8.8.8.8",
+                           "9.255.255.255",
+                           "11.0.0.0",
+                           "93.184.216.34",
+                           "100.63.255.255",
+                           "100.128.0.0",
+                           "126.255.255.255",
+                           "128.0.0.0",
+                           "169.253.255.255",
+                           "169.255.0.0",
+                           "172.15.255.255",
+                           "172.32.0.0",
+                           "192.0.1.0",
+                           "192.0.3.0",
+                           "192.88.98.255",
+                           "192.88.100.0",
+                           "192.167.255.255",
+                           "192.169.0.0",
+                           "198.17.255.255",
+                           "198.20.0.0",
+                           "198.51.99.255",
+                           "198.51.101.0",
+                           "203.0.112.255",
+                           "203.0.114.0",
+                           "223.255.255.255",
+                           "2000::",
+                           "2001:200::1",
+                           "2001:db7:ffff::1",
+                           "2001:db9::",
+                           "2003::1",
+                           "2606:4700:4700::1111",
+                           "2606:2800:220:1:248:1893:25c8:1946",
+                           "3ffe:ffff:ffff:ffff:ffff:ffff:ffff:ffff",
+                           "3fff:1000::"}) {
     const SpecialRange* range = FindRefusedRange(Ip(text));
     EXPECT_EQ(range, nullptr) << text << " is in " << range->cidr.ToString();
   }
