@@ -1,0 +1,194 @@
+#include "verifier-service/src/fetch/egress_policy.h"
+
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "common/status/status_macros.h"
+
+namespace portcullis::verifier::fetch {
+namespace {
+
+struct SpecialName {
+  absl::string_view name;
+  absl::string_view reason;
+};
+
+// Names refused with everything under them; see CheckHostName in the header.
+constexpr SpecialName kSpecialNames[] = {
+    {"localhost", "loopback (RFC 6761)"},
+    {"local", "multicast DNS, this link (RFC 6762)"},
+    {"internal", "private-use top-level domain (cloud metadata.google.internal)"},
+    {"home.arpa", "residential networks (RFC 8375)"},
+    {"invalid", "never resolves (RFC 6761)"},
+    {"onion", "Tor only (RFC 7686)"},
+};
+
+// The WHATWG URL parser's pre-processing: leading and trailing C0 controls and spaces trimmed,
+// ASCII tab and newline removed anywhere.
+std::string Preprocess(absl::string_view input) {
+  size_t begin = 0;
+  size_t end = input.size();
+  while (begin < end && static_cast<unsigned char>(input[begin]) <= 0x20) {
+    ++begin;
+  }
+  while (end > begin && static_cast<unsigned char>(input[end - 1]) <= 0x20) {
+    --end;
+  }
+  std::string text;
+  text.reserve(end - begin);
+  for (const char c : input.substr(begin, end - begin)) {
+    if (c != '\t' && c != '\n' && c != '\r') {
+      text.push_back(c);
+    }
+  }
+  return text;
+}
+
+absl::Status Differential(absl::string_view why) {
+  return absl::PermissionDeniedError(
+      absl::StrCat("URL refused: ", why,
+                   " (parsers disagree on the host of such a URL, so none of them is trusted)"));
+}
+
+}  // namespace
+
+absl::Status CheckUrlSpelling(absl::string_view input) {
+  const std::string text = Preprocess(input);
+  const std::string scheme = url::SchemeOf(text);
+  if (!scheme.empty() && scheme != "http" && scheme != "https") {
+    return absl::OkStatus();  // url::ParseUrl refuses other schemes.
+  }
+  absl::string_view rest = text;
+  if (!scheme.empty()) {
+    rest.remove_prefix(std::min(rest.size(), rest.find(':') + 1));
+  }
+  const size_t slashes = std::min(rest.size(), rest.find_first_not_of("/\\"));
+  const absl::string_view run = rest.substr(0, slashes);
+  if (run.find('\\') != absl::string_view::npos) {
+    return Differential("a backslash among the slashes before the host");
+  }
+  if (!scheme.empty() && run.size() != 2) {
+    return Differential(absl::StrCat("the host must follow \"", scheme, "://\" exactly"));
+  }
+  if (run.size() > 2) {
+    return Differential("more than two slashes before the host");
+  }
+  if (run.size() == 2) {
+    const absl::string_view after = rest.substr(2);
+    const absl::string_view authority = after.substr(0, after.find_first_of("/?#"));
+    if (authority.find('\\') != absl::string_view::npos) {
+      return Differential("a backslash in the authority");
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckHostName(absl::string_view host) {
+  absl::string_view name = host;
+  if (absl::EndsWith(name, ".")) {
+    name.remove_suffix(1);
+  }
+  if (name.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat("host \"", host, "\" is empty"));
+  }
+  for (const absl::string_view label : absl::StrSplit(name, '.')) {
+    if (label.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat("host ", host, " has an empty label"));
+    }
+  }
+  for (const SpecialName& special : kSpecialNames) {
+    if (name == special.name || absl::EndsWith(name, absl::StrCat(".", special.name))) {
+      return absl::PermissionDeniedError(absl::StrCat(
+          "host ", host, " is a special-use name under \"", special.name, "\": ", special.reason));
+    }
+  }
+  if (name.find('.') == absl::string_view::npos) {
+    return absl::PermissionDeniedError(absl::StrCat(
+        "host ", host,
+        " is a single-label name: resolved through search domains or /etc/hosts, never a public "
+        "web host"));
+  }
+  return absl::OkStatus();
+}
+
+bool IsIpLiteralHost(const url::Url& url) { return url.host_kind() != url::Url::HostKind::kDomain; }
+
+EgressPolicy::EgressPolicy()
+    : allowed_ports_(std::begin(kDefaultAllowedPorts), std::end(kDefaultAllowedPorts)) {}
+
+EgressPolicy::EgressPolicy(std::vector<uint16_t> allowed_ports, net::AddressPolicy addresses)
+    : allowed_ports_(std::move(allowed_ports)), addresses_(std::move(addresses)) {}
+
+absl::StatusOr<EgressPolicy> EgressPolicy::Create(EgressPolicyConfig config) {
+  std::vector<uint16_t> ports(std::begin(kDefaultAllowedPorts), std::end(kDefaultAllowedPorts));
+  for (const uint16_t port : config.extra_allowed_ports) {
+    if (port == 0) {
+      return absl::InvalidArgumentError("egress policy: allowed port 0 is not a port");
+    }
+    ports.push_back(port);
+  }
+  std::sort(ports.begin(), ports.end());
+  ports.erase(std::unique(ports.begin(), ports.end()), ports.end());
+  return EgressPolicy(std::move(ports),
+                      net::AddressPolicy(std::move(config.extra_deny), std::move(config.allow)));
+}
+
+absl::StatusOr<url::Url> EgressPolicy::ParseAndCheckUrl(absl::string_view input,
+                                                        const url::Url* base) const {
+  RETURN_IF_ERROR(CheckUrlSpelling(input));
+  ASSIGN_OR_RETURN(url::Url url, url::ParseUrl(input, base));
+  RETURN_IF_ERROR(CheckUrl(url));
+  return url;
+}
+
+absl::Status EgressPolicy::CheckUrl(const url::Url& url) const {
+  if (url.scheme() != "http" && url.scheme() != "https") {
+    return absl::PermissionDeniedError(
+        absl::StrCat("scheme ", url.scheme(), " is refused: only http and https are fetched"));
+  }
+  if (url.has_credentials()) {
+    return absl::PermissionDeniedError(
+        "URL carries credentials (user:password@): refused, a fetch never sends them");
+  }
+  const uint16_t port = url.effective_port();
+  if (!std::binary_search(allowed_ports_.begin(), allowed_ports_.end(), port)) {
+    return absl::PermissionDeniedError(absl::StrCat(
+        "port ", port, " is refused (allowed: ", absl::StrJoin(allowed_ports_, ", "), ")"));
+  }
+  if (IsIpLiteralHost(url)) {
+    const std::optional<net::IpAddress> literal = net::IpAddress::FromUrl(url);
+    if (!literal.has_value()) {
+      return absl::InternalError(absl::StrCat("IP-literal host ", url.host(), " has no address"));
+    }
+    return CheckAddress(*literal);
+  }
+  return CheckHostName(url.host());
+}
+
+absl::Status EgressPolicy::CheckAddresses(const url::Url& url,
+                                          absl::Span<const net::IpAddress> addresses) const {
+  RETURN_IF_ERROR(CheckUrl(url));
+  if (addresses.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat("no addresses to check for host ", url.host()));
+  }
+  for (const net::IpAddress& address : addresses) {
+    const absl::Status status = CheckAddress(address);
+    if (!status.ok()) {
+      return absl::PermissionDeniedError(
+          absl::StrCat("host ", url.host(), " resolves to a refused address: ", status.message()));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status EgressPolicy::CheckAddress(const net::IpAddress& address) const {
+  return addresses_.Check(address);
+}
+
+}  // namespace portcullis::verifier::fetch

@@ -1,0 +1,112 @@
+#pragma once
+
+// EgressPolicy: may the verifier fetch this URL, and connect to these addresses? The one place
+// that answers "why was this URL refused?" — see ../shared/SSRF-POLICY.md, which this implements.
+//
+// The fetch path asks it three times:
+//   1. before DNS:        ParseAndCheckUrl(text) (or CheckUrl(url) for an already parsed URL)
+//                         — scheme, credentials, port, special-use names, IP-literal hosts;
+//   2. after DNS:         CheckAddresses(url, answers) — refused when ANY answer is forbidden;
+//   3. at connect time:   CheckAddress(address) — the address the socket is really opened to.
+// Every refusal is kPermissionDenied with a message naming what was refused and why (the block
+// and its CIDR, the embedded IPv4, the port, the name); malformed URLs stay kInvalidArgument and
+// non-http(s) schemes kUnimplemented, as url::ParseUrl returns them.
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/types/span.h"
+#include "common/net/address_policy.h"
+#include "common/net/cidr.h"
+#include "common/net/ip_address.h"
+#include "common/url/url.h"
+
+namespace portcullis::verifier::fetch {
+
+// Ports every policy allows: the schemes' defaults.
+inline constexpr uint16_t kDefaultAllowedPorts[] = {80, 443};
+
+struct EgressPolicyConfig {
+  // Allowed in addition to 80 and 443 (e.g. 8080 for a demo origin). 0 is refused by Create.
+  std::vector<uint16_t> extra_allowed_ports;
+  // Refused in addition to the built-in blocks, e.g. 168.63.129.16/32 on Azure.
+  std::vector<net::Cidr> extra_deny;
+  // Allowed despite the built-in blocks: for tests and demos only, empty in production. The
+  // service logs a loud warning at startup when it is set (allow_list_active()).
+  std::vector<net::Cidr> allow;
+};
+
+class EgressPolicy {
+ public:
+  // The production default: ports 80 and 443, built-in blocks only.
+  EgressPolicy();
+
+  // kInvalidArgument for port 0.
+  static absl::StatusOr<EgressPolicy> Create(EgressPolicyConfig config);
+
+  // Reads a user-supplied URL or a redirect Location (`base` = the current URL) and applies
+  // CheckUrl. Before parsing, refuses spellings that parsers disagree on (CheckUrlSpelling).
+  absl::StatusOr<url::Url> ParseAndCheckUrl(absl::string_view input,
+                                            const url::Url* base = nullptr) const;
+
+  // Before DNS: http or https only; no credentials; an allowed port; a domain host that is not a
+  // special-use or single-label name; an IP-literal host checked as CheckAddress would.
+  absl::Status CheckUrl(const url::Url& url) const;
+
+  // After DNS: CheckUrl, then every address in `addresses`. Refused if ANY is refused (a mixed
+  // public/private answer is a rebinding tool). An empty `addresses` is kInvalidArgument: there
+  // is nothing to allow.
+  absl::Status CheckAddresses(const url::Url& url,
+                              absl::Span<const net::IpAddress> addresses) const;
+
+  // At connect time: the address a socket is about to be opened to.
+  absl::Status CheckAddress(const net::IpAddress& address) const;
+
+  // True when the allow list is set: log a loud warning at startup.
+  bool allow_list_active() const { return addresses_.has_allow_list(); }
+  const net::AddressPolicy& address_policy() const { return addresses_; }
+  // Sorted, without duplicates.
+  const std::vector<uint16_t>& allowed_ports() const { return allowed_ports_; }
+
+ private:
+  EgressPolicy(std::vector<uint16_t> allowed_ports, net::AddressPolicy addresses);
+
+  std::vector<uint16_t> allowed_ports_;
+  net::AddressPolicy addresses_;
+};
+
+// True when the URL's host is an IPv4 or IPv6 literal: connect to it directly, never ask the
+// resolver (c-ares 1.18 sends literals to DNS and reads 0177.0.0.1 as 177.0.0.1). The address is
+// net::IpAddress::FromUrl(url).
+bool IsIpLiteralHost(const url::Url& url);
+
+// Refuses, by name, hosts that must never be resolved (checked by CheckUrl; exposed for tests and
+// for the resolver's own guard). `host` is a serialized URL domain (lowercase ASCII). One trailing
+// dot is ignored ("localhost." is localhost); an empty label is refused. Refused names:
+//   localhost, *.localhost  RFC 6761 §6.3: loopback; c-ares answers them itself
+//   local, *.local          RFC 6762: multicast DNS, this link
+//   internal, *.internal    ICANN private-use TLD (metadata.google.internal)
+//   home.arpa, *.home.arpa  RFC 8375: residential networks
+//   invalid, *.invalid      RFC 6761 §6.4: never resolves
+//   onion, *.onion          RFC 7686: Tor only
+//   any single-label name   resolved through search domains or /etc/hosts ("metadata", a
+//                           Kubernetes service name), never a public web host
+// test/*.test and example.* are NOT refused: they resolve like any other name (the shared vectors
+// use *.test as ordinary public hosts behind a stubbed resolver).
+absl::Status CheckHostName(absl::string_view host);
+
+// Refuses URL text whose authority an RFC 3986 parser (libcurl, proxies, the site's own server)
+// would read differently from the WHATWG parser we use, so that no second parser can ever be
+// pointed somewhere else than the one we checked:
+//   - a backslash before the end of the authority ("http://example.com\@127.0.0.1/": WHATWG host
+//     example.com, RFC 3986 host 127.0.0.1), or among the slashes that introduce it;
+//   - an http(s) URL whose authority is not introduced by exactly "//" ("http:///path" — WHATWG
+//     host "path", RFC 3986 empty host; "http:example.com"; "http:/example.com").
+// Applied to the text after the WHATWG pre-processing (leading/trailing C0 and space trimmed,
+// tab and newline removed). Relative references ("/next", "//host/") are checked the same way.
+absl::Status CheckUrlSpelling(absl::string_view input);
+
+}  // namespace portcullis::verifier::fetch
