@@ -28,8 +28,7 @@ const unsigned char* Bytes(absl::string_view s) {
 }
 
 EvpPkeyPtr PrivateKeyFromSeed(const std::array<uint8_t, kEd25519SeedSize>& seed) {
-  EvpPkeyPtr key(
-      EVP_PKEY_new_raw_private_key(EVP_PKEY_ED25519, nullptr, seed.data(), seed.size()));
+  EvpPkeyPtr key(EVP_PKEY_new_raw_private_key(EVP_PKEY_ED25519, nullptr, seed.data(), seed.size()));
   if (key == nullptr) {
     std::abort();  // Any 32 bytes are a valid seed; only memory exhaustion gets here.
   }
@@ -40,9 +39,8 @@ EvpPkeyPtr PrivateKeyFromSeed(const std::array<uint8_t, kEd25519SeedSize>& seed)
 
 absl::StatusOr<Ed25519PublicKey> Ed25519PublicKey::FromRaw(absl::string_view raw) {
   if (raw.size() != kEd25519PublicKeySize) {
-    return absl::InvalidArgumentError(absl::StrCat("an Ed25519 public key is ",
-                                                   kEd25519PublicKeySize, " bytes, not ",
-                                                   raw.size()));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "an Ed25519 public key is ", kEd25519PublicKeySize, " bytes, not ", raw.size()));
   }
   std::array<uint8_t, kEd25519PublicKeySize> bytes;
   std::memcpy(bytes.data(), raw.data(), bytes.size());
@@ -69,8 +67,8 @@ bool Ed25519PublicKey::Verify(absl::string_view message, absl::string_view signa
 
 absl::StatusOr<Ed25519PrivateKey> Ed25519PrivateKey::FromSeed(absl::string_view seed) {
   if (seed.size() != kEd25519SeedSize) {
-    return absl::InvalidArgumentError(absl::StrCat("an Ed25519 seed is ", kEd25519SeedSize,
-                                                   " bytes, not ", seed.size()));
+    return absl::InvalidArgumentError(
+        absl::StrCat("an Ed25519 seed is ", kEd25519SeedSize, " bytes, not ", seed.size()));
   }
   std::array<uint8_t, kEd25519SeedSize> bytes;
   std::memcpy(bytes.data(), seed.data(), bytes.size());

@@ -10,9 +10,9 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/cord.h"
 #include "absl/strings/str_cat.h"
-#include "common/json/jcs.h"
 #include "boost/json/basic_parser_impl.hpp"
 #include "boost/json/error.hpp"
+#include "common/json/jcs.h"
 
 namespace portcullis::json {
 namespace {
@@ -24,10 +24,10 @@ constexpr absl::string_view kPathPayload = "portcullis.json/path";
 constexpr size_t kMaxPathInMessage = 200;
 
 constexpr ParseErrorKind kAllKinds[] = {
-    ParseErrorKind::kSyntax,           ParseErrorKind::kInvalidUnicode,
-    ParseErrorKind::kDuplicateKey,     ParseErrorKind::kNumberOutOfRange,
-    ParseErrorKind::kNegativeZero,     ParseErrorKind::kNoncharacter,
-    ParseErrorKind::kTooDeep,          ParseErrorKind::kTooLarge,
+    ParseErrorKind::kSyntax,       ParseErrorKind::kInvalidUnicode,
+    ParseErrorKind::kDuplicateKey, ParseErrorKind::kNumberOutOfRange,
+    ParseErrorKind::kNegativeZero, ParseErrorKind::kNoncharacter,
+    ParseErrorKind::kTooDeep,      ParseErrorKind::kTooLarge,
 };
 
 std::string QuotedPath(absl::string_view path) {
@@ -316,11 +316,11 @@ class DocumentBuilder {
   bool Open(boost::json::value container, boost::json::error_code& ec) {
     if (frames_.size() >= max_depth_) {
       const std::string path = CurrentPath();
-      return Fail(MakeError(ParseErrorKind::kTooDeep,
-                            absl::StrCat("nesting deeper than ", max_depth_, " at ",
-                                         QuotedPath(path)),
-                            path),
-                  ec);
+      return Fail(
+          MakeError(ParseErrorKind::kTooDeep,
+                    absl::StrCat("nesting deeper than ", max_depth_, " at ", QuotedPath(path)),
+                    path),
+          ec);
     }
     frames_.push_back(Frame{std::move(container), {}, 0});
     return true;
@@ -351,9 +351,10 @@ class DocumentBuilder {
     if (const uint32_t cp = FirstNoncharacter(s); cp != 0) {
       const std::string path = CurrentPath();
       return Fail(MakeError(ParseErrorKind::kNoncharacter,
-                            absl::StrCat("noncharacter U+",
-                                         absl::AsciiStrToUpper(absl::StrCat(absl::Hex(cp, absl::kZeroPad4))),
-                                         " at ", QuotedPath(path)),
+                            absl::StrCat(
+                                "noncharacter U+",
+                                absl::AsciiStrToUpper(absl::StrCat(absl::Hex(cp, absl::kZeroPad4))),
+                                " at ", QuotedPath(path)),
                             path),
                   ec);
     }
@@ -380,11 +381,11 @@ class DocumentBuilder {
     }
     if (value == 0 && std::signbit(value)) {
       const std::string path = CurrentPath();
-      return Fail(MakeError(ParseErrorKind::kNegativeZero,
-                            absl::StrCat("negative zero at ", QuotedPath(path),
-                                         " (RFC 8785 errata 7920)"),
-                            path),
-                  ec);
+      return Fail(
+          MakeError(ParseErrorKind::kNegativeZero,
+                    absl::StrCat("negative zero at ", QuotedPath(path), " (RFC 8785 errata 7920)"),
+                    path),
+          ec);
     }
     if (!IsFaithfulInteger(text, value)) {
       const std::string path = CurrentPath();

@@ -2,9 +2,9 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <iostream>
 #include <limits>
-#include <cstring>
 #include <string>
 
 #include "absl/strings/escaping.h"
@@ -102,8 +102,8 @@ TEST(JcsSharedVectorsTest, AllVectors) {
       // "-0 ... SHOULD generate an error condition".
       for (const char* input : {"-0", "[-0]", "{\"a\":-0.0}", "-0e10", "-0E-5"}) {
         const absl::StatusOr<std::string> canonical = CanonicalizeText(input);
-        check(!canonical.ok() && ParseErrorKindOf(canonical.status()) ==
-                                     ParseErrorKind::kNegativeZero,
+        check(!canonical.ok() &&
+                  ParseErrorKindOf(canonical.status()) == ParseErrorKind::kNegativeZero,
               absl::StrCat(id, ": accepted ", input));
       }
     } else {
@@ -128,12 +128,14 @@ TEST(JcsTest, SortsMembersByUtf16CodeUnits) {
 TEST(JcsTest, ReorderedAndReformattedDocumentsHashAlike) {
   const absl::StatusOr<std::string> a =
       CanonicalizeText("{ \"id\": \"x\", \"n\": 4.50, \"tags\": [ \"a\" ] }");
-  const absl::StatusOr<std::string> b = CanonicalizeText("{\"tags\":[\"a\"],\"n\":45e-1,\"id\":\"x\"}");
+  const absl::StatusOr<std::string> b =
+      CanonicalizeText("{\"tags\":[\"a\"],\"n\":45e-1,\"id\":\"x\"}");
   ASSERT_TRUE(a.ok());
   ASSERT_TRUE(b.ok());
   EXPECT_EQ(*a, *b);
   EXPECT_EQ(ContentHash(*a), ContentHash(*b));
-  EXPECT_NE(ContentHash(*a), ContentHash(*CanonicalizeText("{\"id\":\"y\",\"n\":4.5,\"tags\":[\"a\"]}")));
+  EXPECT_NE(ContentHash(*a),
+            ContentHash(*CanonicalizeText("{\"id\":\"y\",\"n\":4.5,\"tags\":[\"a\"]}")));
 }
 
 TEST(JcsTest, EscapesOnlyWhatJcsRequires) {

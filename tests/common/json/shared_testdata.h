@@ -34,14 +34,14 @@ inline std::optional<std::string> ReadFileIfPresent(const std::filesystem::path&
 
 // Reads `path` into `var` (a std::string); without it: GTEST_SKIP with the path, or a failure
 // under CI=true.
-#define PORTCULLIS_READ_SHARED_TESTDATA_OR_SKIP(var, path)                                    \
-  std::string var;                                                                           \
-  if (auto portcullis_contents_ = ::portcullis::testing::ReadFileIfPresent(path);            \
-      portcullis_contents_.has_value()) {                                                    \
-    var = std::move(*portcullis_contents_);                                                  \
-  } else if (::portcullis::testing::RunningInCi()) {                                         \
-    FAIL() << "shared test data missing under CI=true: " << (path);                          \
-  } else {                                                                                   \
-    GTEST_SKIP() << "SKIPPED: shared test data not found at " << (path)                      \
-                 << " (expected ../shared/testdata beside the repository)";                 \
+#define PORTCULLIS_READ_SHARED_TESTDATA_OR_SKIP(var, path)                        \
+  std::string var;                                                                \
+  if (auto portcullis_contents_ = ::portcullis::testing::ReadFileIfPresent(path); \
+      portcullis_contents_.has_value()) {                                         \
+    var = std::move(*portcullis_contents_);                                       \
+  } else if (::portcullis::testing::RunningInCi()) {                              \
+    FAIL() << "shared test data missing under CI=true: " << (path);               \
+  } else {                                                                        \
+    GTEST_SKIP() << "SKIPPED: shared test data not found at " << (path)           \
+                 << " (expected ../shared/testdata beside the repository)";       \
   }

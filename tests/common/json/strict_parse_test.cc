@@ -40,9 +40,26 @@ TEST(StrictParseTest, AcceptsOrdinaryDocuments) {
 }
 
 TEST(StrictParseTest, NotJsonIsSyntax) {
-  for (const char* text : {"", " ", "{", "[1,]", "{\"a\":1,}", "01", "+1", ".5", "1.", "NaN",
-                           "Infinity", "'a'", "{\"a\" 1}", "[1] x", "// c\n1", "\"a\x01\"",
-                           "\xEF\xBB\xBF{}", "\"\\x\"", "\"\\u12g4\"", "tru"}) {
+  for (const char* text : {"",
+                           " ",
+                           "{",
+                           "[1,]",
+                           "{\"a\":1,}",
+                           "01",
+                           "+1",
+                           ".5",
+                           "1.",
+                           "NaN",
+                           "Infinity",
+                           "'a'",
+                           "{\"a\" 1}",
+                           "[1] x",
+                           "// c\n1",
+                           "\"a\x01\"",
+                           "\xEF\xBB\xBF{}",
+                           "\"\\x\"",
+                           "\"\\u12g4\"",
+                           "tru"}) {
     const Refusal refusal = RefusalOf(text);
     EXPECT_EQ(refusal.kind, ParseErrorKind::kSyntax) << text;
     EXPECT_TRUE(IsMalformed(refusal.kind));
@@ -52,18 +69,18 @@ TEST(StrictParseTest, NotJsonIsSyntax) {
 
 TEST(StrictParseTest, InvalidUtf8AndLoneSurrogatesAreInvalidUnicode) {
   for (const char* text : {
-           "\"\\ud800\"",          // lone high surrogate
-           "\"\\udc00\"",          // lone low surrogate
-           "\"\\ud800\\u0041\"",   // high surrogate followed by a non-surrogate
-           "\"\\ud800\\ud800\"",   // two highs
-           "{\"\\udfff\":1}",      // in a key
-           "\"\xff\"",             // never valid in UTF-8
-           "\"\xC0\x80\"",         // overlong NUL
-           "\"\xE0\x80\xAF\"",     // overlong "/"
-           "\"\xED\xA0\x80\"",     // encoded surrogate U+D800
-           "\"\xF4\x90\x80\x80\"", // above U+10FFFF
-           "\"\xC3\"",             // truncated
-           "\"\x80\"",             // lone continuation byte
+           "\"\\ud800\"",           // lone high surrogate
+           "\"\\udc00\"",           // lone low surrogate
+           "\"\\ud800\\u0041\"",    // high surrogate followed by a non-surrogate
+           "\"\\ud800\\ud800\"",    // two highs
+           "{\"\\udfff\":1}",       // in a key
+           "\"\xff\"",              // never valid in UTF-8
+           "\"\xC0\x80\"",          // overlong NUL
+           "\"\xE0\x80\xAF\"",      // overlong "/"
+           "\"\xED\xA0\x80\"",      // encoded surrogate U+D800
+           "\"\xF4\x90\x80\x80\"",  // above U+10FFFF
+           "\"\xC3\"",              // truncated
+           "\"\x80\"",              // lone continuation byte
        }) {
     const Refusal refusal = RefusalOf(text);
     EXPECT_EQ(refusal.kind, ParseErrorKind::kInvalidUnicode) << text;
@@ -97,10 +114,10 @@ TEST(StrictParseTest, DuplicateKeysAnywhereNameTheMember) {
 }
 
 TEST(StrictParseTest, NumbersOutsideIJsonAreRefused) {
-  for (const char* text : {"1e400", "-1e400", "1e99999999999999999999", "1e-400", "-1e-400",
-                           "2.4703282292062327e-324", "9007199254740993", "-9007199254740993",
-                           "123456789012345678901234567890", "18446744073709551617",
-                           "295147905179352830001"}) {
+  for (const char* text :
+       {"1e400", "-1e400", "1e99999999999999999999", "1e-400", "-1e-400", "2.4703282292062327e-324",
+        "9007199254740993", "-9007199254740993", "123456789012345678901234567890",
+        "18446744073709551617", "295147905179352830001"}) {
     const Refusal refusal = RefusalOf(text);
     EXPECT_EQ(refusal.kind, ParseErrorKind::kNumberOutOfRange) << text;
     EXPECT_FALSE(IsMalformed(refusal.kind));

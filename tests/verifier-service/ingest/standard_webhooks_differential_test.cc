@@ -94,7 +94,8 @@ class StandardWebhooksDifferentialTest : public ::testing::Test {
   }
 
   std::optional<std::string> Oracle(const std::string& arguments) const {
-    return RunShell(absl::StrCat("cd ", Quoted(work_), " && timeout 20 node oracle.js ", arguments));
+    return RunShell(
+        absl::StrCat("cd ", Quoted(work_), " && timeout 20 node oracle.js ", arguments));
   }
 
   fs::path work_;
@@ -138,12 +139,12 @@ TEST_F(StandardWebhooksDifferentialTest, WeAcceptWhatTheReferenceSigns) {
         VerifyDelivery({msg_id, timestamp_text, signature, tampered_payload}, {*key}, now);
     const absl::StatusOr<VerifiedSignature> tampered_id =
         VerifyDelivery({msg_id + "x", timestamp_text, signature, payload}, {*key}, now);
-    const absl::StatusOr<VerifiedSignature> tampered_timestamp = VerifyDelivery(
-        {msg_id, absl::StrCat(timestamp + 1), signature, payload}, {*key}, now);
-    const bool ok = verified.ok() && same_token &&
-                    SignatureFailureOf(tampered_body.status()) ==
-                        SignatureFailure::kNoMatchingSignature &&
-                    !tampered_id.ok() && !tampered_timestamp.ok();
+    const absl::StatusOr<VerifiedSignature> tampered_timestamp =
+        VerifyDelivery({msg_id, absl::StrCat(timestamp + 1), signature, payload}, {*key}, now);
+    const bool ok =
+        verified.ok() && same_token &&
+        SignatureFailureOf(tampered_body.status()) == SignatureFailure::kNoMatchingSignature &&
+        !tampered_id.ok() && !tampered_timestamp.ok();
     if (ok) {
       ++passed;
     } else {

@@ -23,7 +23,8 @@ std::string Str(const boost::json::value& value) {
 }
 
 std::string Member(const boost::json::object& object, absl::string_view name) {
-  const boost::json::value* value = object.if_contains(boost::json::string_view(name.data(), name.size()));
+  const boost::json::value* value =
+      object.if_contains(boost::json::string_view(name.data(), name.size()));
   return value == nullptr ? std::string() : Str(*value);
 }
 
@@ -51,9 +52,8 @@ TEST(StandardWebhooksSharedVectorsTest, AllVectors) {
     }
     check(absl::BytesToHexString(key->material) == Str(vector.at("derived_key_bytes_hex")),
           absl::StrCat(id, ": key bytes"));
-    const std::string content = SignedContent(Str(vector.at("msg_id")),
-                                              vector.at("timestamp").as_int64(),
-                                              Str(vector.at("payload")));
+    const std::string content = SignedContent(
+        Str(vector.at("msg_id")), vector.at("timestamp").as_int64(), Str(vector.at("payload")));
     check(content == Str(vector.at("derived_signed_content")), absl::StrCat(id, ": content"));
     check(SignV1(key->material, content) == Str(vector.at("expected_signature")),
           absl::StrCat(id, ": signature"));
@@ -113,7 +113,8 @@ TEST(StandardWebhooksSharedVectorsTest, AllVectors) {
   }
 
   const boost::json::value& v1a = vectors.at("derived_v1a_vector");
-  const absl::StatusOr<VerificationKey> public_key = ParseVerificationKey("ed", Str(v1a.at("whpk")));
+  const absl::StatusOr<VerificationKey> public_key =
+      ParseVerificationKey("ed", Str(v1a.at("whpk")));
   check(public_key.ok() && public_key->version == SignatureVersion::kV1a &&
             absl::BytesToHexString(public_key->material) == Str(v1a.at("ed25519_public_key_hex")),
         "v1a: whpk");
@@ -127,10 +128,10 @@ TEST(StandardWebhooksSharedVectorsTest, AllVectors) {
           "v1a: signature");
   }
   if (public_key.ok()) {
-    const absl::StatusOr<VerifiedSignature> verified = VerifyDelivery(
-        {"msg_p5jXN8AQM9LWM0D4loKWxJek", "1614265330", Str(v1a.at("expected_signature")),
-         "{\"test\": 2432232314}"},
-        {*public_key}, absl::FromUnixSeconds(1614265330));
+    const absl::StatusOr<VerifiedSignature> verified =
+        VerifyDelivery({"msg_p5jXN8AQM9LWM0D4loKWxJek", "1614265330",
+                        Str(v1a.at("expected_signature")), "{\"test\": 2432232314}"},
+                       {*public_key}, absl::FromUnixSeconds(1614265330));
     check(verified.ok() && verified->version == SignatureVersion::kV1a && verified->key_id == "ed",
           "v1a: verify");
   }
@@ -266,7 +267,7 @@ TEST_F(StandardWebhooksTest, MalformedTokensAreReportedUnlessAnotherVerifies) {
   const std::string right = SignV1(old_secret_, content_);
   for (const std::string& header : std::vector<std::string>{
            "v1", "v1,", "v1,not base64!", "v1,AAAA" /* 3 bytes */, "v1a,AAAA",
-        right.substr(0, right.size() - 1) /* unpadded */, "v1;" + right.substr(3)}) {
+           right.substr(0, right.size() - 1) /* unpadded */, "v1;" + right.substr(3)}) {
     const absl::StatusOr<VerifiedSignature> result = Verify(header, keys);
     EXPECT_EQ(FailureOf(result), SignatureFailure::kMalformedSignature) << header;
     EXPECT_TRUE(IsMalformedSignatureMetadata(*SignatureFailureOf(result.status())));
@@ -284,13 +285,13 @@ TEST_F(StandardWebhooksTest, IdAndTimestampMustBeWellFormed) {
             SignatureFailure::kMissingId);
   EXPECT_EQ(FailureOf(VerifyDelivery({"a\nb", "1700000000", header, body_}, keys, now)),
             SignatureFailure::kMalformedId);
-  EXPECT_EQ(FailureOf(VerifyDelivery({std::string(257, 'i'), "1700000000", header, body_}, keys,
-                                     now)),
-            SignatureFailure::kMalformedId);
+  EXPECT_EQ(
+      FailureOf(VerifyDelivery({std::string(257, 'i'), "1700000000", header, body_}, keys, now)),
+      SignatureFailure::kMalformedId);
   EXPECT_EQ(FailureOf(VerifyDelivery({"msg_1", "", header, body_}, keys, now)),
             SignatureFailure::kMissingTimestamp);
-  for (const char* timestamp : {"+1700000000", "-1", "1700000000.0", "17e8", " 1700000000",
-                                "0x65", "99999999999999999999", "9223372036854775808"}) {
+  for (const char* timestamp : {"+1700000000", "-1", "1700000000.0", "17e8", " 1700000000", "0x65",
+                                "99999999999999999999", "9223372036854775808"}) {
     EXPECT_EQ(FailureOf(VerifyDelivery({"msg_1", timestamp, header, body_}, keys, now)),
               SignatureFailure::kMalformedTimestamp)
         << timestamp;
@@ -340,7 +341,8 @@ TEST(StandardWebhooksKeyTest, KeysAreParsedStrictly) {
   EXPECT_EQ(public_key->material, ed.PublicKey().raw());
   EXPECT_FALSE(ParseVerificationKey("a", "whpk_" + secret24).ok());
   // A signing key is not a verification key, and the message does not echo it.
-  const absl::StatusOr<VerificationKey> signing = ParseVerificationKey("a", SerializeSigningKey(ed));
+  const absl::StatusOr<VerificationKey> signing =
+      ParseVerificationKey("a", SerializeSigningKey(ed));
   ASSERT_FALSE(signing.ok());
   EXPECT_EQ(signing.status().message().find(SerializeSigningKey(ed).substr(5)), std::string::npos);
   // whsk_ round trip.

@@ -22,11 +22,16 @@ constexpr absl::string_view kPublicKeyPrefix = "whpk_";
 constexpr absl::string_view kSigningKeyPrefix = "whsk_";
 
 constexpr SignatureFailure kAllFailures[] = {
-    SignatureFailure::kNoSignature,         SignatureFailure::kHeaderTooLarge,
-    SignatureFailure::kMissingId,           SignatureFailure::kMalformedId,
-    SignatureFailure::kMissingTimestamp,    SignatureFailure::kMalformedTimestamp,
-    SignatureFailure::kTimestampTooOld,     SignatureFailure::kTimestampTooNew,
-    SignatureFailure::kMalformedSignature,  SignatureFailure::kNoMatchingSignature,
+    SignatureFailure::kNoSignature,
+    SignatureFailure::kHeaderTooLarge,
+    SignatureFailure::kMissingId,
+    SignatureFailure::kMalformedId,
+    SignatureFailure::kMissingTimestamp,
+    SignatureFailure::kMalformedTimestamp,
+    SignatureFailure::kTimestampTooOld,
+    SignatureFailure::kTimestampTooNew,
+    SignatureFailure::kMalformedSignature,
+    SignatureFailure::kNoMatchingSignature,
     SignatureFailure::kNoKeys,
 };
 
@@ -113,8 +118,8 @@ SignatureToken ReadToken(absl::string_view token) {
   }
   if (signature->size() != expected_size) {
     result.kind = SignatureToken::Kind::kMalformed;
-    result.problem = absl::StrCat(version, " signature is ", signature->size(), " bytes, not ",
-                                  expected_size);
+    result.problem =
+        absl::StrCat(version, " signature is ", signature->size(), " bytes, not ", expected_size);
     return result;
   }
   result.signature = std::move(*signature);
@@ -213,9 +218,8 @@ absl::StatusOr<VerificationKey> ParseVerificationKey(absl::string_view id,
     }
   } else if (material->size() < kMinHmacSecretBytes || material->size() > kMaxHmacSecretBytes) {
     return absl::InvalidArgumentError(absl::StrCat("key ", id, ": an HMAC secret is ",
-                                                   kMinHmacSecretBytes, " to ",
-                                                   kMaxHmacSecretBytes, " bytes, not ",
-                                                   material->size()));
+                                                   kMinHmacSecretBytes, " to ", kMaxHmacSecretBytes,
+                                                   " bytes, not ", material->size()));
   }
   key.material = std::move(*material);
   return key;
@@ -262,8 +266,7 @@ std::vector<SignatureToken> ParseSignatureHeader(absl::string_view header,
 
 absl::StatusOr<VerifiedSignature> VerifyDelivery(const SignedDelivery& delivery,
                                                  absl::Span<const VerificationKey> keys,
-                                                 absl::Time now,
-                                                 const SignatureLimits& limits) {
+                                                 absl::Time now, const SignatureLimits& limits) {
   const absl::string_view header = absl::StripAsciiWhitespace(delivery.signature_header);
   if (header.empty()) {
     return Failure(SignatureFailure::kNoSignature, "no signature");
@@ -301,9 +304,9 @@ absl::StatusOr<VerifiedSignature> VerifyDelivery(const SignedDelivery& delivery,
   if (*timestamp > now_seconds &&
       static_cast<uint64_t>(*timestamp) - static_cast<uint64_t>(now_seconds) >
           static_cast<uint64_t>(tolerance_seconds)) {
-    return Failure(SignatureFailure::kTimestampTooNew,
-                   absl::StrCat("timestamp is ahead of now by more than ", tolerance_seconds,
-                                " s"));
+    return Failure(
+        SignatureFailure::kTimestampTooNew,
+        absl::StrCat("timestamp is ahead of now by more than ", tolerance_seconds, " s"));
   }
   if (keys.empty()) {
     return Failure(SignatureFailure::kNoKeys, "the publisher has no active key");
@@ -325,9 +328,8 @@ absl::StatusOr<VerifiedSignature> VerifyDelivery(const SignedDelivery& delivery,
     if (token.kind == SignatureToken::Kind::kUnknown) {
       continue;
     }
-    const SignatureVersion version = token.kind == SignatureToken::Kind::kV1
-                                         ? SignatureVersion::kV1
-                                         : SignatureVersion::kV1a;
+    const SignatureVersion version =
+        token.kind == SignatureToken::Kind::kV1 ? SignatureVersion::kV1 : SignatureVersion::kV1a;
     for (size_t i = 0; i < keys.size(); ++i) {
       const VerificationKey& key = keys[i];
       if (key.version != version) {
