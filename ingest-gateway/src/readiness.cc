@@ -16,6 +16,11 @@ GrpcHealthChecker::GrpcHealthChecker(std::shared_ptr<grpc::Channel> channel)
 absl::Status GrpcHealthChecker::Check(absl::Duration timeout) {
   grpc::ClientContext context;
   context.set_deadline(absl::ToChronoTime(absl::Now() + timeout));
+  // Wait for a connection within the deadline instead of failing fast. Besides giving a verifier
+  // that is starting up the whole timeout, this call is what drives the reconnect: gRPC 1.51
+  // makes progress on a channel's connection attempt only while some call polls it (otherwise
+  // only its backup poller does, every 5 s), and requests fail fast while it is down.
+  context.set_wait_for_ready(true);
   grpc::health::v1::HealthCheckRequest request;
   grpc::health::v1::HealthCheckResponse response;
   const grpc::Status grpc_status = stub_->Check(&context, request, &response);
