@@ -19,6 +19,7 @@ bool WaitForServing(int port, absl::Duration timeout) {
   while (absl::Now() < deadline) {
     grpc::ClientContext context;
     context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(1)));
+    context.set_wait_for_ready(true);  // Drives the connection attempt while the server starts.
     grpc::health::v1::HealthCheckRequest request;
     grpc::health::v1::HealthCheckResponse response;
     if (stub->Check(&context, request, &response).ok() &&
