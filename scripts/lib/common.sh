@@ -9,7 +9,7 @@ PORTCULLIS_PACKAGES=(
   libgrpc++-dev libgrpc-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler libabsl-dev
   libssl-dev libpqxx-dev libc-ares-dev libcurl4-openssl-dev libboost1.81-dev libboost-json1.81-dev
   libgumbo-dev libicu-dev libspdlog-dev prometheus-cpp-dev libgtest-dev libgmock-dev
-  libbenchmark-dev postgresql-15 nodejs npm
+  libbenchmark-dev postgresql-15 nodejs
 )
 
 log() { printf '%s %s\n' "[$(date -u +%H:%M:%S)]" "$*" >&2; }
@@ -21,6 +21,11 @@ ensure_packages() {
   for pkg in "$@"; do
     dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
   done
+  # npm: Debian's package when the machine's Node.js does not bring its own (NodeSource's does,
+  # and conflicts with Debian's npm).
+  if [[ " $* " == *" nodejs "* ]] && ! command -v npm >/dev/null 2>&1; then
+    missing+=(npm)
+  fi
   [ ${#missing[@]} -eq 0 ] && return 0
   [ "$(id -u)" -eq 0 ] || die "missing packages (${missing[*]}); run as root or install them"
   log "installing ${missing[*]}"
