@@ -13,6 +13,7 @@
 #include "boost/json/basic_parser_impl.hpp"
 #include "boost/json/error.hpp"
 #include "common/json/jcs.h"
+#include "common/encoding/hex.h"
 
 namespace portcullis::json {
 namespace {
@@ -66,19 +67,6 @@ void AppendPointerSegment(absl::string_view segment, std::string& out) {
   }
 }
 
-int HexValue(char c) {
-  if (c >= '0' && c <= '9') {
-    return c - '0';
-  }
-  if (c >= 'a' && c <= 'f') {
-    return c - 'a' + 10;
-  }
-  if (c >= 'A' && c <= 'F') {
-    return c - 'A' + 10;
-  }
-  return -1;
-}
-
 // The code unit of a "\uXXXX" escape starting at text[pos] (the backslash), or -1 when the bytes
 // there are not such an escape.
 int32_t EscapedCodeUnit(absl::string_view text, size_t pos) {
@@ -87,7 +75,7 @@ int32_t EscapedCodeUnit(absl::string_view text, size_t pos) {
   }
   int32_t unit = 0;
   for (size_t i = pos + 2; i < pos + 6; ++i) {
-    const int digit = HexValue(text[i]);
+    const int digit = encoding::HexDigitValue(text[i]);
     if (digit < 0) {
       return -1;
     }

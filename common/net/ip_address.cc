@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/url/url.h"
+#include "common/encoding/hex.h"
 
 namespace portcullis::net {
 namespace {
@@ -16,19 +17,6 @@ absl::Status Invalid(absl::string_view text, absl::string_view why) {
 }
 
 bool IsDecimalDigit(char c) { return c >= '0' && c <= '9'; }
-
-int HexValue(char c) {
-  if (c >= '0' && c <= '9') {
-    return c - '0';
-  }
-  if (c >= 'a' && c <= 'f') {
-    return c - 'a' + 10;
-  }
-  if (c >= 'A' && c <= 'F') {
-    return c - 'A' + 10;
-  }
-  return -1;
-}
 
 // Strict dotted quad: exactly four decimal parts, each 0..255, no leading zeros, no sign.
 std::optional<uint32_t> ParseDottedQuad(absl::string_view text) {
@@ -106,8 +94,8 @@ absl::StatusOr<std::array<uint16_t, 8>> ParseIpv6Groups(absl::string_view text,
     }
     uint32_t group = 0;
     size_t digits = 0;
-    while (i < text.size() && HexValue(text[i]) >= 0) {
-      group = (group << 4) | static_cast<uint32_t>(HexValue(text[i]));
+    while (i < text.size() && encoding::HexDigitValue(text[i]) >= 0) {
+      group = (group << 4) | static_cast<uint32_t>(encoding::HexDigitValue(text[i]));
       ++digits;
       ++i;
     }

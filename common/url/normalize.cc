@@ -7,43 +7,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "common/encoding/percent.h"
 
 namespace portcullis::url {
-namespace {
-
-int HexValue(char c) {
-  if (c >= '0' && c <= '9') {
-    return c - '0';
-  }
-  if (c >= 'a' && c <= 'f') {
-    return c - 'a' + 10;
-  }
-  if (c >= 'A' && c <= 'F') {
-    return c - 'A' + 10;
-  }
-  return -1;
-}
-
-// application/x-www-form-urlencoded decoding of one name: '+' is a space, %XX a byte.
-std::string FormDecode(absl::string_view encoded) {
-  std::string out;
-  out.reserve(encoded.size());
-  for (size_t i = 0; i < encoded.size(); ++i) {
-    const char c = encoded[i];
-    if (c == '+') {
-      out.push_back(' ');
-    } else if (c == '%' && i + 2 < encoded.size() && HexValue(encoded[i + 1]) >= 0 &&
-               HexValue(encoded[i + 2]) >= 0) {
-      out.push_back(static_cast<char>(HexValue(encoded[i + 1]) * 16 + HexValue(encoded[i + 2])));
-      i += 2;
-    } else {
-      out.push_back(c);
-    }
-  }
-  return out;
-}
-
-}  // namespace
 
 TrackingParameters TrackingParameters::Default() {
   return TrackingParameters{
@@ -88,7 +54,7 @@ std::string Normalize(const Url& url, const TrackingParameters& tracking) {
     std::vector<absl::string_view> kept;
     for (const absl::string_view parameter : absl::StrSplit(*url.query(), '&')) {
       const absl::string_view name = parameter.substr(0, parameter.find('='));
-      if (!tracking.Matches(FormDecode(name))) {
+      if (!tracking.Matches(encoding::PercentDecode(name, encoding::PlusIs::kSpace))) {
         kept.push_back(parameter);
       }
     }

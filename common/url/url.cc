@@ -17,6 +17,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "common/encoding/hex.h"
+#include "common/encoding/percent.h"
 #include "common/status/status_macros.h"
 
 namespace portcullis::url {
@@ -49,17 +51,9 @@ absl::Status Invalid(absl::string_view why) {
 // Code point classes and percent-encoding (URL Standard §1.3, §4.1).
 
 bool IsAsciiDigit(int c) { return c >= '0' && c <= '9'; }
-bool IsAsciiHexDigit(int c) {
-  return IsAsciiDigit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
-}
+bool IsAsciiHexDigit(int c) { return encoding::HexDigitValue(c) >= 0; }
 bool IsAsciiAlpha(int c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
 bool IsAsciiAlphanumeric(int c) { return IsAsciiAlpha(c) || IsAsciiDigit(c); }
-int HexValue(int c) {
-  if (IsAsciiDigit(c)) {
-    return c - '0';
-  }
-  return absl::ascii_tolower(static_cast<unsigned char>(c)) - 'a' + 10;
-}
 
 enum class EncodeSet { kC0Control, kFragment, kQuery, kSpecialQuery, kPath, kUserinfo };
 
@@ -97,21 +91,6 @@ void AppendPercentEncoded(unsigned char c, EncodeSet set, std::string& out) {
   out.push_back('%');
   out.push_back(kHex[c >> 4]);
   out.push_back(kHex[c & 0xF]);
-}
-
-std::string PercentDecode(absl::string_view input) {
-  std::string out;
-  out.reserve(input.size());
-  for (size_t i = 0; i < input.size(); ++i) {
-    if (input[i] == '%' && i + 2 < input.size() && IsAsciiHexDigit(input[i + 1]) &&
-        IsAsciiHexDigit(input[i + 2])) {
-      out.push_back(static_cast<char>(HexValue(input[i + 1]) * 16 + HexValue(input[i + 2])));
-      i += 2;
-    } else {
-      out.push_back(input[i]);
-    }
-  }
-  return out;
 }
 
 // Replaces every ill-formed UTF-8 subsequence with U+FFFD, one per maximal subpart (the WHATWG
@@ -227,7 +206,7 @@ std::optional<uint64_t> ParseIpv4Number(absl::string_view input) {
   for (const char c : input) {
     int digit = -1;
     if (radix == 16 && IsAsciiHexDigit(c)) {
-      digit = HexValue(c);
+      digit = encoding::HexDigitValue(c);
     } else if (radix == 10 && IsAsciiDigit(c)) {
       digit = c - '0';
     } else if (radix == 8 && c >= '0' && c <= '7') {
@@ -325,7 +304,7 @@ absl::StatusOr<Ipv6Address> ParseIpv6(absl::string_view input) {
     uint32_t value = 0;
     size_t length = 0;
     while (length < 4 && IsAsciiHexDigit(at(pointer))) {
-      value = value * 0x10 + HexValue(at(pointer));
+      value = value * 0x10 + encoding::HexDigitValue(at(pointer));
       ++pointer;
       ++length;
     }
@@ -503,7 +482,7 @@ absl::Status ParseHost(absl::string_view input, Url& url) {
     UrlBuilder::ipv4(url).reset();
     return absl::OkStatus();
   }
-  const std::string domain = PercentDecode(input);
+  const std::string domain = encoding::PercentDecode(input);
   ASSIGN_OR_RETURN(std::string ascii_domain, DomainToAscii(domain));
   UrlBuilder::ipv6(url).reset();
   if (EndsInANumber(ascii_domain)) {

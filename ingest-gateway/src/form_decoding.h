@@ -22,12 +22,6 @@ struct FormField {
 // valid UTF-8 after decoding.
 absl::StatusOr<std::vector<FormField>> DecodeForm(absl::string_view body);
 
-// Percent-decodes one name or value; '+' becomes a space.
-absl::StatusOr<std::string> DecodeFormComponent(absl::string_view text);
-
-// True when `text` is well-formed UTF-8 (no overlongs, surrogates or values past U+10FFFF).
-bool IsValidUtf8(absl::string_view text);
-
 // The fields named `name`.
 std::vector<absl::string_view> FieldValues(const std::vector<FormField>& fields,
                                            absl::string_view name);

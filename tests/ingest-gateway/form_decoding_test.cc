@@ -69,12 +69,6 @@ TEST(GatewayFormDecodingTest, FieldValuesReportsDuplicates) {
   EXPECT_TRUE(FieldValues(*fields, "other").empty());
 }
 
-TEST(GatewayFormDecodingTest, Utf8Validation) {
-  EXPECT_TRUE(IsValidUtf8("plain ascii"));
-  EXPECT_TRUE(IsValidUtf8("\xE2\x82\xAC"));
-  EXPECT_FALSE(IsValidUtf8("\x80"));
-  EXPECT_FALSE(IsValidUtf8("\xE2\x82"));
-}
 
 }  // namespace
 }  // namespace portcullis::gateway
