@@ -1,0 +1,50 @@
+# ingest-gateway: the public HTTP front. Build from the repository root:
+#   docker build -f deploy/docker/ingest-gateway.Dockerfile -t portcullis/ingest-gateway:0.1.0 .
+# Needs BuildKit (the default builder since Docker 23) for the ccache cache mount.
+
+# The base, pinned by digest (debian:bookworm-slim, multi-platform index). Refresh it with
+#   docker buildx imagetools inspect debian:bookworm-slim
+# and keep both Dockerfiles on the same digest; scripts/check-deploy rejects an unpinned FROM.
+ARG DEBIAN_IMAGE=debian:bookworm-slim@sha256:3783cc01769c7b2b1b83a5c5ad96c815348e28ed7da68e2e3687004faa906251
+
+# ---- build: the same Debian packages as scripts/lib/common.sh (PORTCULLIS_PACKAGES) less the
+# ones only tests and local runs use (postgresql-15, nodejs, git, curl, procps, ca-certificates).
+FROM ${DEBIAN_IMAGE} AS build
+ARG DEBIAN_FRONTEND=noninteractive
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends \
+      g++ cmake ninja-build pkg-config ccache \
+      libgrpc++-dev libgrpc-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler libabsl-dev \
+      libssl-dev libpqxx-dev libc-ares-dev libcurl4-openssl-dev libboost1.81-dev libboost-json1.81-dev \
+      libgumbo-dev libicu-dev libspdlog-dev prometheus-cpp-dev libgtest-dev libgmock-dev \
+      libbenchmark-dev \
+ && rm -rf /var/lib/apt/lists/*
+WORKDIR /src
+COPY . .
+# The release preset (RelWithDebInfo); debug info is stripped from the shipped binary below.
+RUN --mount=type=cache,target=/root/.cache/ccache \
+    cmake --preset release \
+ && cmake --build build/release --target ingest-gateway \
+ && strip --strip-debug -o /ingest-gateway build/release/ingest-gateway/ingest-gateway
+
+# ---- runtime: only the shared libraries the binary links. No PostgreSQL, curl, c-ares or ICU
+# libraries: the gateway talks only to the verifier.
+FROM ${DEBIAN_IMAGE} AS runtime
+ARG DEBIAN_FRONTEND=noninteractive
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends \
+      libabsl20220623 libgrpc++1.51 libgrpc29 libprotobuf32 libssl3 \
+      libboost-json1.81.0 libspdlog1.10 libprometheus-cpp-core1.0 \
+ && rm -rf /var/lib/apt/lists/*
+COPY --from=build /ingest-gateway /usr/local/bin/ingest-gateway
+# Fail the build, not the pod, when a library is missing.
+RUN ldd /usr/local/bin/ingest-gateway > /tmp/ldd.txt \
+ && if grep 'not found' /tmp/ldd.txt; then exit 1; fi \
+ && rm /tmp/ldd.txt
+# Container defaults: listen on every interface (the binary defaults to loopback).
+ENV HTTP_LISTEN=0.0.0.0:8080 \
+    ADMIN_LISTEN=0.0.0.0:9090
+EXPOSE 8080 9090
+# A fixed non-root UID:GID (no passwd entry needed); the manifests run as the same 65532.
+USER 65532:65532
+ENTRYPOINT ["/usr/local/bin/ingest-gateway"]
