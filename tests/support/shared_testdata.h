@@ -3,7 +3,6 @@
 // Where the shared conformance data lives (../shared/testdata, read in place, never copied) and
 // how a test treats its absence: skipped loudly on a developer machine, failed under CI=true.
 
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -11,13 +10,9 @@
 #include <string>
 
 #include "gtest/gtest.h"
+#include "tests/support/ci.h"
 
 namespace portcullis::testing {
-
-inline bool RunningInCi() {
-  const char* ci = std::getenv("CI");
-  return ci != nullptr && std::string(ci) == "true";
-}
 
 // The contents of `path`, or nullopt when it cannot be read.
 inline std::optional<std::string> ReadFileIfPresent(const std::filesystem::path& path) {

@@ -8,11 +8,6 @@
 
 namespace portcullis::testing {
 
-bool RunningInCi() {
-  const char* ci = std::getenv("CI");
-  return ci != nullptr && std::string(ci) == "true";
-}
-
 absl::StatusOr<std::unique_ptr<TestDatabase>> TestDatabase::Create() {
   const char* server = std::getenv("PORTCULLIS_TEST_POSTGRES");
   if (server == nullptr || *server == '\0') {

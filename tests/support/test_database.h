@@ -5,6 +5,7 @@
 
 #include "absl/status/statusor.h"
 #include "gtest/gtest.h"
+#include "tests/support/ci.h"
 
 namespace portcullis::testing {
 
@@ -31,9 +32,6 @@ class TestDatabase {
   std::string name_;
   std::string connection_string_;
 };
-
-// True when tests must not skip for want of real parts (CI=true).
-bool RunningInCi();
 
 }  // namespace portcullis::testing
 

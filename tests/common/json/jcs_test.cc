@@ -12,7 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "boost/json/parse.hpp"
 #include "gtest/gtest.h"
-#include "tests/common/json/shared_testdata.h"
+#include "tests/support/shared_testdata.h"
 
 namespace portcullis::json {
 namespace {

@@ -22,7 +22,7 @@
 #include "boost/json/serialize.hpp"
 #include "common/crypto/random.h"
 #include "gtest/gtest.h"
-#include "tests/common/json/shared_testdata.h"
+#include "tests/support/shared_testdata.h"
 #include "verifier-service/src/ingest/standard_webhooks.h"
 
 namespace portcullis::verifier::ingest {
