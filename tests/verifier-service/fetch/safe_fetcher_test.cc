@@ -1,0 +1,380 @@
+// SafeFetcher with a scripted Resolver and a recording HttpClient (no sockets): the shared SSRF
+// vectors of every kind through the whole fetch path, then outcomes, redirects, pinning and the
+// concurrency limits by hand.
+
+#include "verifier-service/src/fetch/safe_fetcher.h"
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "verifier-service/src/fetch/egress_policy.h"
+#include "verifier-service/src/fetch/ssrf_conformance.h"
+
+namespace portcullis::verifier::fetch {
+namespace {
+
+using ::portcullis::net::IpAddress;
+using ::testing::ElementsAre;
+
+constexpr char kVectorsPath[] = PORTCULLIS_SSRF_VECTORS;
+
+bool RunningInCi() {
+  const char* ci = std::getenv("CI");
+  return ci != nullptr && std::string(ci) == "true";
+}
+
+// ---------------------------------------------------------------------------------------------
+// The shared vectors, every kind, through SafeFetcher (ssrf_conformance.h says how each runs).
+
+class VerifierSafeFetcherVectorsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::error_code error;
+    if (!std::filesystem::exists(kVectorsPath, error)) {
+      const std::string why = absl::StrCat("SSRF vectors not found at ", kVectorsPath,
+                                           " (the shared test data is not beside the repository)");
+      if (!RunningInCi()) {
+        GTEST_SKIP() << "SKIPPED: " << why << "; with CI=true this is a failure";
+      }
+      FAIL() << why;
+    }
+    std::ifstream file(kVectorsPath, std::ios::binary);
+    std::ostringstream text;
+    text << file.rdbuf();
+    absl::StatusOr<std::vector<SsrfVector>> vectors = ParseSsrfVectors(text.str());
+    ASSERT_TRUE(vectors.ok()) << vectors.status();
+    vectors_ = *std::move(vectors);
+  }
+
+  // Runs every vector of `kind`, reports each failure with its path, prints the summary line.
+  void RunKind(absl::string_view kind, int minimum) {
+    int passed = 0;
+    int failed = 0;
+    for (const SsrfVector& vector : vectors_) {
+      if (vector.kind != kind) {
+        continue;
+      }
+      const SsrfVectorRun run = RunSsrfVector(vector);
+      if (run.passed) {
+        ++passed;
+        continue;
+      }
+      ++failed;
+      ADD_FAILURE() << "FAIL " << vector.id << " (" << kind << ") input " << vector.input_json
+                    << ": " << absl::StrJoin(run.problems, "; ")
+                    << "\n  path: " << DescribeEvents(run.events) << "\n  why: " << vector.why;
+    }
+    std::cout << kind << ": " << passed << " passed, " << failed << " failed" << std::endl;
+    EXPECT_GE(passed + failed, minimum) << "fewer " << kind << " vectors than expected";
+  }
+
+  std::vector<SsrfVector> vectors_;
+};
+
+TEST_F(VerifierSafeFetcherVectorsTest, RedirectChainVectors) { RunKind("redirect_chain", 9); }
+TEST_F(VerifierSafeFetcherVectorsTest, DnsRebindVectors) { RunKind("dns_rebind", 5); }
+TEST_F(VerifierSafeFetcherVectorsTest, UrlVectorsThroughTheWholePath) { RunKind("url", 1); }
+TEST_F(VerifierSafeFetcherVectorsTest, ResolvedIpVectorsAsDnsAnswers) { RunKind("resolved_ip", 1); }
+
+// ---------------------------------------------------------------------------------------------
+// By hand.
+
+IpAddress Ip(absl::string_view text) { return *IpAddress::Parse(text); }
+
+HttpResponse Response(int status, std::string content_type = "text/html",
+                      std::optional<std::string> location = std::nullopt) {
+  HttpResponse response;
+  response.status = status;
+  response.content_type = std::move(content_type);
+  response.location = std::move(location);
+  if (status >= 200 && status < 300) {
+    response.body = "<html>hello</html>";
+  }
+  return response;
+}
+
+class VerifierSafeFetcherTest : public ::testing::Test {
+ protected:
+  // Answers names from dns_ (others NXDOMAIN) and connections from responses_ in order (past
+  // them: 404).
+  VerifierSafeFetcherTest()
+      : resolver_(
+            [this](absl::string_view host) -> absl::StatusOr<std::vector<IpAddress>> {
+              const auto it = dns_.find(std::string(host));
+              if (it == dns_.end()) {
+                return absl::NotFoundError(absl::StrCat("NXDOMAIN ", host));
+              }
+              return it->second;
+            },
+            &events_),
+        http_(
+            [this](const HttpRequest& request) -> absl::StatusOr<HttpResponse> {
+              requests_.push_back(request);
+              if (responses_.empty()) {
+                return Response(404);
+              }
+              absl::StatusOr<HttpResponse> next = responses_.front();
+              responses_.erase(responses_.begin());
+              return next;
+            },
+            &events_) {}
+
+  FetchResult Run(absl::string_view url, SafeFetcherConfig config = {}) {
+    absl::StatusOr<std::unique_ptr<SafeFetcher>> fetcher =
+        SafeFetcher::Create(config, &policy_, &resolver_, &http_);
+    EXPECT_TRUE(fetcher.ok()) << fetcher.status();
+    std::optional<FetchResult> result;
+    (*fetcher)->Fetch(url, [&](FetchResult done) { result = std::move(done); });
+    EXPECT_TRUE(result.has_value()) << "synchronous fakes finish the fetch inside Fetch()";
+    return result.value_or(FetchResult{});
+  }
+
+  std::vector<std::string> Connections() const {
+    std::vector<std::string> lines;
+    for (const FetchEvent& event : events_) {
+      if (event.kind == FetchEvent::Kind::kConnect) {
+        lines.push_back(absl::StrCat(event.url, " @ ", event.address->ToString()));
+      }
+    }
+    return lines;
+  }
+
+  EgressPolicy policy_;
+  std::map<std::string, std::vector<IpAddress>> dns_ = {
+      {"a.test", {Ip("93.184.216.34")}},
+      {"b.test", {Ip("93.184.216.35")}},
+      {"c.test", {Ip("93.184.216.36")}},
+      {"d.test", {Ip("93.184.216.37")}},
+      {"internal.test", {Ip("10.0.0.5")}},
+      {"mixed.test", {Ip("93.184.216.34"), Ip("169.254.169.254")}},
+      {"v6.test", {Ip("2606:4700:4700::1111"), Ip("93.184.216.34")}},
+  };
+  std::vector<absl::StatusOr<HttpResponse>> responses_;
+  std::vector<HttpRequest> requests_;
+  std::vector<FetchEvent> events_;
+  ScriptedResolver resolver_;
+  RecordingHttpClient http_;
+};
+
+TEST_F(VerifierSafeFetcherTest, FetchesHtmlAndPinsTheCheckedAnswer) {
+  responses_ = {Response(200, "text/html; charset=utf-8")};
+  const FetchResult result = Run("http://v6.test/page");
+  EXPECT_EQ(result.outcome, FetchOutcome::kOk) << result.detail;
+  EXPECT_EQ(result.final_url, "http://v6.test/page");
+  EXPECT_EQ(result.status, 200);
+  EXPECT_EQ(result.body, "<html>hello</html>");
+  EXPECT_THAT(Connections(), ElementsAre("http://v6.test/page @ 2606:4700:4700::1111"));
+  ASSERT_EQ(requests_.size(), 1u);
+  EXPECT_EQ(requests_[0].max_body_bytes, 1 << 20);
+  EXPECT_LE(requests_[0].timeout, absl::Seconds(5));
+  EXPECT_EQ(resolver_.lookups(), 1);
+}
+
+TEST_F(VerifierSafeFetcherTest, Follows301Then302Then200OneLookupPerHop) {
+  responses_ = {Response(301, "text/html", "http://b.test/one"),
+                Response(302, "text/html", "/two?x=1"), Response(200)};
+  const FetchResult result = Run("http://a.test/");
+  EXPECT_EQ(result.outcome, FetchOutcome::kOk) << result.detail;
+  EXPECT_EQ(result.final_url, "http://b.test/two?x=1");
+  EXPECT_EQ(result.redirects, 2);
+  EXPECT_THAT(Connections(),
+              ElementsAre("http://a.test/ @ 93.184.216.34", "http://b.test/one @ 93.184.216.35",
+                          "http://b.test/two?x=1 @ 93.184.216.35"));
+  EXPECT_EQ(resolver_.lookups(), 3);  // b.test again for the third hop: never a cached answer
+}
+
+TEST_F(VerifierSafeFetcherTest, ThreeRedirectsAllowedFourthRefused) {
+  responses_ = {Response(302, "", "http://b.test/"), Response(302, "", "http://c.test/"),
+                Response(302, "", "http://d.test/"), Response(200)};
+  EXPECT_EQ(Run("http://a.test/").outcome, FetchOutcome::kOk);
+
+  events_.clear();
+  responses_ = {Response(302, "", "http://b.test/"), Response(302, "", "http://c.test/"),
+                Response(302, "", "http://d.test/"), Response(302, "", "http://a.test/"),
+                Response(200)};
+  const FetchResult result = Run("http://a.test/");
+  EXPECT_EQ(result.outcome, FetchOutcome::kTooManyRedirects);
+  EXPECT_FALSE(IsTransient(result.outcome));
+  EXPECT_EQ(Connections().size(), 4u);
+}
+
+TEST_F(VerifierSafeFetcherTest, RedirectToAForbiddenAddressNeverConnects) {
+  responses_ = {Response(302, "", "http://internal.test/admin")};
+  FetchResult result = Run("http://a.test/");
+  EXPECT_EQ(result.outcome, FetchOutcome::kForbiddenAddress);
+  EXPECT_THAT(result.detail, ::testing::HasSubstr("10.0.0.5"));
+  EXPECT_THAT(Connections(), ElementsAre("http://a.test/ @ 93.184.216.34"));
+
+  events_.clear();
+  responses_ = {Response(307, "", "http://[::ffff:169.254.169.254]/")};
+  result = Run("http://a.test/");
+  EXPECT_EQ(result.outcome, FetchOutcome::kForbiddenAddress);
+  EXPECT_EQ(Connections().size(), 1u);
+  EXPECT_EQ(resolver_.lookups(), 3);  // a.test twice and internal.test: the literal never
+}
+
+TEST_F(VerifierSafeFetcherTest, MixedAnswerRefusedWhole) {
+  const FetchResult result = Run("http://mixed.test/");
+  EXPECT_EQ(result.outcome, FetchOutcome::kForbiddenAddress);
+  EXPECT_THAT(result.detail, ::testing::HasSubstr("169.254.169.254"));
+  EXPECT_TRUE(Connections().empty());
+}
+
+TEST_F(VerifierSafeFetcherTest, RedirectSchemeAndUrlRules) {
+  responses_ = {Response(302, "", "ftp://b.test/file")};
+  EXPECT_EQ(Run("http://a.test/").outcome, FetchOutcome::kBadScheme);
+  responses_ = {Response(302, "", "http://user:pw@b.test/")};
+  EXPECT_EQ(Run("http://a.test/").outcome, FetchOutcome::kForbiddenUrl);
+  responses_ = {Response(302, "", "http://b.test:6379/")};
+  EXPECT_EQ(Run("http://a.test/").outcome, FetchOutcome::kForbiddenUrl);
+  responses_ = {Response(302, "", "http://metadata.google.internal/")};
+  EXPECT_EQ(Run("http://a.test/").outcome, FetchOutcome::kForbiddenUrl);
+  responses_ = {Response(302, "", "http://[::1/")};
+  EXPECT_EQ(Run("http://a.test/").outcome, FetchOutcome::kBadUrl);
+  responses_ = {Response(302, "")};
+  EXPECT_EQ(Run("http://a.test/").outcome, FetchOutcome::kBadRedirect);
+  EXPECT_EQ(Run("gopher://a.test/").outcome, FetchOutcome::kBadScheme);
+  EXPECT_EQ(Run("http://127.0.0.1/").outcome, FetchOutcome::kForbiddenAddress);
+  EXPECT_EQ(Run("http://localhost/").outcome, FetchOutcome::kForbiddenUrl);
+  for (const std::string& connection : Connections()) {
+    EXPECT_THAT(connection, ::testing::StartsWith("http://a.test/ @ 93.184.216.34"));
+  }
+}
+
+TEST_F(VerifierSafeFetcherTest, StatusClasses) {
+  const auto outcome_of = [&](absl::StatusOr<HttpResponse> response) {
+    responses_ = {std::move(response)};
+    return Run("http://a.test/");
+  };
+  EXPECT_EQ(outcome_of(Response(404)).outcome, FetchOutcome::kHttp4xx);
+  EXPECT_EQ(outcome_of(Response(404)).status, 404);
+  EXPECT_EQ(outcome_of(Response(410)).outcome, FetchOutcome::kGone);
+  EXPECT_EQ(outcome_of(Response(500)).outcome, FetchOutcome::kHttp5xx);
+  HttpResponse limited = Response(429);
+  limited.retry_after = "120";
+  const FetchResult too_many = outcome_of(limited);
+  EXPECT_EQ(too_many.outcome, FetchOutcome::kHttp429);
+  EXPECT_EQ(too_many.retry_after, "120");
+  EXPECT_TRUE(IsTransient(too_many.outcome));
+  HttpResponse pdf = Response(200, "application/pdf");
+  pdf.body.clear();
+  pdf.body_skipped = true;
+  const FetchResult unsupported = outcome_of(pdf);
+  EXPECT_EQ(unsupported.outcome, FetchOutcome::kUnsupportedContentType);
+  EXPECT_TRUE(unsupported.body.empty());
+  EXPECT_EQ(outcome_of(Response(200, "application/xhtml+xml")).outcome, FetchOutcome::kOk);
+  EXPECT_EQ(outcome_of(absl::ResourceExhaustedError("big")).outcome, FetchOutcome::kTooLarge);
+  EXPECT_EQ(outcome_of(absl::DeadlineExceededError("slow")).outcome, FetchOutcome::kTimeout);
+  EXPECT_EQ(outcome_of(absl::UnavailableError("reset")).outcome, FetchOutcome::kConnectionFailed);
+  EXPECT_EQ(outcome_of(absl::PermissionDeniedError("socket refused")).outcome,
+            FetchOutcome::kForbiddenAddress);
+  EXPECT_EQ(outcome_of(absl::FailedPreconditionError("cert")).outcome, FetchOutcome::kTlsFailed);
+}
+
+TEST_F(VerifierSafeFetcherTest, DnsFailures) {
+  EXPECT_EQ(Run("http://nowhere.test/").outcome, FetchOutcome::kDnsNotFound);
+  EXPECT_FALSE(IsTransient(FetchOutcome::kDnsNotFound));
+  ScriptedResolver servfail(
+      [](absl::string_view) -> absl::StatusOr<std::vector<IpAddress>> {
+        return absl::UnavailableError("SERVFAIL");
+      },
+      &events_);
+  auto fetcher = *SafeFetcher::Create({}, &policy_, &servfail, &http_);
+  std::optional<FetchResult> result;
+  fetcher->Fetch("http://a.test/", [&](FetchResult done) { result = std::move(done); });
+  ASSERT_TRUE(result.has_value());
+  EXPECT_EQ(result->outcome, FetchOutcome::kDnsTemporary);
+  EXPECT_TRUE(IsTransient(result->outcome));
+  EXPECT_TRUE(Connections().empty());
+}
+
+TEST_F(VerifierSafeFetcherTest, AllowListLetsLoopbackThroughForTests) {
+  EgressPolicyConfig config;
+  config.allow = {*net::Cidr::Parse("127.0.0.0/8")};
+  config.extra_allowed_ports = {8080};
+  policy_ = *EgressPolicy::Create(config);
+  responses_ = {Response(200)};
+  EXPECT_EQ(Run("http://127.0.0.1:8080/").outcome, FetchOutcome::kOk);
+  EXPECT_EQ(resolver_.lookups(), 0);
+}
+
+TEST_F(VerifierSafeFetcherTest, CreateRefusesBadLimits) {
+  SafeFetcherConfig config;
+  config.max_per_host = 0;
+  EXPECT_EQ(SafeFetcher::Create(config, &policy_, &resolver_, &http_).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  config = {};
+  config.total_timeout = absl::ZeroDuration();
+  EXPECT_FALSE(SafeFetcher::Create(config, &policy_, &resolver_, &http_).ok());
+  EXPECT_FALSE(SafeFetcher::Create({}, nullptr, &resolver_, &http_).ok());
+}
+
+// An HttpClient that holds every request until the test answers it.
+class HeldHttpClient final : public HttpClient {
+ public:
+  void Fetch(HttpRequest request, Callback callback) override {
+    held.push_back({std::move(request), std::move(callback)});
+  }
+  void Answer(size_t index, absl::StatusOr<HttpResponse> response) {
+    Callback callback = std::move(held[index].second);
+    std::move(callback)(std::move(response));
+  }
+  std::vector<std::pair<HttpRequest, Callback>> held;
+};
+
+TEST_F(VerifierSafeFetcherTest, PerHostAndGlobalLimitsQueueInsteadOfConnecting) {
+  HeldHttpClient held;
+  SafeFetcherConfig config;
+  config.max_per_host = 2;
+  config.max_in_flight = 4;
+  auto fetcher = *SafeFetcher::Create(config, &policy_, &resolver_, &held);
+  std::vector<FetchResult> results;
+  for (int i = 0; i < 4; ++i) {
+    fetcher->Fetch(absl::StrCat("http://a.test/", i),
+                   [&](FetchResult done) { results.push_back(std::move(done)); });
+  }
+  fetcher->Fetch("http://b.test/", [&](FetchResult done) { results.push_back(std::move(done)); });
+  // Two to a.test at once; the other two wait; b.test waits for a global slot.
+  ASSERT_EQ(held.held.size(), 2u);
+  EXPECT_EQ(held.held[0].first.url.href(), "http://a.test/0");
+  EXPECT_EQ(held.held[1].first.url.href(), "http://a.test/1");
+
+  held.Answer(0, Response(200));  // a.test/2 takes the host slot, b.test the global slot
+  ASSERT_EQ(held.held.size(), 4u);
+  EXPECT_EQ(held.held[2].first.url.href(), "http://a.test/2");
+  EXPECT_EQ(held.held[3].first.url.href(), "http://b.test/");
+  held.Answer(3, Response(200));
+  held.Answer(1, Response(500));
+  ASSERT_EQ(held.held.size(), 5u);
+  held.Answer(2, Response(200));
+  held.Answer(4, Response(200));
+  ASSERT_EQ(results.size(), 5u);
+  EXPECT_EQ(results[0].outcome, FetchOutcome::kOk);
+  EXPECT_EQ(results[1].final_url, "http://b.test/");
+  EXPECT_EQ(results[2].outcome, FetchOutcome::kHttp5xx);
+}
+
+TEST(VerifierFetchOutcomeTest, NamesAndClasses) {
+  EXPECT_EQ(FetchOutcomeName(FetchOutcome::kForbiddenAddress), "forbidden_address");
+  EXPECT_EQ(FetchOutcomeName(FetchOutcome::kHttp429), "http_429");
+  EXPECT_TRUE(IsTransient(FetchOutcome::kTimeout));
+  EXPECT_TRUE(IsTransient(FetchOutcome::kDnsTemporary));
+  EXPECT_FALSE(IsTransient(FetchOutcome::kGone));
+  EXPECT_FALSE(IsTransient(FetchOutcome::kTooLarge));
+  EXPECT_EQ(MediaTypeOf(" Text/HTML ; charset=UTF-8"), "text/html");
+}
+
+}  // namespace
+}  // namespace portcullis::verifier::fetch

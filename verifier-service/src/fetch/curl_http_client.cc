@@ -1,0 +1,378 @@
+#include "verifier-service/src/fetch/curl_http_client.h"
+
+#include <curl/curl.h>
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+
+namespace portcullis::verifier::fetch {
+namespace {
+
+struct EasyDeleter {
+  void operator()(CURL* easy) const { curl_easy_cleanup(easy); }
+};
+using EasyPtr = std::unique_ptr<CURL, EasyDeleter>;
+
+struct MultiDeleter {
+  void operator()(CURLM* multi) const { curl_multi_cleanup(multi); }
+};
+using MultiPtr = std::unique_ptr<CURLM, MultiDeleter>;
+
+struct SlistDeleter {
+  void operator()(curl_slist* list) const { curl_slist_free_all(list); }
+};
+using SlistPtr = std::unique_ptr<curl_slist, SlistDeleter>;
+
+void InitLibraryOnce() {
+  static std::once_flag once;
+  std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+}
+
+// One transfer: the request, what has arrived, and how it ends.
+struct Transfer {
+  HttpRequest request;
+  HttpClient::Callback callback;
+  const EgressPolicy* policy = nullptr;
+  EasyPtr easy;
+  SlistPtr headers;
+  SlistPtr connect_to;
+  char error[CURL_ERROR_SIZE] = {};
+
+  bool decided = false;  // whether the body is kept has been decided (first body bytes)
+  bool keep_body = false;
+  bool body_skipped = false;
+  bool too_large = false;
+  std::optional<absl::Status> socket_refused;
+  std::string body;
+};
+
+curl_socket_t OpenSocket(void* data, curlsocktype purpose, curl_sockaddr* address) {
+  auto* transfer = static_cast<Transfer*>(data);
+  if (purpose != CURLSOCKTYPE_IPCXN) {
+    transfer->socket_refused = absl::PermissionDeniedError("unexpected socket purpose");
+    return CURL_SOCKET_BAD;
+  }
+  const std::optional<net::IpAddress> target =
+      net::IpAddress::FromSockaddr(&address->addr, address->addrlen);
+  if (!target.has_value()) {
+    transfer->socket_refused =
+        absl::PermissionDeniedError("connection refused: not an IPv4 or IPv6 address");
+    return CURL_SOCKET_BAD;
+  }
+  if (*target != transfer->request.address) {
+    transfer->socket_refused = absl::PermissionDeniedError(
+        absl::StrCat("connection refused: ", target->ToString(), " is not the checked address ",
+                     transfer->request.address.ToString()));
+    return CURL_SOCKET_BAD;
+  }
+  if (absl::Status status = transfer->policy->CheckAddress(*target); !status.ok()) {
+    transfer->socket_refused = absl::PermissionDeniedError(
+        absl::StrCat("connection refused at connect time: ", status.message()));
+    return CURL_SOCKET_BAD;
+  }
+  return socket(address->family, address->socktype | SOCK_CLOEXEC, address->protocol);
+}
+
+size_t Write(char* data, size_t size, size_t count, void* user) {
+  auto* transfer = static_cast<Transfer*>(user);
+  const size_t length = size * count;
+  if (!transfer->decided) {
+    transfer->decided = true;
+    long status = 0;
+    curl_easy_getinfo(transfer->easy.get(), CURLINFO_RESPONSE_CODE, &status);
+    const char* content_type = nullptr;
+    curl_easy_getinfo(transfer->easy.get(), CURLINFO_CONTENT_TYPE, &content_type);
+    const std::string media = MediaTypeOf(content_type != nullptr ? content_type : "");
+    const auto& allowed = transfer->request.body_media_types;
+    transfer->keep_body = status >= 200 && status < 300 &&
+                          std::find(allowed.begin(), allowed.end(), media) != allowed.end();
+  }
+  if (!transfer->keep_body) {
+    transfer->body_skipped = true;
+    return 0;  // ends the transfer (CURLE_WRITE_ERROR), answered as a response without body
+  }
+  if (static_cast<int64_t>(transfer->body.size() + length) > transfer->request.max_body_bytes) {
+    transfer->too_large = true;
+    return 0;
+  }
+  transfer->body.append(data, length);
+  return length;
+}
+
+std::optional<std::string> Header(CURL* easy, const char* name) {
+  curl_header* header = nullptr;
+  if (curl_easy_header(easy, name, 0, CURLH_HEADER, -1, &header) != CURLHE_OK ||
+      header == nullptr) {
+    return std::nullopt;
+  }
+  return std::string(header->value);
+}
+
+absl::Status StatusOfFailure(const Transfer& transfer, CURLcode code) {
+  const std::string detail =
+      absl::StrCat(curl_easy_strerror(code), transfer.error[0] != '\0' ? ": " : "", transfer.error);
+  if (transfer.socket_refused.has_value()) {
+    return *transfer.socket_refused;
+  }
+  if (transfer.too_large || code == CURLE_FILESIZE_EXCEEDED) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("body larger than ", transfer.request.max_body_bytes, " bytes (decoded)"));
+  }
+  switch (code) {
+    case CURLE_OPERATION_TIMEDOUT:
+      return absl::DeadlineExceededError(detail);
+    case CURLE_PEER_FAILED_VERIFICATION:
+      return absl::FailedPreconditionError(detail);
+    case CURLE_UNSUPPORTED_PROTOCOL:
+      return absl::PermissionDeniedError(detail);
+    case CURLE_BAD_CONTENT_ENCODING:
+    case CURLE_WEIRD_SERVER_REPLY:
+    case CURLE_HTTP2:
+      return absl::InvalidArgumentError(detail);
+    case CURLE_ABORTED_BY_CALLBACK:
+      return absl::CancelledError(detail);
+    default:  // couldn't connect, reset, send/recv errors, empty reply, TLS handshake
+      return absl::UnavailableError(detail);
+  }
+}
+
+}  // namespace
+
+class CurlHttpClient::Loop {
+ public:
+  Loop(CurlHttpClientConfig config, const EgressPolicy* policy, MultiPtr multi)
+      : config_(std::move(config)), policy_(policy), multi_(std::move(multi)) {}
+
+  ~Loop() { Stop(); }
+
+  void Start() {
+    thread_ = std::thread([this] { Run(); });
+  }
+
+  void Submit(HttpRequest request, Callback callback) {
+    auto transfer = std::make_unique<Transfer>();
+    transfer->request = std::move(request);
+    transfer->callback = std::move(callback);
+    transfer->policy = policy_;
+    {
+      absl::MutexLock lock(&mutex_);
+      if (!stopping_) {
+        queue_.push_back(std::move(transfer));
+      }
+    }
+    if (transfer != nullptr) {
+      std::move(transfer->callback)(absl::CancelledError("HTTP client is shutting down"));
+      return;
+    }
+    curl_multi_wakeup(multi_.get());
+  }
+
+  void Stop() {
+    {
+      absl::MutexLock lock(&mutex_);
+      if (stopping_) {
+        return;
+      }
+      stopping_ = true;
+    }
+    curl_multi_wakeup(multi_.get());
+    if (thread_.joinable()) {
+      thread_.join();
+    }
+  }
+
+ private:
+  // Sets every option of the transfer; an error when libcurl refuses one.
+  absl::Status Configure(Transfer& transfer) {
+    CURL* easy = transfer.easy.get();
+    const HttpRequest& request = transfer.request;
+    url::Url target = request.url;
+    std::string href = target.href();
+    if (const size_t hash = href.find('#'); hash != std::string::npos) {
+      href.resize(hash);
+    }
+    const std::string address = request.address.is_ipv6()
+                                    ? absl::StrCat("[", request.address.ToString(), "]")
+                                    : request.address.ToString();
+    // "::ADDRESS:PORT": any host and port of this transfer goes to the checked address.
+    transfer.connect_to.reset(curl_slist_append(
+        nullptr, absl::StrCat("::", address, ":", request.url.effective_port()).c_str()));
+    transfer.headers.reset(
+        curl_slist_append(nullptr, absl::StrCat("Accept: ", kAcceptHeader).c_str()));
+    const long timeout_ms =
+        std::max<long>(1, static_cast<long>(absl::ToInt64Milliseconds(request.timeout)));
+    const long low_speed_seconds =
+        std::max<long>(1, static_cast<long>(absl::ToInt64Seconds(request.low_speed_time)));
+
+    CURLcode code = CURLE_OK;
+    const auto set = [&](CURLoption option, auto value) {
+      if (code == CURLE_OK) {
+        code = curl_easy_setopt(easy, option, value);
+      }
+    };
+    set(CURLOPT_URL, href.c_str());
+    set(CURLOPT_PRIVATE, static_cast<void*>(&transfer));
+    set(CURLOPT_ERRORBUFFER, transfer.error);
+    set(CURLOPT_NOSIGNAL, 1L);
+    set(CURLOPT_HTTPGET, 1L);
+    set(CURLOPT_PROTOCOLS_STR, "http,https");
+    set(CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+    set(CURLOPT_FOLLOWLOCATION, 0L);
+    set(CURLOPT_PROXY, "");
+    set(CURLOPT_NETRC, static_cast<long>(CURL_NETRC_IGNORED));
+    set(CURLOPT_PATH_AS_IS, 1L);  // the WHATWG serializer already normalized the path
+    set(CURLOPT_CONNECT_TO, transfer.connect_to.get());
+    set(CURLOPT_OPENSOCKETFUNCTION, &OpenSocket);
+    set(CURLOPT_OPENSOCKETDATA, static_cast<void*>(&transfer));
+    set(CURLOPT_SSL_VERIFYPEER, 1L);
+    set(CURLOPT_SSL_VERIFYHOST, 2L);
+    if (!config_.ca_file.empty()) {
+      set(CURLOPT_CAINFO, config_.ca_file.c_str());
+    }
+    set(CURLOPT_TIMEOUT_MS, timeout_ms);
+    set(CURLOPT_LOW_SPEED_LIMIT, static_cast<long>(request.low_speed_bytes_per_second));
+    set(CURLOPT_LOW_SPEED_TIME, low_speed_seconds);
+    set(CURLOPT_ACCEPT_ENCODING, "");  // every encoding libcurl decodes; the cap counts decoded
+    set(CURLOPT_HTTPHEADER, transfer.headers.get());
+    set(CURLOPT_USERAGENT, config_.user_agent.c_str());
+    set(CURLOPT_WRITEFUNCTION, &Write);
+    set(CURLOPT_WRITEDATA, static_cast<void*>(&transfer));
+    if (code != CURLE_OK) {
+      return absl::InternalError(
+          absl::StrCat("libcurl refused an option: ", curl_easy_strerror(code)));
+    }
+    return absl::OkStatus();
+  }
+
+  void StartQueued() {
+    std::deque<std::unique_ptr<Transfer>> pending;
+    {
+      absl::MutexLock lock(&mutex_);
+      pending.swap(queue_);
+    }
+    for (std::unique_ptr<Transfer>& transfer : pending) {
+      transfer->easy.reset(curl_easy_init());
+      absl::Status status = transfer->easy == nullptr ? absl::InternalError("curl_easy_init failed")
+                                                      : Configure(*transfer);
+      if (status.ok() && curl_multi_add_handle(multi_.get(), transfer->easy.get()) != CURLM_OK) {
+        status = absl::InternalError("curl_multi_add_handle failed");
+      }
+      if (!status.ok()) {
+        std::move(transfer->callback)(std::move(status));
+        continue;
+      }
+      CURL* easy = transfer->easy.get();
+      running_.emplace(easy, std::move(transfer));
+    }
+  }
+
+  void Finish(CURL* easy, CURLcode code) {
+    const auto it = running_.find(easy);
+    if (it == running_.end()) {
+      return;
+    }
+    std::unique_ptr<Transfer> transfer = std::move(it->second);
+    running_.erase(it);
+    curl_multi_remove_handle(multi_.get(), easy);
+    absl::StatusOr<HttpResponse> result;
+    if (code == CURLE_OK ||
+        (code == CURLE_WRITE_ERROR && transfer->body_skipped && !transfer->too_large)) {
+      HttpResponse response;
+      long status = 0;
+      curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &status);
+      response.status = static_cast<int>(status);
+      const char* content_type = nullptr;
+      curl_easy_getinfo(easy, CURLINFO_CONTENT_TYPE, &content_type);
+      response.content_type = content_type != nullptr ? content_type : "";
+      response.location = Header(easy, "Location");
+      response.retry_after = Header(easy, "Retry-After");
+      response.body = std::move(transfer->body);
+      response.body_skipped = transfer->body_skipped;
+      result = std::move(response);
+    } else {
+      result = StatusOfFailure(*transfer, code);
+    }
+    std::move(transfer->callback)(std::move(result));
+  }
+
+  void Run() {
+    while (true) {
+      {
+        absl::MutexLock lock(&mutex_);
+        if (stopping_) {
+          break;
+        }
+      }
+      StartQueued();
+      int running = 0;
+      curl_multi_perform(multi_.get(), &running);
+      int left = 0;
+      while (CURLMsg* message = curl_multi_info_read(multi_.get(), &left)) {
+        if (message->msg == CURLMSG_DONE) {
+          Finish(message->easy_handle, message->data.result);
+        }
+      }
+      curl_multi_poll(multi_.get(), nullptr, 0, 1000, nullptr);
+    }
+    for (auto& [easy, transfer] : running_) {
+      curl_multi_remove_handle(multi_.get(), easy);
+      std::move(transfer->callback)(absl::CancelledError("HTTP client is shutting down"));
+    }
+    running_.clear();
+    std::deque<std::unique_ptr<Transfer>> pending;
+    {
+      absl::MutexLock lock(&mutex_);
+      pending.swap(queue_);
+    }
+    for (std::unique_ptr<Transfer>& transfer : pending) {
+      std::move(transfer->callback)(absl::CancelledError("HTTP client is shutting down"));
+    }
+  }
+
+  const CurlHttpClientConfig config_;
+  const EgressPolicy* const policy_;
+  MultiPtr multi_;
+  std::thread thread_;
+
+  absl::Mutex mutex_;
+  std::deque<std::unique_ptr<Transfer>> queue_ ABSL_GUARDED_BY(mutex_);
+  bool stopping_ ABSL_GUARDED_BY(mutex_) = false;
+
+  // Loop thread only.
+  std::map<CURL*, std::unique_ptr<Transfer>> running_;
+};
+
+CurlHttpClient::CurlHttpClient(std::unique_ptr<Loop> loop) : loop_(std::move(loop)) {}
+
+CurlHttpClient::~CurlHttpClient() { loop_->Stop(); }
+
+absl::StatusOr<std::unique_ptr<CurlHttpClient>> CurlHttpClient::Create(CurlHttpClientConfig config,
+                                                                       const EgressPolicy* policy) {
+  if (policy == nullptr) {
+    return absl::InvalidArgumentError("CurlHttpClient needs an egress policy");
+  }
+  InitLibraryOnce();
+  MultiPtr multi(curl_multi_init());
+  if (multi == nullptr) {
+    return absl::InternalError("curl_multi_init failed");
+  }
+  auto loop = std::make_unique<Loop>(std::move(config), policy, std::move(multi));
+  loop->Start();
+  return std::unique_ptr<CurlHttpClient>(new CurlHttpClient(std::move(loop)));
+}
+
+void CurlHttpClient::Fetch(HttpRequest request, Callback callback) {
+  loop_->Submit(std::move(request), std::move(callback));
+}
+
+}  // namespace portcullis::verifier::fetch

@@ -1,0 +1,54 @@
+#pragma once
+
+// CurlHttpClient: HttpClient over the libcurl multi interface — every transfer in one event-loop
+// thread (curl_multi_poll), many at once.
+//
+// Each transfer:
+//   - connects only to HttpRequest::address (CURLOPT_CONNECT_TO, per transfer, so concurrent
+//     fetches of one host pinned to different answers never share an entry);
+//   - re-checks the address of every socket it opens (CURLOPT_OPENSOCKETFUNCTION): it must be the
+//     pinned address and pass EgressPolicy::CheckAddress, else no socket is created;
+//   - verifies TLS against the URL's host name (SNI and certificate);
+//   - ignores proxy settings (CURLOPT_PROXY ""), speaks http and https only, follows no
+//     redirects, sends no cookies and no credentials (no netrc);
+//   - is bounded by a total timeout and a minimum speed, and keeps at most max_body_bytes of the
+//     body counted after content decoding (gzip/deflate/br bombs stop at the cap).
+
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "verifier-service/src/fetch/egress_policy.h"
+#include "verifier-service/src/fetch/http_client.h"
+
+namespace portcullis::verifier::fetch {
+
+struct CurlHttpClientConfig {
+  std::string user_agent =
+      "Portcullis/0.1 (webmention verifier; fetches the source of a webmention once)";
+  // Trusted CA bundle (PEM) instead of the system's; for tests with a local TLS origin.
+  std::string ca_file;
+};
+
+class CurlHttpClient final : public HttpClient {
+ public:
+  // `policy` is checked again at connect time; it must outlive the client.
+  static absl::StatusOr<std::unique_ptr<CurlHttpClient>> Create(CurlHttpClientConfig config,
+                                                                const EgressPolicy* policy);
+
+  // Stops the loop; transfers still running are answered kCancelled.
+  ~CurlHttpClient() override;
+
+  CurlHttpClient(const CurlHttpClient&) = delete;
+  CurlHttpClient& operator=(const CurlHttpClient&) = delete;
+
+  void Fetch(HttpRequest request, Callback callback) override;
+
+ private:
+  class Loop;
+  explicit CurlHttpClient(std::unique_ptr<Loop> loop);
+
+  std::unique_ptr<Loop> loop_;
+};
+
+}  // namespace portcullis::verifier::fetch

@@ -1,0 +1,399 @@
+#include "verifier-service/src/fetch/safe_fetcher.h"
+
+#include <deque>
+#include <map>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+
+namespace portcullis::verifier::fetch {
+namespace {
+
+bool IsRedirect(int status) {
+  return status == 301 || status == 302 || status == 303 || status == 307 || status == 308;
+}
+
+}  // namespace
+
+absl::string_view FetchOutcomeName(FetchOutcome outcome) {
+  switch (outcome) {
+    case FetchOutcome::kOk:
+      return "ok";
+    case FetchOutcome::kBadUrl:
+      return "bad_url";
+    case FetchOutcome::kBadScheme:
+      return "bad_scheme";
+    case FetchOutcome::kForbiddenUrl:
+      return "forbidden_url";
+    case FetchOutcome::kForbiddenAddress:
+      return "forbidden_address";
+    case FetchOutcome::kDnsNotFound:
+      return "dns_not_found";
+    case FetchOutcome::kTooManyRedirects:
+      return "too_many_redirects";
+    case FetchOutcome::kBadRedirect:
+      return "bad_redirect";
+    case FetchOutcome::kTooLarge:
+      return "too_large";
+    case FetchOutcome::kUnsupportedContentType:
+      return "unsupported_content_type";
+    case FetchOutcome::kHttp4xx:
+      return "http_4xx";
+    case FetchOutcome::kGone:
+      return "gone";
+    case FetchOutcome::kTlsFailed:
+      return "tls_failed";
+    case FetchOutcome::kTimeout:
+      return "timeout";
+    case FetchOutcome::kConnectionFailed:
+      return "connection_failed";
+    case FetchOutcome::kDnsTemporary:
+      return "dns_temporary";
+    case FetchOutcome::kHttp5xx:
+      return "http_5xx";
+    case FetchOutcome::kHttp429:
+      return "http_429";
+    case FetchOutcome::kCancelled:
+      return "cancelled";
+  }
+  return "unknown";
+}
+
+bool IsTransient(FetchOutcome outcome) {
+  switch (outcome) {
+    case FetchOutcome::kTimeout:
+    case FetchOutcome::kConnectionFailed:
+    case FetchOutcome::kDnsTemporary:
+    case FetchOutcome::kHttp5xx:
+    case FetchOutcome::kHttp429:
+    case FetchOutcome::kCancelled:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Counted slots per key, each key with a FIFO of waiters. A waiter runs when a slot frees, on the
+// thread that freed it.
+class SafeFetcher::Limiter {
+ public:
+  using Granted = absl::AnyInvocable<void() &&>;
+
+  Limiter(int per_host, int in_flight) : per_host_(per_host), in_flight_(in_flight) {}
+
+  void AcquireGlobal(Granted granted) { Acquire(kGlobalKey, in_flight_, std::move(granted)); }
+  void ReleaseGlobal() { Release(kGlobalKey); }
+  void AcquireHost(const std::string& host, Granted granted) {
+    Acquire(absl::StrCat("host:", host), per_host_, std::move(granted));
+  }
+  void ReleaseHost(const std::string& host) { Release(absl::StrCat("host:", host)); }
+
+ private:
+  static constexpr char kGlobalKey[] = "global";
+
+  struct Slots {
+    int in_use = 0;
+    std::deque<Granted> waiting;
+  };
+
+  void Acquire(const std::string& key, int limit, Granted granted) {
+    {
+      absl::MutexLock lock(&mutex_);
+      Slots& slots = slots_[key];
+      if (slots.in_use >= limit) {
+        slots.waiting.push_back(std::move(granted));
+        return;
+      }
+      ++slots.in_use;
+    }
+    std::move(granted)();
+  }
+
+  void Release(const std::string& key) {
+    Granted next;
+    {
+      absl::MutexLock lock(&mutex_);
+      const auto it = slots_.find(key);
+      if (it == slots_.end()) {
+        return;
+      }
+      Slots& slots = it->second;
+      if (!slots.waiting.empty()) {
+        next = std::move(slots.waiting.front());  // the slot passes on, in_use unchanged
+        slots.waiting.pop_front();
+      } else if (--slots.in_use == 0) {
+        slots_.erase(it);
+      }
+    }
+    if (next != nullptr) {
+      std::move(next)();
+    }
+  }
+
+  const int per_host_;
+  const int in_flight_;
+  absl::Mutex mutex_;
+  std::map<std::string, Slots> slots_ ABSL_GUARDED_BY(mutex_);
+};
+
+struct SafeFetcher::FetchState {
+  std::string input;
+  Callback done;
+  absl::Time deadline;
+  std::optional<url::Url> current;
+  int redirects = 0;
+  // The host slot held by the hop in flight ("" when none).
+  std::string host_slot;
+  bool holds_global = false;
+  FetchResult result;
+};
+
+SafeFetcher::SafeFetcher(SafeFetcherConfig config, const EgressPolicy* policy, Resolver* resolver,
+                         HttpClient* http)
+    : config_(std::move(config)),
+      policy_(policy),
+      resolver_(resolver),
+      http_(http),
+      limiter_(std::make_unique<Limiter>(config_.max_per_host, config_.max_in_flight)) {}
+
+SafeFetcher::~SafeFetcher() = default;
+
+absl::StatusOr<std::unique_ptr<SafeFetcher>> SafeFetcher::Create(SafeFetcherConfig config,
+                                                                 const EgressPolicy* policy,
+                                                                 Resolver* resolver,
+                                                                 HttpClient* http) {
+  if (policy == nullptr || resolver == nullptr || http == nullptr) {
+    return absl::InvalidArgumentError("SafeFetcher needs a policy, a resolver and an HTTP client");
+  }
+  if (config.max_redirects < 0 || config.total_timeout <= absl::ZeroDuration() ||
+      config.max_body_bytes <= 0 || config.low_speed_bytes_per_second < 0 ||
+      config.low_speed_time < absl::Seconds(1) || config.max_per_host < 1 ||
+      config.max_in_flight < 1) {
+    return absl::InvalidArgumentError(
+        "fetch limits: max_redirects >= 0, a positive timeout and body cap, low_speed_time >= 1s, "
+        "max_per_host and max_in_flight >= 1");
+  }
+  return std::unique_ptr<SafeFetcher>(new SafeFetcher(std::move(config), policy, resolver, http));
+}
+
+FetchOutcome SafeFetcher::RefusedUrlOutcome(const absl::Status& status, absl::string_view input,
+                                            const url::Url* base) const {
+  switch (status.code()) {
+    case absl::StatusCode::kUnimplemented:
+      return FetchOutcome::kBadScheme;
+    case absl::StatusCode::kPermissionDenied: {
+      // An IP-literal host refused by address is a forbidden address; the rest (credentials,
+      // port, special-use names, ambiguous spellings) a forbidden URL.
+      const absl::StatusOr<url::Url> url = url::ParseUrl(input, base);
+      if (url.ok() && IsIpLiteralHost(*url)) {
+        const std::optional<net::IpAddress> literal = net::IpAddress::FromUrl(*url);
+        if (literal.has_value() && !policy_->CheckAddress(*literal).ok()) {
+          return FetchOutcome::kForbiddenAddress;
+        }
+      }
+      return FetchOutcome::kForbiddenUrl;
+    }
+    default:
+      return FetchOutcome::kBadUrl;
+  }
+}
+
+void SafeFetcher::Fetch(absl::string_view input, Callback done) {
+  auto fetch = std::make_shared<FetchState>();
+  fetch->input = std::string(input);
+  fetch->done = std::move(done);
+  fetch->result.final_url = fetch->input;
+  limiter_->AcquireGlobal([this, fetch]() mutable {
+    fetch->holds_global = true;
+    fetch->deadline = absl::Now() + config_.total_timeout;
+    absl::StatusOr<url::Url> url = policy_->ParseAndCheckUrl(fetch->input);
+    if (!url.ok()) {
+      Finish(fetch, RefusedUrlOutcome(url.status(), fetch->input, nullptr),
+             std::string(url.status().message()));
+      return;
+    }
+    fetch->current = *std::move(url);
+    StartHop(std::move(fetch));
+  });
+}
+
+void SafeFetcher::StartHop(std::shared_ptr<FetchState> fetch) {
+  fetch->result.final_url = fetch->current->href();
+  const std::string host = fetch->current->host();
+  limiter_->AcquireHost(host, [this, fetch, host]() mutable {
+    fetch->host_slot = host;
+    if (absl::Now() >= fetch->deadline) {
+      Finish(fetch, FetchOutcome::kTimeout, "total deadline passed before the hop started");
+      return;
+    }
+    if (IsIpLiteralHost(*fetch->current)) {
+      // Checked by ParseAndCheckUrl already; connected to directly, never resolved.
+      const std::optional<net::IpAddress> literal = net::IpAddress::FromUrl(*fetch->current);
+      if (!literal.has_value()) {
+        Finish(fetch, FetchOutcome::kBadUrl, "IP-literal host without an address");
+        return;
+      }
+      Connect(std::move(fetch), *literal);
+      return;
+    }
+    resolver_->Resolve(host,
+                       [this, fetch](absl::StatusOr<std::vector<net::IpAddress>> answers) mutable {
+                         Resolved(std::move(fetch), std::move(answers));
+                       });
+  });
+}
+
+void SafeFetcher::Resolved(std::shared_ptr<FetchState> fetch,
+                           absl::StatusOr<std::vector<net::IpAddress>> answers) {
+  if (!answers.ok()) {
+    const FetchOutcome outcome =
+        answers.status().code() == absl::StatusCode::kNotFound    ? FetchOutcome::kDnsNotFound
+        : answers.status().code() == absl::StatusCode::kCancelled ? FetchOutcome::kCancelled
+        : answers.status().code() == absl::StatusCode::kInvalidArgument
+            ? FetchOutcome::kBadUrl
+            : FetchOutcome::kDnsTemporary;
+    Finish(std::move(fetch), outcome, std::string(answers.status().message()));
+    return;
+  }
+  // Refused when ANY answer is refused: a mixed answer is a rebinding tool.
+  if (absl::Status status = policy_->CheckAddresses(*fetch->current, *answers); !status.ok()) {
+    Finish(std::move(fetch), FetchOutcome::kForbiddenAddress, std::string(status.message()));
+    return;
+  }
+  // Pinned: this hop connects to this one checked answer and nowhere else.
+  const net::IpAddress address = answers->front();
+  Connect(std::move(fetch), address);
+}
+
+void SafeFetcher::Connect(std::shared_ptr<FetchState> fetch, const net::IpAddress& address) {
+  const absl::Duration left = fetch->deadline - absl::Now();
+  if (left <= absl::ZeroDuration()) {
+    Finish(std::move(fetch), FetchOutcome::kTimeout, "total deadline passed before connecting");
+    return;
+  }
+  HttpRequest request;
+  request.url = *fetch->current;
+  request.address = address;
+  request.timeout = left;
+  request.low_speed_bytes_per_second = config_.low_speed_bytes_per_second;
+  request.low_speed_time = config_.low_speed_time;
+  request.max_body_bytes = config_.max_body_bytes;
+  http_->Fetch(std::move(request), [this, fetch](absl::StatusOr<HttpResponse> response) mutable {
+    Responded(std::move(fetch), std::move(response));
+  });
+}
+
+void SafeFetcher::Responded(std::shared_ptr<FetchState> fetch,
+                            absl::StatusOr<HttpResponse> response) {
+  limiter_->ReleaseHost(fetch->host_slot);
+  fetch->host_slot.clear();
+  if (!response.ok()) {
+    const absl::Status& status = response.status();
+    FetchOutcome outcome = FetchOutcome::kConnectionFailed;
+    switch (status.code()) {
+      case absl::StatusCode::kPermissionDenied:
+        outcome = FetchOutcome::kForbiddenAddress;
+        break;
+      case absl::StatusCode::kResourceExhausted:
+        outcome = FetchOutcome::kTooLarge;
+        break;
+      case absl::StatusCode::kDeadlineExceeded:
+        outcome = FetchOutcome::kTimeout;
+        break;
+      case absl::StatusCode::kFailedPrecondition:
+        outcome = FetchOutcome::kTlsFailed;
+        break;
+      case absl::StatusCode::kCancelled:
+        outcome = FetchOutcome::kCancelled;
+        break;
+      default:
+        break;
+    }
+    Finish(std::move(fetch), outcome, std::string(status.message()));
+    return;
+  }
+  FetchResult& result = fetch->result;
+  result.status = response->status;
+  result.content_type = response->content_type;
+  result.retry_after = response->retry_after;
+  const int code = response->status;
+  if (IsRedirect(code)) {
+    if (!response->location.has_value()) {
+      Finish(std::move(fetch), FetchOutcome::kBadRedirect,
+             absl::StrCat("HTTP ", code, " without a Location"));
+      return;
+    }
+    if (fetch->redirects >= config_.max_redirects) {
+      Finish(std::move(fetch), FetchOutcome::kTooManyRedirects,
+             absl::StrCat("more than ", config_.max_redirects, " redirects"));
+      return;
+    }
+    ++fetch->redirects;
+    result.redirects = fetch->redirects;
+    const url::Url base = *fetch->current;
+    absl::StatusOr<url::Url> next = policy_->ParseAndCheckUrl(*response->location, &base);
+    if (!next.ok()) {
+      Finish(std::move(fetch), RefusedUrlOutcome(next.status(), *response->location, &base),
+             absl::StrCat("redirect to \"", *response->location,
+                          "\" refused: ", next.status().message()));
+      return;
+    }
+    fetch->current = *std::move(next);
+    StartHop(std::move(fetch));
+    return;
+  }
+  if (code >= 200 && code < 300) {
+    if (response->body_skipped) {
+      Finish(std::move(fetch), FetchOutcome::kUnsupportedContentType,
+             absl::StrCat("content type \"", response->content_type,
+                          "\" is not text/html or application/xhtml+xml"));
+      return;
+    }
+    const std::string media = MediaTypeOf(response->content_type);
+    if (media != "text/html" && media != "application/xhtml+xml") {
+      Finish(std::move(fetch), FetchOutcome::kUnsupportedContentType,
+             absl::StrCat("content type \"", response->content_type,
+                          "\" is not text/html or application/xhtml+xml"));
+      return;
+    }
+    result.body = std::move(response->body);
+    Finish(std::move(fetch), FetchOutcome::kOk, "");
+    return;
+  }
+  const std::string detail = absl::StrCat("HTTP ", code);
+  if (code == 410) {
+    Finish(std::move(fetch), FetchOutcome::kGone, detail);
+  } else if (code == 429) {
+    Finish(std::move(fetch), FetchOutcome::kHttp429, detail);
+  } else if (code >= 500 && code < 600) {
+    Finish(std::move(fetch), FetchOutcome::kHttp5xx, detail);
+  } else {
+    Finish(std::move(fetch), FetchOutcome::kHttp4xx, detail);
+  }
+}
+
+void SafeFetcher::Finish(std::shared_ptr<FetchState> fetch, FetchOutcome outcome,
+                         std::string detail) {
+  if (!fetch->host_slot.empty()) {
+    limiter_->ReleaseHost(fetch->host_slot);
+    fetch->host_slot.clear();
+  }
+  fetch->result.outcome = outcome;
+  fetch->result.detail = std::move(detail);
+  if (outcome != FetchOutcome::kOk) {
+    fetch->result.body.clear();
+  }
+  Callback done = std::move(fetch->done);
+  FetchResult result = std::move(fetch->result);
+  const bool holds_global = fetch->holds_global;
+  fetch->holds_global = false;
+  fetch.reset();
+  std::move(done)(std::move(result));
+  if (holds_global) {
+    limiter_->ReleaseGlobal();
+  }
+}
+
+}  // namespace portcullis::verifier::fetch

@@ -1,0 +1,132 @@
+#pragma once
+
+// SafeFetcher: fetches a URL a stranger chose without ever connecting to an address the egress
+// policy refuses. Composes the pieces, one hop at a time:
+//
+//   parse + check the URL (EgressPolicy::ParseAndCheckUrl)
+//   → resolve its host, exactly one lookup per hop (Resolver; IP literals are not resolved)
+//   → check every answer (EgressPolicy::CheckAddresses: refused if ANY is refused)
+//   → pin: fetch from the first checked answer only (HttpClient, which checks it again on connect)
+//   → on a redirect: resolve Location against the current URL, check it, next hop (≤ 3 redirects)
+//
+// Concurrency is bounded per destination host and in total, so that 10,000 webmentions whose
+// sources point at one victim never become 10,000 connections to it. See SSRF-POLICY.md.
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "absl/functional/any_invocable.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "verifier-service/src/fetch/egress_policy.h"
+#include "verifier-service/src/fetch/http_client.h"
+#include "verifier-service/src/fetch/resolver.h"
+
+namespace portcullis::verifier::fetch {
+
+// How a fetch ended. kOk returns a body; the others are permanent (retrying will not help) or
+// transient (IsTransient: retry later).
+enum class FetchOutcome {
+  kOk,
+  // permanent
+  kBadUrl,                  // not a valid URL (start or Location)
+  kBadScheme,               // not http(s) (start or Location)
+  kForbiddenUrl,            // credentials, port, special-use name, ambiguous spelling
+  kForbiddenAddress,        // an IP literal or a DNS answer in a refused block
+  kDnsNotFound,             // NXDOMAIN or no A/AAAA
+  kTooManyRedirects,        // more than max_redirects
+  kBadRedirect,             // a 3xx without a Location
+  kTooLarge,                // body over the cap (decoded)
+  kUnsupportedContentType,  // a 2xx that is not text/html or application/xhtml+xml
+  kHttp4xx,                 // a 4xx other than 410 and 429 (and any other unexpected status)
+  kGone,                    // 410
+  kTlsFailed,               // the certificate does not verify for the host
+  // transient
+  kTimeout,           // total deadline or minimum speed
+  kConnectionFailed,  // refused, reset, no response
+  kDnsTemporary,      // SERVFAIL, no DNS answer in time
+  kHttp5xx,
+  kHttp429,
+  kCancelled,  // the fetcher shut down first
+};
+
+// "ok", "forbidden_address", "http_5xx", ... for logs, metrics and the RPC.
+absl::string_view FetchOutcomeName(FetchOutcome outcome);
+bool IsTransient(FetchOutcome outcome);
+
+struct FetchResult {
+  FetchOutcome outcome = FetchOutcome::kOk;
+  // Why, for every outcome but kOk: the refused block, the status code, the libcurl error.
+  std::string detail;
+  // The URL of the last hop attempted (the final URL for kOk).
+  std::string final_url;
+  // The HTTP status of the last response; 0 when none arrived.
+  int status = 0;
+  std::string content_type;
+  // Retry-After as sent, for kHttp429 and kHttp5xx.
+  std::optional<std::string> retry_after;
+  // For kOk only.
+  std::string body;
+  // Redirects followed.
+  int redirects = 0;
+};
+
+struct SafeFetcherConfig {
+  // Redirects followed at most; the next one is kTooManyRedirects.
+  int max_redirects = 3;
+  // The whole fetch, every hop and lookup included.
+  absl::Duration total_timeout = absl::Seconds(5);
+  int64_t max_body_bytes = 1 << 20;
+  int64_t low_speed_bytes_per_second = 1024;
+  absl::Duration low_speed_time = absl::Seconds(3);
+  // Hops to one host name (or IP literal) in flight at once; more wait their turn.
+  int max_per_host = 2;
+  // Fetches in flight at once; more wait their turn.
+  int max_in_flight = 1000;
+};
+
+class SafeFetcher {
+ public:
+  using Callback = absl::AnyInvocable<void(FetchResult) &&>;
+
+  // Borrows all three; they must outlive the fetcher and every fetch it started.
+  // kInvalidArgument for limits that are not positive.
+  static absl::StatusOr<std::unique_ptr<SafeFetcher>> Create(SafeFetcherConfig config,
+                                                             const EgressPolicy* policy,
+                                                             Resolver* resolver, HttpClient* http);
+  ~SafeFetcher();
+
+  // Fetches `url` (user input: parsed and checked here); calls `done` exactly once, on any thread
+  // (possibly before Fetch returns).
+  void Fetch(absl::string_view url, Callback done);
+
+  const SafeFetcherConfig& config() const { return config_; }
+
+ private:
+  class Limiter;
+  struct FetchState;
+
+  SafeFetcher(SafeFetcherConfig config, const EgressPolicy* policy, Resolver* resolver,
+              HttpClient* http);
+
+  void StartHop(std::shared_ptr<FetchState> fetch);
+  void Resolved(std::shared_ptr<FetchState> fetch,
+                absl::StatusOr<std::vector<net::IpAddress>> answers);
+  void Connect(std::shared_ptr<FetchState> fetch, const net::IpAddress& address);
+  void Responded(std::shared_ptr<FetchState> fetch, absl::StatusOr<HttpResponse> response);
+  void Finish(std::shared_ptr<FetchState> fetch, FetchOutcome outcome, std::string detail);
+  // Classifies a refused start URL or Location.
+  FetchOutcome RefusedUrlOutcome(const absl::Status& status, absl::string_view input,
+                                 const url::Url* base) const;
+
+  const SafeFetcherConfig config_;
+  const EgressPolicy* const policy_;
+  Resolver* const resolver_;
+  HttpClient* const http_;
+  std::unique_ptr<Limiter> limiter_;
+};
+
+}  // namespace portcullis::verifier::fetch
