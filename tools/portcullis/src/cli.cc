@@ -8,6 +8,7 @@
 #include "grpcpp/security/credentials.h"
 #include "portcullis/verifier/v1/verifier.grpc.pb.h"
 #include "tools/portcullis/src/mention_commands.h"
+#include "tools/portcullis/src/ssrf_conformance.h"
 #include "tools/portcullis/src/url_conformance.h"
 
 namespace portcullis::cli {
@@ -26,6 +27,12 @@ std::string Usage() {
          "  conformance url-if-present FILE  the same, but a missing FILE exits 77 (skipped) "
          "unless\n"
          "                                 CI=true (for ctest)\n"
+         "  conformance ssrf FILE          run SSRF vectors (vectors.json format) through the "
+         "fetch\n"
+         "                                 path with stubbed DNS; prints failures, one line per\n"
+         "                                 kind and 'N passed, M failed'; exit 0 only if none "
+         "failed\n"
+         "  conformance ssrf-if-present FILE  the same; a missing FILE exits 77 unless CI=true\n"
          "The verifier defaults to $PORTCULLIS_VERIFIER, else 127.0.0.1:50051.\n";
 }
 
@@ -48,6 +55,16 @@ int Run(const std::vector<std::string>& args, const CliOptions& options, std::os
     }
     return PrintParsedUrl(args[2], args.size() == 4 ? std::optional(args[3]) : std::nullopt, out,
                           err);
+  }
+  if (args[0] == "conformance" && args.size() >= 2 &&
+      (args[1] == "ssrf" || args[1] == "ssrf-if-present")) {
+    if (args.size() != 3) {
+      return usage_error("wrong number of arguments for 'conformance " + args[1] + "'");
+    }
+    const char* ci = std::getenv("CI");
+    return RunSsrfConformanceFile(
+        args[2], args[1] == "ssrf" ? MissingData::kFail : MissingData::kSkipUnlessCi,
+        ci != nullptr && std::string(ci) == "true", out, err);
   }
   if (args[0] == "conformance") {
     if (args.size() < 2 || (args[1] != "url" && args[1] != "url-if-present")) {
