@@ -216,7 +216,9 @@ function checkSelectors(objects) {
     const sel = np.spec?.podSelector || {};
     if (Object.keys(sel.matchLabels || {}).length === 0 && (sel.matchExpressions || []).length === 0) continue;
     const hits = pods.filter((p) => selectorMatches(sel, p.labels));
-    if (hits.length === 0) failures.push(`${ref(np)}: podSelector selects no pods`);
+    const forClients = sameMap(sel.matchLabels, { [CLIENT_LABEL[0]]: CLIENT_LABEL[1] });
+    if (hits.length === 0 && !forClients) failures.push(`${ref(np)}: podSelector selects no pods`);
+    if (forClients && hits.length) failures.push(`${ref(np)}: our own workloads carry the internal-client label`);
     for (const p of hits) {
       const own = p.obj.spec.selector?.matchLabels || p.labels;
       if (p.obj.kind === 'Deployment' && !sameMap(sel.matchLabels, own)) failures.push(`${ref(np)}: podSelector differs from ${ref(p.obj)}'s selector`);
@@ -288,6 +290,40 @@ function podLabels(objects, n) {
   return deployment(objects, n)?.spec?.template?.metadata?.labels || null;
 }
 
+// Egress rules of `np` may reach only the verifier pods on 50051/TCP and kube-dns on 53.
+function egressOnlyToVerifierAndDns(np, ver) {
+  const failures = [];
+  for (const rule of np.spec.egress || []) {
+    const ports = portsOf(rule);
+    const peers = rule.to || [];
+    if (!peers.length || !ports.length) {
+      failures.push(`${ref(np)}: an egress rule without peers or ports allows too much`);
+      continue;
+    }
+    if (onlyDnsPorts(ports)) {
+      if (!peers.every(isDnsPeer)) failures.push(`${ref(np)}: DNS egress to something other than kube-dns`);
+      continue;
+    }
+    const toVerifier = ports.every((p) => p.port === 50051 && p.protocol === 'TCP' && !p.endPort) &&
+      peers.every((peer) => peer.podSelector && !peer.namespaceSelector && !peer.ipBlock && selectorMatches(peer.podSelector, ver) && Object.keys(peer.podSelector.matchLabels || {}).length > 0);
+    if (!toVerifier) failures.push(`${ref(np)}: egress beyond the verifier's port 50051 and DNS: ${JSON.stringify(rule)}`);
+  }
+  return failures;
+}
+
+function checkClientPolicy(objects) {
+  const ver = podLabels(objects, VERIFIER);
+  if (!ver) return ['verifier Deployment missing'];
+  const policies = ofKind(objects, 'NetworkPolicy').filter((np) => sameMap(np.spec?.podSelector?.matchLabels, { [CLIENT_LABEL[0]]: CLIENT_LABEL[1] }));
+  if (policies.length === 0) return [`no NetworkPolicy lets pods labelled ${CLIENT_LABEL.join('=')} in this namespace reach the verifier`];
+  const failures = [];
+  for (const np of policies) {
+    if ((np.spec.ingress || []).length) failures.push(`${ref(np)}: must not open ingress to client pods`);
+    failures.push(...egressOnlyToVerifierAndDns(np, ver));
+  }
+  return failures;
+}
+
 function checkGatewayPolicy(objects) {
   const failures = [];
   const gw = podLabels(objects, GATEWAY);
@@ -303,21 +339,7 @@ function checkGatewayPolicy(objects) {
       else if (!rule.from?.length) failures.push(`${ref(np)}: ingress from anywhere on ports other than 8080`);
       for (const peer of rule.from || []) if (peer.ipBlock) failures.push(`${ref(np)}: ingress ipBlock beyond the public HTTP port`);
     }
-    for (const rule of np.spec.egress || []) {
-      const ports = portsOf(rule);
-      const peers = rule.to || [];
-      if (!peers.length || !ports.length) {
-        failures.push(`${ref(np)}: an egress rule without peers or ports allows too much`);
-        continue;
-      }
-      if (onlyDnsPorts(ports)) {
-        if (!peers.every(isDnsPeer)) failures.push(`${ref(np)}: DNS egress to something other than kube-dns`);
-        continue;
-      }
-      const toVerifier = ports.every((p) => p.port === 50051 && p.protocol === 'TCP' && !p.endPort) &&
-        peers.every((peer) => peer.podSelector && !peer.namespaceSelector && !peer.ipBlock && selectorMatches(peer.podSelector, ver));
-      if (!toVerifier) failures.push(`${ref(np)}: egress beyond the verifier's port 50051 and DNS: ${JSON.stringify(rule)}`);
-    }
+    failures.push(...egressOnlyToVerifierAndDns(np, ver));
   }
   if (!publicHttp) failures.push('gateway: no ingress rule lets anyone reach port 8080');
   const egressPolicies = policies.filter((np) => (np.spec.policyTypes || []).includes('Egress'));
@@ -526,6 +548,7 @@ const CHECKS = {
   defaultDeny: (o) => checkDefaultDeny(o),
   gatewayNetworkPolicy: (o) => checkGatewayPolicy(o),
   verifierIngress: (o) => checkVerifierIngress(o),
+  clientNetworkPolicy: (o) => checkClientPolicy(o),
   headlessBalancing: (o) => checkHeadless(o),
   migrations: (o) => checkMigrations(o),
   configRefs: (o) => checkConfigRefs(o),

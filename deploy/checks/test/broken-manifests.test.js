@@ -136,6 +136,12 @@ expectFailure('a verifier open to every namespace', '[prod] verifierIngress', /n
 expectFailure('a verifier without the gateway among its clients', '[dev] verifierIngress', /no ingress from the gateway/, (f) =>
   f.editYaml(`${VS}/networkpolicy.yaml`, (d) => { d[0].spec.ingress[0].from.shift(); }));
 
+expectFailure('internal clients allowed anywhere', '[prod] clientNetworkPolicy', /egress beyond the verifier/, (f) =>
+  f.editYaml(`${VS}/client-networkpolicy.yaml`, (d) => { d[0].spec.egress[0].to[0] = { namespaceSelector: {} }; }));
+
+expectFailure('no policy for internal clients of this namespace', '[dev] clientNetworkPolicy', /no NetworkPolicy lets pods/, (f) =>
+  f.replace('deploy/k8s/base/kustomization.yaml', '  - verifier-service/client-networkpolicy.yaml\n', ''));
+
 expectFailure('a verifier that may fetch cloud metadata', '[prod] verifierEgress', /169\.254\.0\.0 of refused range 169\.254\.0\.0\/16/, (f) =>
   f.editYaml(`${VS}/networkpolicy.yaml`, (d) => {
     const block = d[0].spec.egress[2].to[0].ipBlock;
