@@ -221,7 +221,11 @@ function main(argv) {
   const { results } = runChecks(options);
   if (withSelfTest) {
     const t = selfTest();
-    if (!t.ok) console.log(t.output.split('\n').filter((l) => /^\s*(not ok|# |\s+(error|expected|actual):)/.test(l)).slice(0, 60).join('\n'));
+    if (!t.ok) {
+      const lines = t.output.split('\n');
+      const shown = lines.filter((l, i) => /^\s*not ok/.test(l) || (/^\s+(error|expected|actual):/.test(l) && lines.slice(Math.max(0, i - 6), i).some((x) => /not ok/.test(x))));
+      console.log(shown.slice(0, 60).join('\n'));
+    }
     results.push({ status: t.ok ? 'PASS' : 'FAIL', name: 'self-test (node --test deploy/checks/test)', detail: `${t.pass} tests passed, ${t.fail} failed` });
   }
   for (const r of results) console.log(`${r.status} ${r.name}${r.detail ? `: ${r.detail}` : ''}`);

@@ -52,6 +52,12 @@ expectFailure('kubectl and the built-in renderer disagreeing is reported', '[pro
 expectFailure('a string containerPort breaks the schema', '[prod] schema', /containerPort/, (f) =>
   f.editYaml(`${GW}/deployment.yaml`, (d) => { container(d).ports[0].containerPort = 'eighty'; }));
 
+expectFailure('a misspelt field (kubernetes-models alone would accept it)', '[prod] schema', /unknown field spec.template.spec.containers\[0\].readinesProbe/, (f) =>
+  f.replace(`${GW}/deployment.yaml`, 'readinessProbe:', 'readinesProbe:'));
+
+expectFailure('a misspelt nested field', '[dev] schema', /unknown field spec.egress\[2\].to\[0\].ipBlock.exept/, (f) =>
+  f.replace(`${VS}/networkpolicy.yaml`, 'cidr: 0.0.0.0/0\n            except:', 'cidr: 0.0.0.0/0\n            exept:'));
+
 expectFailure('an unknown kind has no schema', '[dev] schema', /no schema/, (f) =>
   f.editYaml(`${GW}/pdb.yaml`, (d) => { d[0].apiVersion = 'policy/v1beta9'; }));
 
