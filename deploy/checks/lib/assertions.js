@@ -185,6 +185,14 @@ function checkGracePeriod(objects) {
   return failures;
 }
 
+function checkPodSecurity(objects) {
+  const namespaces = ofKind(objects, 'Namespace');
+  if (namespaces.length === 0) return ['the overlay renders no Namespace to label for Pod Security admission'];
+  return namespaces
+    .filter((n) => n.metadata?.labels?.['pod-security.kubernetes.io/enforce'] !== 'restricted')
+    .map((n) => `${ref(n)}: label pod-security.kubernetes.io/enforce must be restricted`);
+}
+
 function checkSelectors(objects) {
   const failures = [];
   const deployments = ofKind(objects, 'Deployment');
@@ -542,6 +550,7 @@ const CHECKS = {
   resources: (o) => checkResources(o),
   probes: (o) => checkProbes(o),
   securityContext: (o) => checkSecurityContext(o),
+  podSecurityAdmission: (o) => checkPodSecurity(o),
   gracePeriod: (o) => checkGracePeriod(o),
   selectors: (o) => checkSelectors(o),
   scaling: (o, ov) => checkScaling(o, ov),

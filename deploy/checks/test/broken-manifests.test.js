@@ -94,6 +94,9 @@ expectFailure('root allowed', '[prod] securityContext', /runAsNonRoot/, (f) =>
 expectFailure('a mounted service-account token', '[prod] securityContext', /automountServiceAccountToken/, (f) =>
   f.editYaml(`${GW}/deployment.yaml`, (d) => { d[0].spec.template.spec.automountServiceAccountToken = true; }));
 
+expectFailure('a namespace without restricted Pod Security', '[prod] podSecurityAdmission', /restricted/, (f) =>
+  f.replace('deploy/k8s/overlays/prod/namespace.yaml', 'enforce: restricted', 'enforce: baseline'));
+
 expectFailure('a grace period shorter than the drain', '[prod] gracePeriod', /terminationGracePeriodSeconds 20 must exceed/, (f) =>
   f.editYaml(`${GW}/deployment.yaml`, (d) => { d[0].spec.template.spec.terminationGracePeriodSeconds = 20; }));
 
