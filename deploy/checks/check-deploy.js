@@ -143,7 +143,11 @@ function runChecks(options) {
       } catch (e) {
         failures = [`check crashed: ${e.stack.split('\n').slice(0, 2).join(' ')}`];
       }
-      record(`[${overlay}] ${name}`, failures);
+      let okDetail = '';
+      if (name === 'images' && objects.some((o) => JSON.stringify(o).includes(`@sha256:${'0'.repeat(64)}`))) {
+        okDetail = 'note: placeholder digests (sha256:000…): set the real ones before applying';
+      }
+      record(`[${overlay}] ${name}`, failures, okDetail);
     }
     const egress = checkVerifierEgress(objects, ssrf ? ssrf.ranges : []);
     record(`[${overlay}] verifierEgress`, egress, ssrf ? `every one of ${ssrf.ranges.length} SSRF-POLICY.md ranges excepted on 80/443` : 'DNS, PostgreSQL, public 80/443 (SSRF ranges not checked: policy missing)');
