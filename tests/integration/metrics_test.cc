@@ -13,6 +13,7 @@ namespace {
 using MetricsTest = StackTest;
 
 TEST_F(MetricsTest, MetricsArePrometheusTextAndCountRequests) {
+  ASSERT_TRUE(stack_->ServeTarget("https://b.example/").ok());
   ASSERT_EQ(stack_->PostWebmention("https://a.example/1", "https://b.example/").status, 202);
   ASSERT_EQ(stack_->PostWebmention("ftp://a.example/1", "https://b.example/").status, 400);
 

@@ -97,6 +97,7 @@ size_t MissingRows(const testing::TestDatabase& database, const std::vector<std:
 using ShutdownTest = StackTest;
 
 TEST_F(ShutdownTest, GatewaySigtermDuringLoadLosesNoAcceptedMention) {
+  ASSERT_TRUE(stack_->ServeTarget("https://receiver.example/").ok());
   SenderLoad load(*stack_, 8);
   load.WaitForAccepted(50, absl::Seconds(20));
   stack_->gateway().Signal(SIGTERM);
@@ -112,6 +113,7 @@ TEST_F(ShutdownTest, GatewaySigtermDuringLoadLosesNoAcceptedMention) {
 }
 
 TEST_F(ShutdownTest, VerifierSigtermDuringLoadLosesNoAcceptedMention) {
+  ASSERT_TRUE(stack_->ServeTarget("https://receiver.example/").ok());
   SenderLoad load(*stack_, 8);
   load.WaitForAccepted(50, absl::Seconds(20));
   stack_->verifier().Signal(SIGTERM);

@@ -7,9 +7,13 @@
 #include <iostream>
 #include <pqxx/pqxx>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "common/url/url.h"
+#include "grpcpp/create_channel.h"
 #include "gtest/gtest.h"
+#include "portcullis/verifier/v1/verifier.grpc.pb.h"
 
 namespace portcullis::integration {
 
@@ -100,12 +104,51 @@ absl::Status Stack::WaitForReadyz(int status, absl::Duration timeout) {
       absl::StrCat("/readyz did not answer ", status, " in time (last: ", last, ")"));
 }
 
+absl::Status Stack::ServeTarget(const std::string& target) const {
+  namespace v1 = portcullis::verifier::v1;
+  std::string rule_url = target;
+  const bool prefix = absl::EndsWith(rule_url, "*");
+  if (prefix) {
+    rule_url.pop_back();
+  }
+  absl::StatusOr<url::Url> parsed = url::ParseUrl(rule_url);
+  if (!parsed.ok()) {
+    return parsed.status();
+  }
+  auto stub =
+      v1::Verifier::NewStub(grpc::CreateChannel(grpc_target(), grpc::InsecureChannelCredentials()));
+  const auto prepare = [](grpc::ClientContext& context) {
+    context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(10)));
+    context.set_wait_for_ready(true);  // The verifier may still be starting.
+  };
+  {
+    grpc::ClientContext context;
+    prepare(context);
+    v1::AddSiteRequest request;
+    request.set_domain(parsed->host());
+    v1::AddSiteResponse response;
+    if (const grpc::Status status = stub->AddSite(&context, request, &response); !status.ok()) {
+      return absl::UnavailableError(absl::StrCat("AddSite: ", status.error_message()));
+    }
+  }
+  grpc::ClientContext context;
+  prepare(context);
+  v1::AddTargetRequest request;
+  request.set_url(rule_url);
+  request.set_kind(prefix ? v1::TARGET_KIND_PREFIX : v1::TARGET_KIND_EXACT);
+  v1::AddTargetResponse response;
+  if (const grpc::Status status = stub->AddTarget(&context, request, &response); !status.ok()) {
+    return absl::UnavailableError(absl::StrCat("AddTarget: ", status.error_message()));
+  }
+  return absl::OkStatus();
+}
+
 testing::HttpResult Stack::PostWebmention(const std::string& source,
                                           const std::string& target) const {
-  return testing::SendHttp(http_port_, "POST", "/webmention",
-                           absl::StrCat("source=", testing::FormEncode(source),
-                                        "&target=", testing::FormEncode(target)),
-                           "application/x-www-form-urlencoded");
+  return testing::SendHttp(
+      http_port_, "POST", "/webmention",
+      absl::StrCat("source=", testing::FormEncode(source), "&target=", testing::FormEncode(target)),
+      "application/x-www-form-urlencoded");
 }
 
 testing::HttpResult Stack::Get(const std::string& path) const {

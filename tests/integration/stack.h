@@ -35,6 +35,11 @@ class Stack {
   int grpc_port() const { return grpc_port_; }
   std::string grpc_target() const;
 
+  // Registers the site of `target` (its host) and `target` itself with the running verifier, over
+  // its gRPC admin API, so that mentions of it are received. A target ending in "*" is a prefix
+  // rule: "https://bob.example/*" receives mentions of every page of bob.example. Idempotent.
+  absl::Status ServeTarget(const std::string& target) const;
+
   // POST /webmention with form-encoded source and target.
   testing::HttpResult PostWebmention(const std::string& source, const std::string& target) const;
   testing::HttpResult Get(const std::string& path) const;

@@ -10,6 +10,7 @@ namespace {
 using VerifierOutageTest = StackTest;
 
 TEST_F(VerifierOutageTest, SendersAreToldToRetryAndReadinessFollowsTheVerifier) {
+  ASSERT_TRUE(stack_->ServeTarget("https://b.example/").ok());
   ASSERT_EQ(stack_->PostWebmention("https://a.example/1", "https://b.example/").status, 202);
 
   stack_->StopVerifier();

@@ -13,6 +13,7 @@ namespace json = boost::json;
 using WebmentionStackTest = StackTest;
 
 TEST_F(WebmentionStackTest, ValidMentionIs202StoredOnceAndReadable) {
+  ASSERT_TRUE(stack_->ServeTarget("https://bob.example/post").ok());
   const testing::HttpResult first =
       stack_->PostWebmention("https://alice.example/reply", "https://bob.example/post");
   ASSERT_EQ(first.status, 202) << first.body << first.error;
@@ -38,8 +39,8 @@ TEST_F(WebmentionStackTest, ValidMentionIs202StoredOnceAndReadable) {
 
   // The CLI reads the same row over gRPC.
   const testing::CommandResult cli = testing::RunCommand(
-      PORTCULLIS_CLI_BINARY, {absl::StrCat("--verifier=", stack_->grpc_target()), "mention",
-                              "get", id});
+      PORTCULLIS_CLI_BINARY,
+      {absl::StrCat("--verifier=", stack_->grpc_target()), "mention", "get", id});
   EXPECT_EQ(cli.exit_code, 0) << cli.output;
   EXPECT_NE(cli.output.find("MENTION_STATE_PENDING"), std::string::npos) << cli.output;
 }
@@ -55,18 +56,40 @@ struct BadRequest {
   std::string error;
 };
 
+// A form body with `source` and `target` encoded.
+std::string Form(const std::string& source, const std::string& target) {
+  return absl::StrCat("source=", testing::FormEncode(source),
+                      "&target=", testing::FormEncode(target));
+}
+
 TEST_F(WebmentionStackTest, InvalidRequestsAre400WithSpecificCodes) {
+  ASSERT_TRUE(stack_->ServeTarget("https://bob.example/post").ok());
   const std::string form = "application/x-www-form-urlencoded";
+  const std::string alice = "https://alice.example/reply";
+  const std::string bob = "https://bob.example/post";
   const std::vector<BadRequest> cases = {
-      {"missing source", "target=https%3A%2F%2Fbob.example%2F", form, "missing_source"},
-      {"missing target", "source=https%3A%2F%2Falice.example%2F", form, "missing_target"},
-      {"non-http scheme", "source=ftp%3A%2F%2Falice.example%2F&target=https%3A%2F%2Fbob.example%2F",
-       form, "unsupported_scheme"},
-      {"source equals target",
-       "source=https%3A%2F%2Fbob.example%2Fa&target=https%3A%2F%2Fbob.example%2Fa", form,
-       "same_source_and_target"},
       {"json instead of a form", R"({"source":"https://a.example/"})", "application/json",
        "unsupported_content_type"},
+      {"no content type", Form(alice, bob), "", "unsupported_content_type"},
+      {"broken percent-encoding", "source=%zz&target=x", form, "invalid_form"},
+      {"missing source", "target=https%3A%2F%2Fbob.example%2F", form, "missing_source"},
+      {"missing target", "source=https%3A%2F%2Falice.example%2F", form, "missing_target"},
+      {"duplicate source", Form(alice, bob) + "&source=https%3A%2F%2Fc.example%2F", form,
+       "duplicate_source"},
+      {"duplicate target", Form(alice, bob) + "&target=https%3A%2F%2Fbob.example%2Fpost", form,
+       "duplicate_target"},
+      {"relative source", Form("/reply", bob), form, "invalid_source"},
+      {"relative target", Form(alice, "/post"), form, "invalid_target"},
+      {"non-http scheme", Form("ftp://alice.example/", bob), form, "unsupported_scheme"},
+      {"credentials", Form("https://user:pw@alice.example/", bob), form, "credentials_in_url"},
+      {"too long", Form(alice + "?" + std::string(2048, 'a'), bob), form, "url_too_long"},
+      {"source equals target", Form(bob, bob), form, "same_source_and_target"},
+      {"equal but for fragment and default port", Form("https://bob.example:443/post#c", bob), form,
+       "same_source_and_target"},
+      {"target on a site we do not serve", Form(alice, "https://carol.example/post"), form,
+       "target_not_supported"},
+      {"target not registered on a served site", Form(alice, "https://bob.example/other"), form,
+       "target_not_found"},
   };
   for (const BadRequest& bad : cases) {
     const testing::HttpResult result =
@@ -79,11 +102,29 @@ TEST_F(WebmentionStackTest, InvalidRequestsAre400WithSpecificCodes) {
   EXPECT_EQ(QueryCount(*database_, "SELECT count(*) FROM mentions"), 0);
 }
 
+TEST_F(WebmentionStackTest, TargetFragmentIsIgnoredForTheCheckAndKeptInTheMention) {
+  ASSERT_TRUE(stack_->ServeTarget("https://bob.example/post").ok());
+  ASSERT_TRUE(stack_->ServeTarget("https://bob.example/notes/*").ok());
+  const testing::HttpResult with_fragment =
+      stack_->PostWebmention("https://alice.example/reply", "https://bob.example/post#comment-2");
+  ASSERT_EQ(with_fragment.status, 202) << with_fragment.body;
+  EXPECT_EQ(QueryCount(*database_,
+                       "SELECT count(*) FROM mentions WHERE target = "
+                       "'https://bob.example/post#comment-2'"),
+            1);
+  const testing::HttpResult under_prefix =
+      stack_->PostWebmention("https://alice.example/reply", "https://bob.example/notes/2024/1");
+  EXPECT_EQ(under_prefix.status, 202) << under_prefix.body;
+  const testing::HttpResult beside_prefix =
+      stack_->PostWebmention("https://alice.example/reply", "https://bob.example/notes");
+  EXPECT_EQ(beside_prefix.status, 400) << beside_prefix.body;
+}
+
 TEST_F(WebmentionStackTest, OversizedBodyIs413) {
   const std::string huge = absl::StrCat("source=https%3A%2F%2Fa.example%2F&target=",
                                         std::string(1024 * 1024 + 1024, 'x'));
-  const testing::HttpResult result = testing::SendHttp(
-      stack_->http_port(), "POST", "/webmention", huge, "application/x-www-form-urlencoded");
+  const testing::HttpResult result = testing::SendHttp(stack_->http_port(), "POST", "/webmention",
+                                                       huge, "application/x-www-form-urlencoded");
   // The server may close before reading everything; then the client sees no status at all.
   // Either way nothing is stored, and when an answer arrives it is a 413.
   if (result.status != 0) {

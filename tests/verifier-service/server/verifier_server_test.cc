@@ -104,6 +104,30 @@ TEST_F(VerifierServerTest, ServesMentionsEndToEnd) {
   ASSERT_TRUE(WaitForHealth("", HealthCheckResponse::SERVING));
   EXPECT_EQ(HealthOf(kVerifierServiceName), HealthCheckResponse::SERVING);
 
+  // Mentions of target.example are received once the site and the target are registered.
+  v1::SubmitMentionResponse unserved;
+  ASSERT_TRUE(Submit("https://source.example/post", "https://target.example/", &unserved).ok());
+  EXPECT_EQ(unserved.reason(), "target_not_supported");
+  {
+    grpc::ClientContext context;
+    context.set_deadline(Deadline());
+    v1::AddSiteRequest request;
+    request.set_domain("target.example");
+    v1::AddSiteResponse response;
+    ASSERT_TRUE(stub_->AddSite(&context, request, &response).ok());
+  }
+  ASSERT_TRUE(Submit("https://source.example/post", "https://target.example/", &unserved).ok());
+  EXPECT_EQ(unserved.reason(), "target_not_found");
+  {
+    grpc::ClientContext context;
+    context.set_deadline(Deadline());
+    v1::AddTargetRequest request;
+    request.set_url("https://target.example/");
+    request.set_kind(v1::TARGET_KIND_EXACT);
+    v1::AddTargetResponse response;
+    ASSERT_TRUE(stub_->AddTarget(&context, request, &response).ok());
+  }
+
   v1::SubmitMentionResponse first;
   grpc::Status status = Submit("https://source.example/post", "https://target.example/", &first);
   ASSERT_TRUE(status.ok()) << status.error_message();

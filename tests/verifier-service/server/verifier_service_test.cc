@@ -21,11 +21,38 @@ using ::testing::Return;
 
 class MockMentionStore : public store::MentionStore {
  public:
-  MOCK_METHOD(absl::StatusOr<store::UpsertResult>, UpsertPending, (const store::NewMention&),
-              (override));
+  MOCK_METHOD(absl::StatusOr<store::SubmitResult>, Submit, (const store::NewMention&), (override));
   MOCK_METHOD(absl::StatusOr<store::StoredMention>, Get, (absl::string_view), (override));
   MOCK_METHOD(absl::Status, Ping, (), (override));
 };
+
+class MockSiteStore : public store::SiteStore {
+ public:
+  MOCK_METHOD(absl::StatusOr<store::AddSiteResult>, AddSite, (const std::string&), (override));
+  MOCK_METHOD(absl::StatusOr<std::vector<store::SiteRecord>>, ListSites, (const std::string&, int),
+              (override));
+  MOCK_METHOD(absl::StatusOr<int64_t>, RemoveSite, (const std::string&), (override));
+  MOCK_METHOD(absl::StatusOr<store::AddTargetsResult>, AddTargets,
+              (absl::Span<const intake::TargetRule>), (override));
+  MOCK_METHOD(absl::StatusOr<std::vector<store::TargetRecord>>, ListTargets,
+              (const std::string&, const std::optional<intake::TargetRule>&, int), (override));
+  MOCK_METHOD(absl::StatusOr<store::TargetRecord>, RemoveTarget,
+              (const std::string&, intake::TargetKind), (override));
+};
+
+store::SubmitResult Accepted(const std::string& id, store::MentionState state, bool created) {
+  store::SubmitResult result;
+  result.mention_id = id;
+  result.state = state;
+  result.created = created;
+  return result;
+}
+
+store::SubmitResult TargetRejected(store::TargetMatch match) {
+  store::SubmitResult result;
+  result.target = match;
+  return result;
+}
 
 constexpr char kId[] = "0b6a4a8e-3f0e-4c1a-9a57-2f1d2c3b4a5e";
 
@@ -34,7 +61,7 @@ class VerifierServiceTest : public ::testing::Test {
  protected:
   void StartServer(int threads = 2, size_t max_queued = 16) {
     pool_ = std::make_unique<BlockingPool>(threads, max_queued);
-    service_ = std::make_unique<VerifierService>(store_, *pool_);
+    service_ = std::make_unique<VerifierService>(store_, sites_, *pool_);
     service_->SetReady(true);
     grpc::ServerBuilder builder;
     int port = 0;
@@ -75,6 +102,7 @@ class VerifierServiceTest : public ::testing::Test {
   }
 
   MockMentionStore store_;
+  MockSiteStore sites_;
   std::unique_ptr<BlockingPool> pool_;
   std::unique_ptr<VerifierService> service_;
   std::unique_ptr<grpc::Server> server_;
@@ -85,12 +113,14 @@ TEST_F(VerifierServiceTest, AcceptsAndStoresNormalizedHashes) {
   StartServer();
   EXPECT_CALL(
       store_,
-      UpsertPending(AllOf(
-          Field(&store::NewMention::source, "HTTPS://Source.example:443/a#x"),
-          Field(&store::NewMention::target, "https://target.example/b"),
-          Field(&store::NewMention::source_hash, crypto::Sha256("https://source.example/a")),
-          Field(&store::NewMention::target_hash, crypto::Sha256("https://target.example/b")))))
-      .WillOnce(Return(store::UpsertResult{kId, store::MentionState::kPending, true}));
+      Submit(
+          AllOf(Field(&store::NewMention::source, "HTTPS://Source.example:443/a#x"),
+                Field(&store::NewMention::target, "https://target.example/b"),
+                Field(&store::NewMention::source_hash, crypto::Sha256("https://source.example/a")),
+                Field(&store::NewMention::target_hash, crypto::Sha256("https://target.example/b")),
+                Field(&store::NewMention::target_domain, "target.example"),
+                Field(&store::NewMention::normalized_target, "https://target.example/b"))))
+      .WillOnce(Return(Accepted(kId, store::MentionState::kPending, true)));
   v1::SubmitMentionResponse response;
   const grpc::Status status =
       Submit("HTTPS://Source.example:443/a#x", "https://target.example/b", &response);
@@ -104,7 +134,7 @@ TEST_F(VerifierServiceTest, AcceptsAndStoresNormalizedHashes) {
 
 TEST_F(VerifierServiceTest, RejectionIsAnAnswerNotAnErrorAndSkipsTheStore) {
   StartServer();
-  EXPECT_CALL(store_, UpsertPending(_)).Times(0);
+  EXPECT_CALL(store_, Submit(_)).Times(0);
   v1::SubmitMentionResponse response;
   const grpc::Status status = Submit("ftp://a.example/", "https://b.example/", &response);
   ASSERT_TRUE(status.ok()) << status.error_message();
@@ -117,8 +147,7 @@ TEST_F(VerifierServiceTest, RejectionIsAnAnswerNotAnErrorAndSkipsTheStore) {
 
 TEST_F(VerifierServiceTest, StoreUnavailableIsUnavailable) {
   StartServer();
-  EXPECT_CALL(store_, UpsertPending(_))
-      .WillOnce(Return(absl::UnavailableError("database unavailable")));
+  EXPECT_CALL(store_, Submit(_)).WillOnce(Return(absl::UnavailableError("database unavailable")));
   v1::SubmitMentionResponse response;
   const grpc::Status status = Submit("https://a.example/", "https://b.example/", &response);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAVAILABLE);
@@ -134,7 +163,7 @@ TEST_F(VerifierServiceTest, QueueFullIsUnavailableAtOnce) {
   }));
   started.WaitForNotification();
   ASSERT_TRUE(pool_->TrySubmit([] {}));  // The queue is now full.
-  EXPECT_CALL(store_, UpsertPending(_)).Times(0);
+  EXPECT_CALL(store_, Submit(_)).Times(0);
   EXPECT_CALL(store_, Get(_)).Times(0);
   v1::SubmitMentionResponse submit_response;
   EXPECT_EQ(Submit("https://a.example/", "https://b.example/", &submit_response).error_code(),
@@ -142,12 +171,13 @@ TEST_F(VerifierServiceTest, QueueFullIsUnavailableAtOnce) {
   v1::GetMentionResponse get_response;
   EXPECT_EQ(GetMention(kId, &get_response).error_code(), grpc::StatusCode::UNAVAILABLE);
   release.Notify();
+  pool_->Stop();  // Joins the thread still inside `release` before the notifications go away.
 }
 
 TEST_F(VerifierServiceTest, NotReadyIsUnavailable) {
   StartServer();
   service_->SetReady(false);
-  EXPECT_CALL(store_, UpsertPending(_)).Times(0);
+  EXPECT_CALL(store_, Submit(_)).Times(0);
   v1::SubmitMentionResponse response;
   EXPECT_EQ(Submit("https://a.example/", "https://b.example/", &response).error_code(),
             grpc::StatusCode::UNAVAILABLE);
@@ -182,6 +212,126 @@ TEST_F(VerifierServiceTest, GetMentionErrors) {
   EXPECT_EQ(GetMention(kId, &response).error_code(), grpc::StatusCode::NOT_FOUND);
   EXPECT_EQ(GetMention("not-a-uuid", &response).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_EQ(GetMention("", &response).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+}
+
+TEST_F(VerifierServiceTest, TargetNotServedIsARejectionWithItsOwnCode) {
+  StartServer();
+  EXPECT_CALL(store_,
+              Submit(Field(&store::NewMention::normalized_target, "https://elsewhere.example/x")))
+      .WillOnce(Return(TargetRejected(store::TargetMatch::kUnknownSite)));
+  EXPECT_CALL(store_, Submit(Field(&store::NewMention::normalized_target,
+                                   "https://target.example/unknown")))
+      .WillOnce(Return(TargetRejected(store::TargetMatch::kUnknownResource)));
+  v1::SubmitMentionResponse response;
+  ASSERT_TRUE(Submit("https://a.example/", "https://elsewhere.example/x", &response).ok());
+  EXPECT_EQ(response.decision(), v1::DECISION_REJECTED);
+  EXPECT_EQ(response.reason(), "target_not_supported");
+  EXPECT_FALSE(response.reason_description().empty());
+  EXPECT_EQ(response.mention_id(), "");
+
+  // The fragment is not part of what target rules match.
+  v1::SubmitMentionResponse not_found;
+  ASSERT_TRUE(
+      Submit("https://a.example/", "https://target.example/unknown#reply-3", &not_found).ok());
+  EXPECT_EQ(not_found.decision(), v1::DECISION_REJECTED);
+  EXPECT_EQ(not_found.reason(), "target_not_found");
+}
+
+TEST_F(VerifierServiceTest, AddSiteNormalizesTheDomainAndRejectsNonHosts) {
+  StartServer();
+  store::AddSiteResult added;
+  added.site.domain = "xn--bcher-kva.example";
+  added.site.created_at = absl::FromUnixSeconds(1700000000);
+  added.created = true;
+  EXPECT_CALL(sites_, AddSite("xn--bcher-kva.example")).WillOnce(Return(added));
+  grpc::ClientContext context;
+  v1::AddSiteRequest request;
+  request.set_domain("Bücher.Example");
+  v1::AddSiteResponse response;
+  ASSERT_TRUE(stub_->AddSite(&context, request, &response).ok());
+  EXPECT_EQ(response.site().domain(), "xn--bcher-kva.example");
+  EXPECT_TRUE(response.created());
+
+  for (const char* bad : {"", "https://blog.example", "blog.example:8080", "blog.example/x",
+                          "a b.example", "user@blog.example"}) {
+    grpc::ClientContext bad_context;
+    request.set_domain(bad);
+    EXPECT_EQ(stub_->AddSite(&bad_context, request, &response).error_code(),
+              grpc::StatusCode::INVALID_ARGUMENT)
+        << bad;
+  }
+}
+
+TEST_F(VerifierServiceTest, AddTargetStoresTheNormalizedRule) {
+  StartServer();
+  const intake::TargetRule expected{"https://blog.example/post?id=1", intake::TargetKind::kExact,
+                                    "blog.example"};
+  EXPECT_CALL(sites_, AddTargets(::testing::ElementsAre(expected)))
+      .WillOnce([](absl::Span<const intake::TargetRule> rules) {
+        store::AddTargetsResult result;
+        result.targets.push_back({rules[0], absl::FromUnixSeconds(1700000000)});
+        result.added = 1;
+        return result;
+      });
+  grpc::ClientContext context;
+  v1::AddTargetRequest request;
+  request.set_url("HTTPS://Blog.Example:443/post?id=1&utm_source=x#top");
+  request.set_kind(v1::TARGET_KIND_EXACT);
+  v1::AddTargetResponse response;
+  const grpc::Status status = stub_->AddTarget(&context, request, &response);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(response.target().url(), "https://blog.example/post?id=1");
+  EXPECT_EQ(response.target().domain(), "blog.example");
+  EXPECT_EQ(response.target().kind(), v1::TARGET_KIND_EXACT);
+  EXPECT_TRUE(response.created());
+}
+
+TEST_F(VerifierServiceTest, AddTargetUnknownSiteIsFailedPrecondition) {
+  StartServer();
+  EXPECT_CALL(sites_, AddTargets(_))
+      .WillOnce(Return(absl::FailedPreconditionError("site is not served")));
+  grpc::ClientContext context;
+  v1::AddTargetRequest request;
+  request.set_url("https://blog.example/posts/");
+  request.set_kind(v1::TARGET_KIND_PREFIX);
+  v1::AddTargetResponse response;
+  EXPECT_EQ(stub_->AddTarget(&context, request, &response).error_code(),
+            grpc::StatusCode::FAILED_PRECONDITION);
+}
+
+TEST_F(VerifierServiceTest, ListSitesPagesWithAToken) {
+  StartServer();
+  EXPECT_CALL(sites_, ListSites("", 3))
+      .WillOnce(Return(std::vector<store::SiteRecord>{{"a.example", absl::FromUnixSeconds(1), 2},
+                                                      {"b.example", absl::FromUnixSeconds(2), 0},
+                                                      {"c.example", absl::FromUnixSeconds(3), 1}}));
+  EXPECT_CALL(sites_, ListSites("b.example", 3))
+      .WillOnce(Return(std::vector<store::SiteRecord>{{"c.example", absl::FromUnixSeconds(3), 1}}));
+  v1::ListSitesRequest request;
+  request.set_page_size(2);
+  v1::ListSitesResponse first;
+  {
+    grpc::ClientContext context;
+    ASSERT_TRUE(stub_->ListSites(&context, request, &first).ok());
+  }
+  ASSERT_EQ(first.sites_size(), 2);
+  EXPECT_EQ(first.sites(0).domain(), "a.example");
+  EXPECT_EQ(first.sites(0).target_count(), 2);
+  ASSERT_FALSE(first.next_page_token().empty());
+  request.set_page_token(first.next_page_token());
+  v1::ListSitesResponse second;
+  {
+    grpc::ClientContext context;
+    ASSERT_TRUE(stub_->ListSites(&context, request, &second).ok());
+  }
+  ASSERT_EQ(second.sites_size(), 1);
+  EXPECT_EQ(second.sites(0).domain(), "c.example");
+  EXPECT_TRUE(second.next_page_token().empty());
+
+  request.set_page_token("not a token");
+  grpc::ClientContext context;
+  EXPECT_EQ(stub_->ListSites(&context, request, &second).error_code(),
+            grpc::StatusCode::INVALID_ARGUMENT);
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include "pqxx/pqxx"
 #include "tests/support/test_database.h"
 #include "verifier-service/src/store/migrator.h"
+#include "verifier-service/src/store/pg_site_store.h"
 
 namespace portcullis::verifier::store {
 namespace {
@@ -21,21 +22,33 @@ class VerifierPgMentionStoreTest : public ::testing::Test {
     ASSERT_TRUE(pool.ok()) << pool.status();
     pool_ = *std::move(pool);
     store_ = std::make_unique<PgMentionStore>(*pool_);
+    sites_ = std::make_unique<PgSiteStore>(*pool_);
+    // Every test's targets are on b.example.
+    ASSERT_TRUE(sites_->AddSite("b.example").ok());
+    const intake::TargetRule everything{"https://b.example/", intake::TargetKind::kPrefix,
+                                        "b.example"};
+    ASSERT_TRUE(sites_->AddTargets(absl::MakeConstSpan(&everything, 1)).ok());
   }
 
+  // `source` and `target` already normalized.
   static NewMention Mention(const std::string& source, const std::string& target) {
-    return {source, target, crypto::Sha256(source), crypto::Sha256(target)};
+    absl::string_view host = target;
+    host.remove_prefix(host.find("//") + 2);
+    host = host.substr(0, host.find_first_of(":/"));
+    return {source, target, crypto::Sha256(source), crypto::Sha256(target), std::string(host),
+            target};
   }
 
   std::unique_ptr<PgConnectionPool> pool_;
   std::unique_ptr<PgMentionStore> store_;
+  std::unique_ptr<PgSiteStore> sites_;
 };
 
 TEST_F(VerifierPgMentionStoreTest, FirstUpsertCreatesPendingSecondReturnsTheSameRow) {
   PORTCULLIS_CREATE_TEST_DATABASE_OR_SKIP(db);
   Open(db->connection_string());
-  absl::StatusOr<UpsertResult> first =
-      store_->UpsertPending(Mention("https://a.example/", "https://b.example/"));
+  absl::StatusOr<SubmitResult> first =
+      store_->Submit(Mention("https://a.example/", "https://b.example/"));
   ASSERT_TRUE(first.ok()) << first.status();
   EXPECT_TRUE(first->created);
   EXPECT_EQ(first->state, MentionState::kPending);
@@ -43,7 +56,7 @@ TEST_F(VerifierPgMentionStoreTest, FirstUpsertCreatesPendingSecondReturnsTheSame
 
   NewMention again = Mention("https://a.example/", "https://b.example/");
   again.source = "HTTPS://A.example/";  // Spelled differently, same hashes.
-  absl::StatusOr<UpsertResult> second = store_->UpsertPending(again);
+  absl::StatusOr<SubmitResult> second = store_->Submit(again);
   ASSERT_TRUE(second.ok()) << second.status();
   EXPECT_FALSE(second->created);
   EXPECT_EQ(second->mention_id, first->mention_id);
@@ -60,8 +73,8 @@ TEST_F(VerifierPgMentionStoreTest, FirstUpsertCreatesPendingSecondReturnsTheSame
 TEST_F(VerifierPgMentionStoreTest, ExistingStateIsReturnedUnchanged) {
   PORTCULLIS_CREATE_TEST_DATABASE_OR_SKIP(db);
   Open(db->connection_string());
-  absl::StatusOr<UpsertResult> first =
-      store_->UpsertPending(Mention("https://a.example/", "https://b.example/"));
+  absl::StatusOr<SubmitResult> first =
+      store_->Submit(Mention("https://a.example/", "https://b.example/"));
   ASSERT_TRUE(first.ok()) << first.status();
   {
     pqxx::connection connection(db->connection_string());
@@ -69,19 +82,53 @@ TEST_F(VerifierPgMentionStoreTest, ExistingStateIsReturnedUnchanged) {
     transaction.exec0("UPDATE mentions SET state = 'VERIFIED'");
     transaction.commit();
   }
-  absl::StatusOr<UpsertResult> second =
-      store_->UpsertPending(Mention("https://a.example/", "https://b.example/"));
+  absl::StatusOr<SubmitResult> second =
+      store_->Submit(Mention("https://a.example/", "https://b.example/"));
   ASSERT_TRUE(second.ok()) << second.status();
   EXPECT_EQ(second->state, MentionState::kVerified);
   EXPECT_FALSE(second->created);
+}
+
+TEST_F(VerifierPgMentionStoreTest, TargetMustBeOnAServedSiteAndMatchARule) {
+  PORTCULLIS_CREATE_TEST_DATABASE_OR_SKIP(db);
+  Open(db->connection_string());
+  ASSERT_TRUE(sites_->AddSite("blog.example").ok());
+  const std::vector<intake::TargetRule> rules = {
+      {"https://blog.example/about", intake::TargetKind::kExact, "blog.example"},
+      {"https://blog.example/posts/", intake::TargetKind::kPrefix, "blog.example"}};
+  ASSERT_TRUE(sites_->AddTargets(rules).ok());
+
+  const std::pair<const char*, TargetMatch> cases[] = {
+      {"https://blog.example/about", TargetMatch::kServed},
+      {"https://blog.example/about/", TargetMatch::kUnknownResource},
+      {"https://blog.example/about?x=1", TargetMatch::kUnknownResource},
+      {"https://blog.example/posts/", TargetMatch::kServed},
+      {"https://blog.example/posts/2024/hello?page=2", TargetMatch::kServed},
+      {"https://blog.example/posts", TargetMatch::kUnknownResource},
+      {"https://blog.example/postscript", TargetMatch::kUnknownResource},
+      {"http://blog.example/posts/a", TargetMatch::kUnknownResource},
+      {"https://blog.example:8443/posts/a", TargetMatch::kUnknownResource},
+      {"https://www.blog.example/posts/a", TargetMatch::kUnknownSite},
+      {"https://elsewhere.example/", TargetMatch::kUnknownSite},
+  };
+  for (const auto& [target, expected] : cases) {
+    absl::StatusOr<SubmitResult> result = store_->Submit(Mention("https://a.example/", target));
+    ASSERT_TRUE(result.ok()) << result.status();
+    EXPECT_EQ(result->target, expected) << target;
+    EXPECT_EQ(result->mention_id.empty(), expected != TargetMatch::kServed) << target;
+  }
+  pqxx::connection connection(db->connection_string());
+  pqxx::nontransaction transaction(connection);
+  EXPECT_EQ(transaction.exec1("SELECT count(*) FROM mentions")[0].as<int>(), 3)
+      << "only served targets are stored";
 }
 
 TEST_F(VerifierPgMentionStoreTest, GetReturnsTheMention) {
   PORTCULLIS_CREATE_TEST_DATABASE_OR_SKIP(db);
   Open(db->connection_string());
   const absl::Time before = absl::Now() - absl::Minutes(1);
-  absl::StatusOr<UpsertResult> created =
-      store_->UpsertPending(Mention("https://a.example/x", "https://b.example/y"));
+  absl::StatusOr<SubmitResult> created =
+      store_->Submit(Mention("https://a.example/x", "https://b.example/y"));
   ASSERT_TRUE(created.ok()) << created.status();
   absl::StatusOr<StoredMention> mention = store_->Get(created->mention_id);
   ASSERT_TRUE(mention.ok()) << mention.status();
@@ -111,7 +158,7 @@ TEST_F(VerifierPgMentionStoreTest, DeadServerIsUnavailable) {
   ASSERT_TRUE(pool.ok());
   PgMentionStore store(**pool);
   EXPECT_TRUE(absl::IsUnavailable(
-      store.UpsertPending(Mention("https://a.example/", "https://b.example/")).status()));
+      store.Submit(Mention("https://a.example/", "https://b.example/")).status()));
   EXPECT_TRUE(absl::IsUnavailable(store.Get("00000000-0000-4000-8000-000000000000").status()));
   EXPECT_TRUE(absl::IsUnavailable(store.Ping()));
 }

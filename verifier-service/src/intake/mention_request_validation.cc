@@ -57,7 +57,7 @@ SubmitMentionValidation Validate(const portcullis::verifier::v1::SubmitMentionRe
     return Rejection{std::string(kSameSourceAndTarget),
                      "The source and target URLs are the same page."};
   }
-  return NormalizedMention{std::move(key)};
+  return NormalizedMention{std::move(key), std::get<url::Url>(target).host()};
 }
 
 }  // namespace portcullis::verifier::intake

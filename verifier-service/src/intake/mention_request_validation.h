@@ -19,6 +19,9 @@ inline constexpr absl::string_view kUnsupportedScheme = "unsupported_scheme";
 inline constexpr absl::string_view kCredentialsInUrl = "credentials_in_url";
 inline constexpr absl::string_view kUrlTooLong = "url_too_long";
 inline constexpr absl::string_view kSameSourceAndTarget = "same_source_and_target";
+// Decided against the database (sites and targets), after Validate.
+inline constexpr absl::string_view kTargetNotSupported = "target_not_supported";
+inline constexpr absl::string_view kTargetNotFound = "target_not_found";
 
 // Longest URL accepted, in bytes.
 inline constexpr size_t kMaxUrlBytes = 2048;
@@ -33,6 +36,8 @@ struct Rejection {
 // serialization, fragment and tracking parameters dropped).
 struct NormalizedMention {
   url::MentionKey key;
+  // The target's serialized host: the site it must be on.
+  std::string target_domain;
 };
 
 using SubmitMentionValidation = std::variant<Rejection, NormalizedMention>;

@@ -62,7 +62,9 @@ absl::StatusOr<std::unique_ptr<VerifierServer>> VerifierServer::Start(
   // One thread per database connection: more threads would only wait for connections.
   server->blocking_pool_ =
       std::make_unique<BlockingPool>(config.db_pool_size, config.max_queued_work);
-  server->service_ = std::make_unique<VerifierService>(*server->store_, *server->blocking_pool_);
+  server->site_store_ = std::make_unique<store::PgSiteStore>(*server->db_pool_);
+  server->service_ = std::make_unique<VerifierService>(*server->store_, *server->site_store_,
+                                                       *server->blocking_pool_);
 
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();

@@ -16,6 +16,7 @@
 #include "verifier-service/src/store/migrator.h"
 #include "verifier-service/src/store/pg_connection_pool.h"
 #include "verifier-service/src/store/pg_mention_store.h"
+#include "verifier-service/src/store/pg_site_store.h"
 #include "verifier-service/src/verifier_config.h"
 
 namespace portcullis::verifier::server {
@@ -69,6 +70,7 @@ class VerifierServer {
   std::unique_ptr<store::PgConnectionPool> health_db_pool_;
   std::unique_ptr<store::PgMentionStore> store_;
   std::unique_ptr<store::PgMentionStore> health_store_;
+  std::unique_ptr<store::PgSiteStore> site_store_;
   std::unique_ptr<store::Migrator> migrator_;
   std::unique_ptr<BlockingPool> blocking_pool_;
   std::unique_ptr<VerifierService> service_;

@@ -9,6 +9,7 @@
 #include "common/status/status_mapping.h"
 #include "google/protobuf/util/time_util.h"
 #include "verifier-service/src/intake/mention_request_validation.h"
+#include "verifier-service/src/intake/site_request_validation.h"
 
 namespace portcullis::verifier::server {
 namespace {
@@ -53,7 +54,44 @@ bool FinishIfCancelled(grpc::CallbackServerContext* context, grpc::ServerUnaryRe
   return false;
 }
 
+v1::TargetKind ToProto(intake::TargetKind kind) {
+  return kind == intake::TargetKind::kPrefix ? v1::TARGET_KIND_PREFIX : v1::TARGET_KIND_EXACT;
+}
+
+void ToProto(const store::TargetRecord& record, v1::Target* out) {
+  out->set_url(record.rule.url);
+  out->set_kind(ToProto(record.rule.kind));
+  out->set_domain(record.rule.domain);
+  *out->mutable_created_at() = ToProto(record.created_at);
+}
+
+void Reject(v1::SubmitMentionResponse* response, absl::string_view reason,
+            absl::string_view description) {
+  response->set_decision(v1::DECISION_REJECTED);
+  response->set_reason(std::string(reason));
+  response->set_reason_description(std::string(description));
+}
+
 }  // namespace
+
+void VerifierService::RunOnPool(const char* rpc, grpc::CallbackServerContext* context,
+                                grpc::ServerUnaryReactor* reactor,
+                                absl::AnyInvocable<absl::Status() &&> work) {
+  if (!ready_.load()) {
+    reactor->Finish(NotReady());
+    return;
+  }
+  const bool queued = pool_.TrySubmit([context, reactor, work = std::move(work)]() mutable {
+    if (FinishIfCancelled(context, reactor)) {
+      return;
+    }
+    reactor->Finish(status::ToGrpcStatus(std::move(work)()));
+  });
+  if (!queued) {
+    logging::Warn("refused {}: blocking pool queue full", rpc);
+    reactor->Finish(Overloaded());
+  }
+}
 
 grpc::ServerUnaryReactor* VerifierService::SubmitMention(grpc::CallbackServerContext* context,
                                                          const v1::SubmitMentionRequest* request,
@@ -72,17 +110,32 @@ grpc::ServerUnaryReactor* VerifierService::SubmitMention(grpc::CallbackServerCon
     return reactor;
   }
   const auto& normalized = std::get<intake::NormalizedMention>(validation);
-  store::NewMention mention{request->source(), request->target(), normalized.key.source_hash,
-                            normalized.key.target_hash};
+  store::NewMention mention{request->source(),          request->target(),
+                            normalized.key.source_hash, normalized.key.target_hash,
+                            normalized.target_domain,   normalized.key.normalized_target};
   const bool queued =
       pool_.TrySubmit([this, context, reactor, response, mention = std::move(mention)]() mutable {
         if (FinishIfCancelled(context, reactor)) {
           return;
         }
-        absl::StatusOr<store::UpsertResult> result = store_.UpsertPending(mention);
+        absl::StatusOr<store::SubmitResult> result = store_.Submit(mention);
         if (!result.ok()) {
           reactor->Finish(status::ToGrpcStatus(result.status()));
           return;
+        }
+        switch (result->target) {
+          case store::TargetMatch::kServed:
+            break;
+          case store::TargetMatch::kUnknownSite:
+            Reject(response, intake::kTargetNotSupported,
+                   "The target is not on a site that receives webmentions here.");
+            reactor->Finish(grpc::Status::OK);
+            return;
+          case store::TargetMatch::kUnknownResource:
+            Reject(response, intake::kTargetNotFound,
+                   "The target is not a page of this site that receives webmentions.");
+            reactor->Finish(grpc::Status::OK);
+            return;
         }
         response->set_decision(v1::DECISION_ACCEPTED);
         response->set_mention_id(result->mention_id);
@@ -132,6 +185,184 @@ grpc::ServerUnaryReactor* VerifierService::GetMention(grpc::CallbackServerContex
     logging::Warn("refused GetMention: blocking pool queue full");
     reactor->Finish(Overloaded());
   }
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* VerifierService::AddSite(grpc::CallbackServerContext* context,
+                                                   const v1::AddSiteRequest* request,
+                                                   v1::AddSiteResponse* response) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  absl::StatusOr<std::string> domain = intake::Validate(*request);
+  if (!domain.ok()) {
+    reactor->Finish(status::ToGrpcStatus(domain.status()));
+    return reactor;
+  }
+  RunOnPool("AddSite", context, reactor,
+            [this, response, domain = *std::move(domain)]() -> absl::Status {
+              absl::StatusOr<store::AddSiteResult> added = sites_.AddSite(domain);
+              if (!added.ok()) {
+                return added.status();
+              }
+              response->mutable_site()->set_domain(added->site.domain);
+              *response->mutable_site()->mutable_created_at() = ToProto(added->site.created_at);
+              response->set_created(added->created);
+              if (added->created) {
+                logging::Info("site added domain={}", domain);
+              }
+              return absl::OkStatus();
+            });
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* VerifierService::ListSites(grpc::CallbackServerContext* context,
+                                                     const v1::ListSitesRequest* request,
+                                                     v1::ListSitesResponse* response) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  absl::StatusOr<intake::SitePage> page = intake::Validate(*request);
+  if (!page.ok()) {
+    reactor->Finish(status::ToGrpcStatus(page.status()));
+    return reactor;
+  }
+  RunOnPool("ListSites", context, reactor,
+            [this, response, page = *std::move(page)]() -> absl::Status {
+              // One more than asked for tells whether there is a next page.
+              absl::StatusOr<std::vector<store::SiteRecord>> sites =
+                  sites_.ListSites(page.after_domain, page.size + 1);
+              if (!sites.ok()) {
+                return sites.status();
+              }
+              const bool more = static_cast<int>(sites->size()) > page.size;
+              if (more) {
+                sites->resize(page.size);
+                response->set_next_page_token(intake::SitePageToken(sites->back().domain));
+              }
+              for (const store::SiteRecord& site : *sites) {
+                v1::Site* out = response->add_sites();
+                out->set_domain(site.domain);
+                *out->mutable_created_at() = ToProto(site.created_at);
+                out->set_target_count(site.target_count);
+              }
+              return absl::OkStatus();
+            });
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* VerifierService::RemoveSite(grpc::CallbackServerContext* context,
+                                                      const v1::RemoveSiteRequest* request,
+                                                      v1::RemoveSiteResponse* response) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  absl::StatusOr<std::string> domain = intake::Validate(*request);
+  if (!domain.ok()) {
+    reactor->Finish(status::ToGrpcStatus(domain.status()));
+    return reactor;
+  }
+  RunOnPool("RemoveSite", context, reactor,
+            [this, response, domain = *std::move(domain)]() -> absl::Status {
+              absl::StatusOr<int64_t> removed = sites_.RemoveSite(domain);
+              if (!removed.ok()) {
+                return removed.status();
+              }
+              response->set_removed_targets(*removed);
+              logging::Info("site removed domain={} targets={}", domain, *removed);
+              return absl::OkStatus();
+            });
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* VerifierService::AddTarget(grpc::CallbackServerContext* context,
+                                                     const v1::AddTargetRequest* request,
+                                                     v1::AddTargetResponse* response) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  absl::StatusOr<intake::TargetRule> rule = intake::Validate(*request, tracking_);
+  if (!rule.ok()) {
+    reactor->Finish(status::ToGrpcStatus(rule.status()));
+    return reactor;
+  }
+  RunOnPool("AddTarget", context, reactor,
+            [this, response, rule = *std::move(rule)]() -> absl::Status {
+              absl::StatusOr<store::AddTargetsResult> added =
+                  sites_.AddTargets(absl::MakeConstSpan(&rule, 1));
+              if (!added.ok()) {
+                return added.status();
+              }
+              ToProto(added->targets.front(), response->mutable_target());
+              response->set_created(added->added == 1);
+              return absl::OkStatus();
+            });
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* VerifierService::ImportTargets(grpc::CallbackServerContext* context,
+                                                         const v1::ImportTargetsRequest* request,
+                                                         v1::ImportTargetsResponse* response) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  absl::StatusOr<std::vector<intake::TargetRule>> rules = intake::Validate(*request, tracking_);
+  if (!rules.ok()) {
+    reactor->Finish(status::ToGrpcStatus(rules.status()));
+    return reactor;
+  }
+  RunOnPool("ImportTargets", context, reactor,
+            [this, response, rules = *std::move(rules)]() -> absl::Status {
+              absl::StatusOr<store::AddTargetsResult> added = sites_.AddTargets(rules);
+              if (!added.ok()) {
+                return added.status();
+              }
+              response->set_added(added->added);
+              response->set_already_present(added->already_present);
+              logging::Info("targets imported added={} already_present={}", added->added,
+                            added->already_present);
+              return absl::OkStatus();
+            });
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* VerifierService::ListTargets(grpc::CallbackServerContext* context,
+                                                       const v1::ListTargetsRequest* request,
+                                                       v1::ListTargetsResponse* response) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  absl::StatusOr<intake::TargetPage> page = intake::Validate(*request);
+  if (!page.ok()) {
+    reactor->Finish(status::ToGrpcStatus(page.status()));
+    return reactor;
+  }
+  RunOnPool("ListTargets", context, reactor,
+            [this, response, page = *std::move(page)]() -> absl::Status {
+              absl::StatusOr<std::vector<store::TargetRecord>> targets =
+                  sites_.ListTargets(page.domain, page.after, page.size + 1);
+              if (!targets.ok()) {
+                return targets.status();
+              }
+              if (static_cast<int>(targets->size()) > page.size) {
+                targets->resize(page.size);
+                response->set_next_page_token(intake::TargetPageToken(targets->back().rule));
+              }
+              for (const store::TargetRecord& target : *targets) {
+                ToProto(target, response->add_targets());
+              }
+              return absl::OkStatus();
+            });
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* VerifierService::RemoveTarget(grpc::CallbackServerContext* context,
+                                                        const v1::RemoveTargetRequest* request,
+                                                        v1::RemoveTargetResponse* response) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  absl::StatusOr<intake::TargetRule> rule = intake::Validate(*request, tracking_);
+  if (!rule.ok()) {
+    reactor->Finish(status::ToGrpcStatus(rule.status()));
+    return reactor;
+  }
+  RunOnPool("RemoveTarget", context, reactor,
+            [this, response, rule = *std::move(rule)]() -> absl::Status {
+              absl::StatusOr<store::TargetRecord> removed =
+                  sites_.RemoveTarget(rule.url, rule.kind);
+              if (!removed.ok()) {
+                return removed.status();
+              }
+              ToProto(*removed, response->mutable_target());
+              return absl::OkStatus();
+            });
   return reactor;
 }
 

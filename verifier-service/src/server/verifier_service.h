@@ -6,6 +6,7 @@
 #include "portcullis/verifier/v1/verifier.grpc.pb.h"
 #include "verifier-service/src/server/blocking_pool.h"
 #include "verifier-service/src/store/mention_store.h"
+#include "verifier-service/src/store/site_store.h"
 
 namespace portcullis::verifier::server {
 
@@ -14,8 +15,9 @@ namespace portcullis::verifier::server {
 // queue is full, or before the database schema is ready, calls are answered UNAVAILABLE at once.
 class VerifierService final : public portcullis::verifier::v1::Verifier::CallbackService {
  public:
-  // `store` and `pool` must outlive the service and any call in flight.
-  VerifierService(store::MentionStore& store, BlockingPool& pool) : store_(store), pool_(pool) {}
+  // The stores and `pool` must outlive the service and any call in flight.
+  VerifierService(store::MentionStore& store, store::SiteStore& sites, BlockingPool& pool)
+      : store_(store), sites_(sites), pool_(pool) {}
 
   // Calls are answered UNAVAILABLE until this is set (migrations applied).
   void SetReady(bool ready) { ready_.store(ready); }
@@ -30,8 +32,48 @@ class VerifierService final : public portcullis::verifier::v1::Verifier::Callbac
       const portcullis::verifier::v1::GetMentionRequest* request,
       portcullis::verifier::v1::GetMentionResponse* response) override;
 
+  grpc::ServerUnaryReactor* AddSite(grpc::CallbackServerContext* context,
+                                    const portcullis::verifier::v1::AddSiteRequest* request,
+                                    portcullis::verifier::v1::AddSiteResponse* response) override;
+
+  grpc::ServerUnaryReactor* ListSites(
+      grpc::CallbackServerContext* context,
+      const portcullis::verifier::v1::ListSitesRequest* request,
+      portcullis::verifier::v1::ListSitesResponse* response) override;
+
+  grpc::ServerUnaryReactor* RemoveSite(
+      grpc::CallbackServerContext* context,
+      const portcullis::verifier::v1::RemoveSiteRequest* request,
+      portcullis::verifier::v1::RemoveSiteResponse* response) override;
+
+  grpc::ServerUnaryReactor* AddTarget(
+      grpc::CallbackServerContext* context,
+      const portcullis::verifier::v1::AddTargetRequest* request,
+      portcullis::verifier::v1::AddTargetResponse* response) override;
+
+  grpc::ServerUnaryReactor* ImportTargets(
+      grpc::CallbackServerContext* context,
+      const portcullis::verifier::v1::ImportTargetsRequest* request,
+      portcullis::verifier::v1::ImportTargetsResponse* response) override;
+
+  grpc::ServerUnaryReactor* ListTargets(
+      grpc::CallbackServerContext* context,
+      const portcullis::verifier::v1::ListTargetsRequest* request,
+      portcullis::verifier::v1::ListTargetsResponse* response) override;
+
+  grpc::ServerUnaryReactor* RemoveTarget(
+      grpc::CallbackServerContext* context,
+      const portcullis::verifier::v1::RemoveTargetRequest* request,
+      portcullis::verifier::v1::RemoveTargetResponse* response) override;
+
  private:
+  // Finishes `reactor` at once when not ready or the pool is full; otherwise runs `work` on the
+  // pool (skipped when the call was cancelled meanwhile), which returns the call's status.
+  void RunOnPool(const char* rpc, grpc::CallbackServerContext* context,
+                 grpc::ServerUnaryReactor* reactor, absl::AnyInvocable<absl::Status() &&> work);
+
   store::MentionStore& store_;
+  store::SiteStore& sites_;
   BlockingPool& pool_;
   // Query parameters left out of the de-duplication key.
   const url::TrackingParameters tracking_ = url::TrackingParameters::Default();

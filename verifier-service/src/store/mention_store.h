@@ -20,10 +20,21 @@ struct NewMention {
   std::string target;                // As submitted.
   crypto::Sha256Digest source_hash;  // SHA-256 of the normalized source.
   crypto::Sha256Digest target_hash;  // SHA-256 of the normalized target.
+  std::string target_domain;         // The target's serialized host: which site it is on.
+  std::string normalized_target;     // url::Normalize(target): what target rules match.
 };
 
-// What UpsertPending did.
-struct UpsertResult {
+// Whether a submission's target is one we receive mentions for.
+enum class TargetMatch {
+  kServed,           // On a served site and matching one of its targets.
+  kUnknownSite,      // Its host is not a served site.
+  kUnknownResource,  // The site is served, but no target rule matches.
+};
+
+// What Submit did.
+struct SubmitResult {
+  // Anything but kServed: nothing was stored and the other fields are unset.
+  TargetMatch target = TargetMatch::kServed;
   std::string mention_id;  // UUID, lowercase, with dashes.
   MentionState state = MentionState::kPending;
   bool created = false;  // False when the (source, target) pair was already stored.
@@ -61,9 +72,10 @@ class MentionStore {
  public:
   virtual ~MentionStore() = default;
 
-  // Stores `mention` as PENDING unless a mention with the same (source_hash, target_hash) exists,
-  // in which case that one is returned unchanged. Committed before it returns.
-  virtual absl::StatusOr<UpsertResult> UpsertPending(const NewMention& mention) = 0;
+  // In one transaction: checks that the target is served (sites and targets), then stores
+  // `mention` as PENDING unless a mention with the same (source_hash, target_hash) exists, in
+  // which case that one is returned unchanged. Committed before it returns.
+  virtual absl::StatusOr<SubmitResult> Submit(const NewMention& mention) = 0;
 
   // The mention with `mention_id` (a UUID); NOT_FOUND when there is none, INVALID_ARGUMENT when
   // `mention_id` is not a UUID.

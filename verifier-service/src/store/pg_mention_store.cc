@@ -21,6 +21,15 @@ constexpr char kUpsertPending[] =
     "ON CONFLICT (source_hash, target_hash) DO UPDATE SET state = mentions.state "
     "RETURNING id::text, state, (xmax = 0) AS created";
 
+// No row: the host is not a served site. Otherwise whether a target rule matches: an EXACT rule
+// through the unique (url, kind) index, PREFIX rules of the site through (site_id, kind).
+constexpr char kMatchTarget[] =
+    "SELECT EXISTS (SELECT 1 FROM targets t WHERE t.url = $2 AND t.kind = 'EXACT' "
+    "                 AND t.site_id = s.id) "
+    "    OR EXISTS (SELECT 1 FROM targets t WHERE t.site_id = s.id AND t.kind = 'PREFIX' "
+    "                 AND starts_with($2, t.url)) "
+    "FROM sites s WHERE s.domain = $1";
+
 constexpr char kGet[] =
     "SELECT id::text, source, target, state, coalesce(reason, ''), "
     "(extract(epoch FROM created_at) * 1000000)::bigint, "
@@ -46,11 +55,22 @@ absl::Status UnknownState(absl::string_view text) {
 
 }  // namespace
 
-absl::StatusOr<UpsertResult> PgMentionStore::UpsertPending(const NewMention& mention) {
-  UpsertResult result;
+absl::StatusOr<SubmitResult> PgMentionStore::Submit(const NewMention& mention) {
+  SubmitResult result;
   std::string state;
-  absl::Status status = pool_.Run("upsert_mention", [&](pqxx::connection& connection) {
+  absl::Status status = pool_.Run("submit_mention", [&](pqxx::connection& connection) {
+    result = SubmitResult();
     pqxx::work transaction(connection);
+    const pqxx::result match =
+        transaction.exec_params(kMatchTarget, mention.target_domain, mention.normalized_target);
+    if (match.empty()) {
+      result.target = TargetMatch::kUnknownSite;
+      return;
+    }
+    if (!match[0][0].as<bool>()) {
+      result.target = TargetMatch::kUnknownResource;
+      return;
+    }
     const pqxx::row row = transaction.exec_params1(kUpsertPending, mention.source, mention.target,
                                                    crypto::ToHex(mention.source_hash),
                                                    crypto::ToHex(mention.target_hash));
@@ -61,6 +81,9 @@ absl::StatusOr<UpsertResult> PgMentionStore::UpsertPending(const NewMention& men
   });
   if (!status.ok()) {
     return status;
+  }
+  if (result.target != TargetMatch::kServed) {
+    return result;
   }
   const std::optional<MentionState> parsed = ParseState(state);
   if (!parsed) {

@@ -7,13 +7,14 @@
 
 namespace portcullis::verifier::store {
 
-// MentionStore on PostgreSQL (table `mentions`, migrations/0001_create_mentions.sql).
+// MentionStore on PostgreSQL (table `mentions`, migrations/0001_create_mentions.sql; reads
+// `sites` and `targets`, migrations/0002_create_sites_and_targets.sql).
 class PgMentionStore final : public MentionStore {
  public:
   // `pool` must outlive the store.
   explicit PgMentionStore(PgConnectionPool& pool) : pool_(pool) {}
 
-  absl::StatusOr<UpsertResult> UpsertPending(const NewMention& mention) override;
+  absl::StatusOr<SubmitResult> Submit(const NewMention& mention) override;
   absl::StatusOr<StoredMention> Get(absl::string_view mention_id) override;
   absl::Status Ping() override;
 

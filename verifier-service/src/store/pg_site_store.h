@@ -1,0 +1,29 @@
+#pragma once
+
+#include "verifier-service/src/store/pg_connection_pool.h"
+#include "verifier-service/src/store/site_store.h"
+
+namespace portcullis::verifier::store {
+
+// SiteStore on PostgreSQL (tables `sites` and `targets`,
+// migrations/0002_create_sites_and_targets.sql).
+class PgSiteStore final : public SiteStore {
+ public:
+  // `pool` must outlive the store.
+  explicit PgSiteStore(PgConnectionPool& pool) : pool_(pool) {}
+
+  absl::StatusOr<AddSiteResult> AddSite(const std::string& domain) override;
+  absl::StatusOr<std::vector<SiteRecord>> ListSites(const std::string& after, int limit) override;
+  absl::StatusOr<int64_t> RemoveSite(const std::string& domain) override;
+  absl::StatusOr<AddTargetsResult> AddTargets(absl::Span<const intake::TargetRule> rules) override;
+  absl::StatusOr<std::vector<TargetRecord>> ListTargets(
+      const std::string& domain, const std::optional<intake::TargetRule>& after,
+      int limit) override;
+  absl::StatusOr<TargetRecord> RemoveTarget(const std::string& url,
+                                            intake::TargetKind kind) override;
+
+ private:
+  PgConnectionPool& pool_;
+};
+
+}  // namespace portcullis::verifier::store

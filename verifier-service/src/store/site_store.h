@@ -1,0 +1,75 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "absl/types/span.h"
+#include "verifier-service/src/intake/target_rules.h"
+
+namespace portcullis::verifier::store {
+
+// One served site.
+struct SiteRecord {
+  std::string domain;
+  absl::Time created_at;
+  int64_t target_count = 0;  // Set by ListSites only.
+};
+
+// One registered target rule.
+struct TargetRecord {
+  intake::TargetRule rule;
+  absl::Time created_at;
+};
+
+// What AddSite did.
+struct AddSiteResult {
+  SiteRecord site;
+  bool created = false;  // False when the domain was already served.
+};
+
+// What AddTargets did.
+struct AddTargetsResult {
+  std::vector<TargetRecord> targets;  // One per rule given, in order.
+  int64_t added = 0;
+  int64_t already_present = 0;  // Including repeats within the call.
+};
+
+// Sites and targets: what we receive webmentions for. Implementations are thread-safe and
+// block; call them from a blocking pool. Errors as MentionStore (UNAVAILABLE / DEADLINE_EXCEEDED
+// retryable, INTERNAL otherwise) plus those named per method.
+class SiteStore {
+ public:
+  virtual ~SiteStore() = default;
+
+  // Serves `domain` (a value of intake::ParseSiteDomain); idempotent.
+  virtual absl::StatusOr<AddSiteResult> AddSite(const std::string& domain) = 0;
+
+  // Up to `limit` sites with a domain after `after` (empty: from the first), by domain.
+  virtual absl::StatusOr<std::vector<SiteRecord>> ListSites(const std::string& after,
+                                                            int limit) = 0;
+
+  // Stops serving `domain`, with its targets; returns how many targets went. NOT_FOUND when
+  // the domain is not served.
+  virtual absl::StatusOr<int64_t> RemoveSite(const std::string& domain) = 0;
+
+  // Registers `rules` in one transaction, all or nothing. FAILED_PRECONDITION naming the index
+  // of the first rule whose domain is not a served site; nothing is stored then.
+  virtual absl::StatusOr<AddTargetsResult> AddTargets(
+      absl::Span<const intake::TargetRule> rules) = 0;
+
+  // Up to `limit` targets after `after` (nullopt: from the first), by (url, kind); only those of
+  // `domain` unless it is empty. NOT_FOUND when `domain` is given and not served.
+  virtual absl::StatusOr<std::vector<TargetRecord>> ListTargets(
+      const std::string& domain, const std::optional<intake::TargetRule>& after, int limit) = 0;
+
+  // Removes the rule (url, kind) and returns it as it was. NOT_FOUND when it is not registered.
+  virtual absl::StatusOr<TargetRecord> RemoveTarget(const std::string& url,
+                                                    intake::TargetKind kind) = 0;
+};
+
+}  // namespace portcullis::verifier::store
