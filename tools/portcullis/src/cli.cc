@@ -9,6 +9,7 @@
 #include "portcullis/verifier/v1/verifier.grpc.pb.h"
 #include "tools/portcullis/src/mention_commands.h"
 #include "tools/portcullis/src/ssrf_conformance.h"
+#include "tools/portcullis/src/site_commands.h"
 #include "tools/portcullis/src/url_conformance.h"
 
 namespace portcullis::cli {
@@ -17,6 +18,17 @@ std::string Usage() {
   return "usage: portcullis [--verifier=HOST:PORT] [--timeout=5s] COMMAND\n"
          "  mention submit SOURCE TARGET   submit a webmention; prints the decision as JSON\n"
          "  mention get ID                 show one mention as JSON\n"
+         "  site add DOMAIN                serve a domain (idempotent)\n"
+         "  site list                      list the served domains\n"
+         "  site remove DOMAIN             stop serving a domain; removes its targets\n"
+         "  target add URL                 register a target; URL* registers everything under "
+         "URL\n"
+         "                                 (e.g. 'https://blog.example/posts/*')\n"
+         "  target import FILE             register the targets of FILE, one URL (or URL*) per "
+         "line;\n"
+         "                                 blank lines and #comments skipped\n"
+         "  target list [DOMAIN]           list targets, of one site or of all\n"
+         "  target remove URL              remove a target (URL* for a prefix rule)\n"
          "  url parse URL [BASE]           parse an http(s) URL the WHATWG way; prints href, "
          "origin\n"
          "                                 and the components as JSON\n"
@@ -35,6 +47,60 @@ std::string Usage() {
          "  conformance ssrf-if-present FILE  the same; a missing FILE exits 77 unless CI=true\n"
          "The verifier defaults to $PORTCULLIS_VERIFIER, else 127.0.0.1:50051.\n";
 }
+
+namespace {
+
+// `portcullis site ...` and `portcullis target ...`.
+template <typename UsageError>
+int RunSiteCommand(const std::vector<std::string>& args, const CliOptions& options,
+                   std::ostream& out, std::ostream& err, const UsageError& usage_error) {
+  const std::string& noun = args[0];
+  if (args.size() < 2) {
+    return usage_error("missing " + noun + " command");
+  }
+  const std::string& verb = args[1];
+  const std::string command = noun + " " + verb;
+  size_t min_args = 0;
+  size_t max_args = 0;
+  if (command == "site add" || command == "site remove" || command == "target add" ||
+      command == "target import" || command == "target remove") {
+    min_args = max_args = 3;
+  } else if (command == "site list") {
+    min_args = max_args = 2;
+  } else if (command == "target list") {
+    min_args = 2;
+    max_args = 3;
+  } else {
+    return usage_error("unknown " + noun + " command '" + verb + "'");
+  }
+  if (args.size() < min_args || args.size() > max_args) {
+    return usage_error("wrong number of arguments for '" + command + "'");
+  }
+  auto channel = grpc::CreateChannel(options.verifier_target, grpc::InsecureChannelCredentials());
+  auto stub = verifier::v1::Verifier::NewStub(channel);
+  const std::string argument = args.size() > 2 ? args[2] : "";
+  if (command == "site add") {
+    return AddSite(*stub, options.timeout, argument, out, err);
+  }
+  if (command == "site list") {
+    return ListSites(*stub, options.timeout, out, err);
+  }
+  if (command == "site remove") {
+    return RemoveSite(*stub, options.timeout, argument, out, err);
+  }
+  if (command == "target add") {
+    return AddTarget(*stub, options.timeout, argument, out, err);
+  }
+  if (command == "target import") {
+    return ImportTargets(*stub, options.timeout, argument, out, err);
+  }
+  if (command == "target list") {
+    return ListTargets(*stub, options.timeout, argument, out, err);
+  }
+  return RemoveTarget(*stub, options.timeout, argument, out, err);
+}
+
+}  // namespace
 
 int Run(const std::vector<std::string>& args, const CliOptions& options, std::ostream& out,
         std::ostream& err) {
@@ -78,6 +144,9 @@ int Run(const std::vector<std::string>& args, const CliOptions& options, std::os
     return RunUrlConformanceFile(args[2],
                                  args[1] == "url" ? MissingData::kFail : MissingData::kSkipUnlessCi,
                                  ci != nullptr && std::string(ci) == "true", out, err);
+  }
+  if (args[0] == "site" || args[0] == "target") {
+    return RunSiteCommand(args, options, out, err, usage_error);
   }
   if (args[0] != "mention") {
     return usage_error("unknown command '" + args[0] + "'");
