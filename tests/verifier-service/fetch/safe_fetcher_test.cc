@@ -366,6 +366,18 @@ TEST_F(VerifierSafeFetcherTest, PerHostAndGlobalLimitsQueueInsteadOfConnecting) 
   EXPECT_EQ(results[2].outcome, FetchOutcome::kHttp5xx);
 }
 
+TEST_F(VerifierSafeFetcherTest, TheCallerMayDestroyTheFetcherInsideDone) {
+  responses_ = {Response(200)};
+  std::unique_ptr<SafeFetcher> fetcher = *SafeFetcher::Create({}, &policy_, &resolver_, &http_);
+  std::optional<FetchOutcome> outcome;
+  fetcher->Fetch("http://a.test/", [&](FetchResult result) {
+    outcome = result.outcome;
+    fetcher.reset();  // every slot is already given back
+  });
+  EXPECT_EQ(outcome, FetchOutcome::kOk);
+  EXPECT_EQ(fetcher, nullptr);
+}
+
 TEST(VerifierFetchOutcomeTest, NamesAndClasses) {
   EXPECT_EQ(FetchOutcomeName(FetchOutcome::kForbiddenAddress), "forbidden_address");
   EXPECT_EQ(FetchOutcomeName(FetchOutcome::kHttp429), "http_429");

@@ -390,10 +390,11 @@ void SafeFetcher::Finish(std::shared_ptr<FetchState> fetch, FetchOutcome outcome
   const bool holds_global = fetch->holds_global;
   fetch->holds_global = false;
   fetch.reset();
-  std::move(done)(std::move(result));
+  // Every slot is given back before `done` runs: the caller may destroy the fetcher in it.
   if (holds_global) {
     limiter_->ReleaseGlobal();
   }
+  std::move(done)(std::move(result));
 }
 
 }  // namespace portcullis::verifier::fetch
