@@ -97,25 +97,36 @@ bool ReadExactly(int fd, char* data, size_t length) {
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<FakeDnsServer>> FakeDnsServer::Start() {
-  const int udp = Bind(SOCK_DGRAM);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  address.sin_port = 0;
-  if (udp < 0 || bind(udp, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0) {
-    return absl::InternalError(absl::StrCat("fake DNS: UDP bind: ", strerror(errno)));
+  // One port for both: take a free TCP port, then the same UDP port (retried when some UDP
+  // socket already holds it).
+  for (int attempt = 0; attempt < 50; ++attempt) {
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    address.sin_port = 0;
+    const int tcp = Bind(SOCK_STREAM);
+    if (tcp < 0 || bind(tcp, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0 ||
+        listen(tcp, 16) != 0) {
+      if (tcp >= 0) {
+        close(tcp);
+      }
+      return absl::InternalError(absl::StrCat("fake DNS: TCP bind: ", strerror(errno)));
+    }
+    socklen_t length = sizeof(address);
+    getsockname(tcp, reinterpret_cast<sockaddr*>(&address), &length);
+    const int udp = Bind(SOCK_DGRAM);
+    if (udp < 0 || bind(udp, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0) {
+      if (udp >= 0) {
+        close(udp);
+      }
+      close(tcp);
+      continue;
+    }
+    std::unique_ptr<FakeDnsServer> server(new FakeDnsServer(udp, tcp, ntohs(address.sin_port)));
+    server->thread_ = std::thread([raw = server.get()] { raw->Serve(); });
+    return server;
   }
-  socklen_t length = sizeof(address);
-  getsockname(udp, reinterpret_cast<sockaddr*>(&address), &length);
-  const int tcp = Bind(SOCK_STREAM);
-  if (tcp < 0 || bind(tcp, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0 ||
-      listen(tcp, 16) != 0) {
-    close(udp);
-    return absl::InternalError(absl::StrCat("fake DNS: TCP bind: ", strerror(errno)));
-  }
-  std::unique_ptr<FakeDnsServer> server(new FakeDnsServer(udp, tcp, ntohs(address.sin_port)));
-  server->thread_ = std::thread([raw = server.get()] { raw->Serve(); });
-  return server;
+  return absl::InternalError("fake DNS: no port free for both UDP and TCP");
 }
 
 FakeDnsServer::FakeDnsServer(int udp_fd, int tcp_fd, uint16_t port)

@@ -1,0 +1,575 @@
+// The SSRF-guarded fetch path for real, on loopback only: CaresResolver asking a fake DNS server,
+// CurlHttpClient connecting to local origin servers, SafeFetcher composing them. The allow list
+// holds 127.0.0.1/32 only (as the policy permits for tests, never in production), so 127.0.0.2 —
+// a live "internal" server on the same machine — stays a forbidden address that must never see a
+// connection.
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <atomic>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/blocking_counter.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
+#include "absl/time/clock.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/support/fake_dns_server.h"
+#include "verifier-service/src/fetch/cares_resolver.h"
+#include "verifier-service/src/fetch/curl_http_client.h"
+#include "verifier-service/src/fetch/egress_policy.h"
+#include "verifier-service/src/fetch/safe_fetcher.h"
+
+namespace portcullis::verifier::fetch {
+namespace {
+
+using ::portcullis::net::IpAddress;
+using ::portcullis::testing::FakeDnsAnswer;
+using ::portcullis::testing::FakeDnsServer;
+using ::testing::HasSubstr;
+
+constexpr int64_t kCap = 1 << 20;
+
+bool WriteAll(int fd, absl::string_view data) {
+  while (!data.empty()) {
+    const ssize_t sent = send(fd, data.data(), data.size(), MSG_NOSIGNAL);
+    if (sent <= 0) {
+      return false;
+    }
+    data.remove_prefix(static_cast<size_t>(sent));
+  }
+  return true;
+}
+
+std::string Head(int status, const std::vector<std::string>& headers, int64_t length) {
+  std::string head = absl::StrCat("HTTP/1.1 ", status, " X\r\nConnection: close\r\n");
+  for (const std::string& header : headers) {
+    absl::StrAppend(&head, header, "\r\n");
+  }
+  if (length >= 0) {
+    absl::StrAppend(&head, "Content-Length: ", length, "\r\n");
+  }
+  return head + "\r\n";
+}
+
+// An HTTP/1.1 origin on `address`:0, a thread per connection, one response per connection.
+class Origin {
+ public:
+  // Writes the whole response to the socket; may take as long as it likes (checks stopping()).
+  using Handler = std::function<void(int fd, Origin& origin)>;
+
+  // `address`: an IPv4 or IPv6 literal.
+  explicit Origin(const char* address) {
+    const bool v6 = std::string(address).find(':') != std::string::npos;
+    fd_ = socket(v6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    const int one = 1;
+    setsockopt(fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    sockaddr_storage bind_address{};
+    socklen_t length = 0;
+    if (v6) {
+      auto* in6 = reinterpret_cast<sockaddr_in6*>(&bind_address);
+      in6->sin6_family = AF_INET6;
+      inet_pton(AF_INET6, address, &in6->sin6_addr);
+      length = sizeof(sockaddr_in6);
+    } else {
+      auto* in4 = reinterpret_cast<sockaddr_in*>(&bind_address);
+      in4->sin_family = AF_INET;
+      inet_pton(AF_INET, address, &in4->sin_addr);
+      length = sizeof(sockaddr_in);
+    }
+    ok_ = bind(fd_, reinterpret_cast<sockaddr*>(&bind_address), length) == 0 &&
+          listen(fd_, 1024) == 0;
+    getsockname(fd_, reinterpret_cast<sockaddr*>(&bind_address), &length);
+    port_ = ntohs(v6 ? reinterpret_cast<sockaddr_in6*>(&bind_address)->sin6_port
+                     : reinterpret_cast<sockaddr_in*>(&bind_address)->sin_port);
+    acceptor_ = std::thread([this] { Accept(); });
+  }
+
+  ~Origin() {
+    stopping_ = true;
+    shutdown(fd_, SHUT_RDWR);
+    close(fd_);
+    acceptor_.join();
+    std::vector<std::thread> connections;
+    {
+      absl::MutexLock lock(&mutex_);
+      connections.swap(connections_);
+    }
+    for (std::thread& thread : connections) {
+      thread.join();
+    }
+  }
+
+  bool ok() const { return ok_; }
+  uint16_t port() const { return port_; }
+  int accepted() const { return accepted_; }
+  int requests(const std::string& path) {
+    absl::MutexLock lock(&mutex_);
+    return requests_[path];
+  }
+  bool stopping() const { return stopping_; }
+  void Route(const std::string& path, Handler handler) {
+    absl::MutexLock lock(&mutex_);
+    routes_[path] = std::move(handler);
+  }
+
+ private:
+  void Accept() {
+    while (!stopping_) {
+      const int connection = accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
+      if (connection < 0) {
+        continue;
+      }
+      ++accepted_;
+      absl::MutexLock lock(&mutex_);
+      connections_.emplace_back([this, connection] { Serve(connection); });
+    }
+  }
+
+  void Serve(int connection) {
+    std::string request;
+    char buffer[4096];
+    while (request.find("\r\n\r\n") == std::string::npos && request.size() < 65536) {
+      const ssize_t got = recv(connection, buffer, sizeof(buffer), 0);
+      if (got <= 0) {
+        close(connection);
+        return;
+      }
+      request.append(buffer, static_cast<size_t>(got));
+    }
+    const size_t start = request.find(' ') + 1;
+    const std::string path = request.substr(start, request.find(' ', start) - start);
+    Handler handler;
+    {
+      absl::MutexLock lock(&mutex_);
+      ++requests_[path];
+      last_request_ = request;
+      const auto it = routes_.find(path);
+      if (it != routes_.end()) {
+        handler = it->second;
+      }
+    }
+    if (handler) {
+      handler(connection, *this);
+    } else {
+      WriteAll(connection, Head(404, {"Content-Type: text/html"}, 0));
+    }
+    close(connection);
+  }
+
+ public:
+  std::string last_request() {
+    absl::MutexLock lock(&mutex_);
+    return last_request_;
+  }
+
+ private:
+  int fd_ = -1;
+  bool ok_ = false;
+  uint16_t port_ = 0;
+  std::atomic<bool> stopping_{false};
+  std::atomic<int> accepted_{0};
+  std::thread acceptor_;
+  absl::Mutex mutex_;
+  std::vector<std::thread> connections_ ABSL_GUARDED_BY(mutex_);
+  std::map<std::string, Handler> routes_ ABSL_GUARDED_BY(mutex_);
+  std::map<std::string, int> requests_ ABSL_GUARDED_BY(mutex_);
+  std::string last_request_ ABSL_GUARDED_BY(mutex_);
+};
+
+Origin::Handler Html(std::string body, int status = 200, std::vector<std::string> extra = {}) {
+  return [body = std::move(body), status, extra = std::move(extra)](int fd, Origin&) {
+    std::vector<std::string> headers = extra;
+    headers.push_back("Content-Type: text/html; charset=utf-8");
+    WriteAll(fd, Head(status, headers, static_cast<int64_t>(body.size())) + body);
+  };
+}
+
+Origin::Handler Redirect(int status, std::string location) {
+  return [status, location = std::move(location)](int fd, Origin&) {
+    WriteAll(fd, Head(status, {"Location: " + location, "Content-Type: text/html"}, 0));
+  };
+}
+
+// Holds the connection open, sending nothing, until the origin stops.
+void Tarpit(int, Origin& origin) {
+  while (!origin.stopping()) {
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+}
+
+std::string GzipOfZeros(size_t size) {
+  z_stream stream{};
+  deflateInit2(&stream, 9, Z_DEFLATED, 15 + 16, 9, Z_DEFAULT_STRATEGY);
+  const std::string zeros(1 << 20, '\0');
+  std::string out;
+  char buffer[65536];
+  size_t fed = 0;
+  int flush = Z_NO_FLUSH;
+  do {
+    if (stream.avail_in == 0 && fed < size) {
+      stream.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(zeros.data()));
+      stream.avail_in = static_cast<uInt>(std::min(zeros.size(), size - fed));
+      fed += stream.avail_in;
+    }
+    flush = fed >= size ? Z_FINISH : Z_NO_FLUSH;
+    stream.next_out = reinterpret_cast<Bytef*>(buffer);
+    stream.avail_out = sizeof(buffer);
+    deflate(&stream, flush);
+    out.append(buffer, sizeof(buffer) - stream.avail_out);
+  } while (!(flush == Z_FINISH && stream.avail_out != 0));
+  deflateEnd(&stream);
+  return out;
+}
+
+IpAddress Ip(absl::string_view text) { return *IpAddress::Parse(text); }
+
+class FetchIntegrationTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    origin_ = std::make_unique<Origin>("127.0.0.1");
+    internal_ = std::make_unique<Origin>("127.0.0.2");
+    ASSERT_TRUE(origin_->ok());
+    ASSERT_TRUE(internal_->ok()) << "cannot listen on 127.0.0.2";
+    internal_->Route("/", Html("<h1>internal admin</h1>"));
+
+    auto dns = FakeDnsServer::Start();
+    ASSERT_TRUE(dns.ok()) << dns.status();
+    dns_ = *std::move(dns);
+    dns_->Set("origin.test", {Ip("127.0.0.1")});
+    dns_->Set("internal.test", {Ip("127.0.0.2")});
+    dns_->Set("mixed.test", {Ip("127.0.0.1"), Ip("127.0.0.2")});
+    dns_->Set("silent.test", std::vector<FakeDnsAnswer>{FakeDnsAnswer::Silent()});
+    dns_->Set("servfail.test", std::vector<FakeDnsAnswer>{FakeDnsAnswer::ServFail()});
+
+    EgressPolicyConfig policy;
+    policy.allow = {*net::Cidr::Parse("127.0.0.1/32")};
+    policy.extra_allowed_ports = {origin_->port(), internal_->port()};
+    auto created = EgressPolicy::Create(policy);
+    ASSERT_TRUE(created.ok()) << created.status();
+    policy_ = std::make_unique<EgressPolicy>(*std::move(created));
+
+    CaresResolverConfig resolver;
+    resolver.servers = dns_->address();
+    resolver.timeout = absl::Milliseconds(500);
+    auto cares = CaresResolver::Create(resolver);
+    ASSERT_TRUE(cares.ok()) << cares.status();
+    resolver_ = *std::move(cares);
+    auto http = CurlHttpClient::Create({}, policy_.get());
+    ASSERT_TRUE(http.ok()) << http.status();
+    http_ = *std::move(http);
+  }
+
+  void TearDown() override {
+    // Clients first (their loops end every transfer), then the servers they talk to.
+    http_.reset();
+    resolver_.reset();
+    origin_.reset();
+    internal_.reset();
+  }
+
+  std::string OriginUrl(const std::string& path, const std::string& host = "origin.test") {
+    return absl::StrCat("http://", host, ":", origin_->port(), path);
+  }
+  std::string InternalUrl(const std::string& host = "internal.test") {
+    return absl::StrCat("http://", host, ":", internal_->port(), "/");
+  }
+
+  std::unique_ptr<SafeFetcher> Fetcher(SafeFetcherConfig config = {}) {
+    auto fetcher = SafeFetcher::Create(config, policy_.get(), resolver_.get(), http_.get());
+    EXPECT_TRUE(fetcher.ok()) << fetcher.status();
+    return *std::move(fetcher);
+  }
+
+  FetchResult Fetch(const std::string& url, SafeFetcherConfig config = {}) {
+    std::unique_ptr<SafeFetcher> fetcher = Fetcher(config);
+    absl::Notification done;
+    FetchResult result;
+    fetcher->Fetch(url, [&](FetchResult fetched) {
+      result = std::move(fetched);
+      done.Notify();
+    });
+    EXPECT_TRUE(done.WaitForNotificationWithTimeout(absl::Seconds(30))) << url;
+    return result;
+  }
+
+  std::unique_ptr<Origin> origin_;
+  std::unique_ptr<Origin> internal_;
+  std::unique_ptr<FakeDnsServer> dns_;
+  std::unique_ptr<EgressPolicy> policy_;
+  std::unique_ptr<CaresResolver> resolver_;
+  std::unique_ptr<CurlHttpClient> http_;
+};
+
+TEST_F(FetchIntegrationTest, Follows301Then302Then200WithOneLookupPerHop) {
+  origin_->Route("/one", Redirect(301, "/two"));
+  origin_->Route("/two", Redirect(302, OriginUrl("/three")));
+  origin_->Route("/three", Html("<p>hello</p>"));
+  const FetchResult result = Fetch(OriginUrl("/one"));
+  EXPECT_EQ(result.outcome, FetchOutcome::kOk) << result.detail;
+  EXPECT_EQ(result.final_url, OriginUrl("/three"));
+  EXPECT_EQ(result.redirects, 2);
+  EXPECT_EQ(result.body, "<p>hello</p>");
+  EXPECT_EQ(dns_->Queries("origin.test", 1), 3);  // one A lookup per hop
+  const std::string request = origin_->last_request();
+  EXPECT_THAT(request, HasSubstr("Accept: text/html, application/xhtml+xml;q=0.9, */*;q=0.1"));
+  EXPECT_THAT(request, HasSubstr("User-Agent: Portcullis/"));
+  EXPECT_THAT(request, HasSubstr(absl::StrCat("Host: origin.test:", origin_->port())));
+  EXPECT_THAT(request, ::testing::Not(HasSubstr("Cookie")));
+}
+
+TEST_F(FetchIntegrationTest, FourthRedirectRefused) {
+  for (int i = 1; i <= 4; ++i) {
+    origin_->Route(absl::StrCat("/r", i), Redirect(302, absl::StrCat("/r", i + 1)));
+  }
+  origin_->Route("/r5", Html("never"));
+  const FetchResult result = Fetch(OriginUrl("/r1"));
+  EXPECT_EQ(result.outcome, FetchOutcome::kTooManyRedirects) << result.detail;
+  EXPECT_EQ(origin_->requests("/r5"), 0);
+}
+
+TEST_F(FetchIntegrationTest, RedirectToAForbiddenAddressRefusedWithoutConnecting) {
+  origin_->Route("/to-name", Redirect(302, InternalUrl()));
+  origin_->Route("/to-literal", Redirect(307, InternalUrl("127.0.0.2")));
+  origin_->Route("/to-mapped", Redirect(308, InternalUrl("[::ffff:127.0.0.2]")));
+  for (const char* path : {"/to-name", "/to-literal", "/to-mapped"}) {
+    const FetchResult result = Fetch(OriginUrl(path));
+    EXPECT_EQ(result.outcome, FetchOutcome::kForbiddenAddress) << path << ": " << result.detail;
+    EXPECT_THAT(result.detail, HasSubstr("127.0.0.2")) << path;
+  }
+  EXPECT_EQ(internal_->accepted(), 0);
+}
+
+TEST_F(FetchIntegrationTest, MixedAnswerRefusedWhole) {
+  const FetchResult result = Fetch(OriginUrl("/", "mixed.test"));
+  EXPECT_EQ(result.outcome, FetchOutcome::kForbiddenAddress) << result.detail;
+  EXPECT_EQ(origin_->accepted(), 0);
+  EXPECT_EQ(internal_->accepted(), 0);
+}
+
+TEST_F(FetchIntegrationTest, DnsRebindingAnswerRefused) {
+  // First lookup: the allowed origin, which redirects back to the same name; second lookup: the
+  // internal address. The second hop is refused on its own fresh answer and never connects.
+  dns_->Set("rebind.test", std::vector<FakeDnsAnswer>{FakeDnsAnswer::Addresses({Ip("127.0.0.1")}),
+                                                      FakeDnsAnswer::Addresses({Ip("127.0.0.2")})});
+  origin_->Route("/first", Redirect(302, "/second"));
+  const FetchResult result = Fetch(OriginUrl("/first", "rebind.test"));
+  EXPECT_EQ(result.outcome, FetchOutcome::kForbiddenAddress) << result.detail;
+  EXPECT_EQ(dns_->Queries("rebind.test", 1), 2);
+  EXPECT_EQ(origin_->requests("/first"), 1);
+  EXPECT_EQ(internal_->accepted(), 0);
+}
+
+TEST_F(FetchIntegrationTest, ConnectTimeCheckRefusesAnAddressThePolicyRefuses) {
+  // Defense in depth: even handed a refused address directly, CurlHttpClient opens no socket.
+  HttpRequest request;
+  request.url = *url::ParseUrl(InternalUrl());
+  request.address = Ip("127.0.0.2");
+  absl::Notification done;
+  absl::StatusOr<HttpResponse> response = absl::UnknownError("none");
+  http_->Fetch(request, [&](absl::StatusOr<HttpResponse> got) {
+    response = std::move(got);
+    done.Notify();
+  });
+  ASSERT_TRUE(done.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  EXPECT_EQ(response.status().code(), absl::StatusCode::kPermissionDenied) << response.status();
+  EXPECT_EQ(internal_->accepted(), 0);
+}
+
+TEST_F(FetchIntegrationTest, PinsToAnIpv6Answer) {
+  Origin v6("::1");
+  if (!v6.ok()) {
+    GTEST_SKIP() << "no IPv6 loopback here";
+  }
+  v6.Route("/", Html("<p>six</p>"));
+  EgressPolicyConfig config;
+  config.allow = {*net::Cidr::Parse("::1/128")};
+  config.extra_allowed_ports = {v6.port()};
+  const EgressPolicy policy = *EgressPolicy::Create(config);
+  auto http = *CurlHttpClient::Create({}, &policy);
+  auto fetcher = *SafeFetcher::Create({}, &policy, resolver_.get(), http.get());
+  dns_->Set("six.test", {Ip("::1")});
+  for (const std::string host : {"six.test", "[::1]"}) {
+    absl::Notification done;
+    FetchResult result;
+    fetcher->Fetch(absl::StrCat("http://", host, ":", v6.port(), "/"), [&](FetchResult fetched) {
+      result = std::move(fetched);
+      done.Notify();
+    });
+    ASSERT_TRUE(done.WaitForNotificationWithTimeout(absl::Seconds(10)));
+    EXPECT_EQ(result.outcome, FetchOutcome::kOk) << host << ": " << result.detail;
+    EXPECT_EQ(result.body, "<p>six</p>");
+  }
+  EXPECT_EQ(v6.accepted(), 2);
+}
+
+TEST_F(FetchIntegrationTest, SlowTrickleCutByTheMinimumSpeed) {
+  origin_->Route("/trickle", [](int fd, Origin& origin) {
+    if (!WriteAll(fd, Head(200, {"Content-Type: text/html"}, 100000))) {
+      return;
+    }
+    while (!origin.stopping() && WriteAll(fd, "x")) {
+      absl::SleepFor(absl::Milliseconds(100));
+    }
+  });
+  SafeFetcherConfig config;
+  config.total_timeout = absl::Seconds(20);
+  config.low_speed_bytes_per_second = 1000;
+  config.low_speed_time = absl::Seconds(1);
+  const absl::Time start = absl::Now();
+  const FetchResult result = Fetch(OriginUrl("/trickle"), config);
+  EXPECT_EQ(result.outcome, FetchOutcome::kTimeout) << result.detail;
+  EXPECT_TRUE(IsTransient(result.outcome));
+  EXPECT_LT(absl::Now() - start, absl::Seconds(6)) << "cut by the speed floor, not the deadline";
+}
+
+TEST_F(FetchIntegrationTest, TotalDeadline) {
+  origin_->Route("/tarpit", &Tarpit);
+  SafeFetcherConfig config;
+  config.total_timeout = absl::Seconds(1);
+  const absl::Time start = absl::Now();
+  const FetchResult result = Fetch(OriginUrl("/tarpit"), config);
+  EXPECT_EQ(result.outcome, FetchOutcome::kTimeout) << result.detail;
+  EXPECT_LT(absl::Now() - start, absl::Seconds(4));
+}
+
+TEST_F(FetchIntegrationTest, GzipBombCappedAfterDecoding) {
+  const std::string bomb = GzipOfZeros(50u << 20);
+  ASSERT_LT(bomb.size(), 200u * 1024) << "50 MiB of zeros compress to about 50 KiB";
+  origin_->Route("/bomb", [&bomb](int fd, Origin&) {
+    WriteAll(fd, Head(200, {"Content-Type: text/html", "Content-Encoding: gzip"},
+                      static_cast<int64_t>(bomb.size())) +
+                     bomb);
+  });
+  const FetchResult result = Fetch(OriginUrl("/bomb"));
+  EXPECT_EQ(result.outcome, FetchOutcome::kTooLarge) << result.detail;
+  EXPECT_TRUE(result.body.empty());
+}
+
+TEST_F(FetchIntegrationTest, FiftyMegabyteBodyCapped) {
+  origin_->Route("/big", [](int fd, Origin& origin) {
+    const int64_t size = 50 << 20;
+    if (!WriteAll(fd, Head(200, {"Content-Type: text/html"}, size))) {
+      return;
+    }
+    const std::string chunk(64 * 1024, 'a');
+    for (int64_t sent = 0; sent < size && !origin.stopping(); sent += chunk.size()) {
+      if (!WriteAll(fd, chunk)) {
+        return;
+      }
+    }
+  });
+  const FetchResult result = Fetch(OriginUrl("/big"));
+  EXPECT_EQ(result.outcome, FetchOutcome::kTooLarge) << result.detail;
+  EXPECT_THAT(result.detail, HasSubstr(absl::StrCat(kCap)));
+}
+
+TEST_F(FetchIntegrationTest, StatusClassesAndContentTypes) {
+  origin_->Route("/pdf", [](int fd, Origin&) {
+    WriteAll(fd, Head(200, {"Content-Type: application/pdf"}, 5 << 20) + std::string(4096, '%'));
+  });
+  origin_->Route("/gone", Html("gone", 410));
+  origin_->Route("/error", Html("oops", 500));
+  origin_->Route("/busy", Html("slow down", 429, {"Retry-After: 120"}));
+  origin_->Route("/xhtml", [](int fd, Origin&) {
+    WriteAll(fd, Head(200, {"Content-Type: application/xhtml+xml"}, 5) + "<x/>\n");
+  });
+  EXPECT_EQ(Fetch(OriginUrl("/pdf")).outcome, FetchOutcome::kUnsupportedContentType);
+  EXPECT_EQ(Fetch(OriginUrl("/gone")).outcome, FetchOutcome::kGone);
+  EXPECT_EQ(Fetch(OriginUrl("/error")).outcome, FetchOutcome::kHttp5xx);
+  EXPECT_EQ(Fetch(OriginUrl("/missing")).outcome, FetchOutcome::kHttp4xx);
+  const FetchResult busy = Fetch(OriginUrl("/busy"));
+  EXPECT_EQ(busy.outcome, FetchOutcome::kHttp429);
+  EXPECT_EQ(busy.retry_after, "120");
+  const FetchResult xhtml = Fetch(OriginUrl("/xhtml"));
+  EXPECT_EQ(xhtml.outcome, FetchOutcome::kOk) << xhtml.detail;
+  EXPECT_EQ(xhtml.body, "<x/>\n");
+}
+
+TEST_F(FetchIntegrationTest, DnsFailuresAreClassified) {
+  EXPECT_EQ(Fetch(OriginUrl("/", "silent.test")).outcome, FetchOutcome::kDnsTemporary);
+  EXPECT_EQ(Fetch(OriginUrl("/", "servfail.test")).outcome, FetchOutcome::kDnsTemporary);
+  EXPECT_EQ(Fetch(OriginUrl("/", "nowhere.test")).outcome, FetchOutcome::kDnsNotFound);
+  EXPECT_EQ(origin_->accepted(), 0);
+}
+
+TEST_F(FetchIntegrationTest, ConnectionRefusedIsTransient) {
+  // A port nothing listens on: bind one, remember it, close it.
+  const int probe = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(bind(probe, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
+  socklen_t length = sizeof(address);
+  getsockname(probe, reinterpret_cast<sockaddr*>(&address), &length);
+  close(probe);
+  const uint16_t port = ntohs(address.sin_port);
+  EgressPolicyConfig config;
+  config.allow = {*net::Cidr::Parse("127.0.0.1/32")};
+  config.extra_allowed_ports = {port};
+  const EgressPolicy policy = *EgressPolicy::Create(config);
+  auto http = *CurlHttpClient::Create({}, &policy);
+  auto fetcher = *SafeFetcher::Create({}, &policy, resolver_.get(), http.get());
+  absl::Notification done;
+  FetchResult result;
+  fetcher->Fetch(absl::StrCat("http://origin.test:", port, "/"), [&](FetchResult fetched) {
+    result = std::move(fetched);
+    done.Notify();
+  });
+  ASSERT_TRUE(done.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  EXPECT_EQ(result.outcome, FetchOutcome::kConnectionFailed) << result.detail;
+  EXPECT_TRUE(IsTransient(result.outcome));
+}
+
+TEST_F(FetchIntegrationTest, TarpitsInFlightDoNotDelayAFastSource) {
+  constexpr int kTarpits = 200;
+  origin_->Route("/tarpit", &Tarpit);
+  origin_->Route("/fast", Html("<p>fast</p>"));
+  for (int i = 0; i < kTarpits; ++i) {
+    dns_->Set(absl::StrCat("tarpit", i, ".test"), {Ip("127.0.0.1")});
+  }
+  SafeFetcherConfig config;
+  config.total_timeout = absl::Seconds(20);
+  std::unique_ptr<SafeFetcher> fetcher = Fetcher(config);
+  absl::BlockingCounter tarpits_done(kTarpits);
+  for (int i = 0; i < kTarpits; ++i) {
+    fetcher->Fetch(OriginUrl("/tarpit", absl::StrCat("tarpit", i, ".test")),
+                   [&](FetchResult) { tarpits_done.DecrementCount(); });
+  }
+  // Wait until the tarpits hold their connections.
+  const absl::Time wait_until = absl::Now() + absl::Seconds(10);
+  while (origin_->requests("/tarpit") < kTarpits && absl::Now() < wait_until) {
+    absl::SleepFor(absl::Milliseconds(10));
+  }
+  ASSERT_EQ(origin_->requests("/tarpit"), kTarpits);
+  const absl::Time start = absl::Now();
+  absl::Notification done;
+  FetchResult fast;
+  fetcher->Fetch(OriginUrl("/fast"), [&](FetchResult result) {
+    fast = std::move(result);
+    done.Notify();
+  });
+  ASSERT_TRUE(done.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  const absl::Duration took = absl::Now() - start;
+  EXPECT_EQ(fast.outcome, FetchOutcome::kOk) << fast.detail;
+  EXPECT_LT(took, absl::Milliseconds(500)) << "with " << kTarpits << " tarpits in flight";
+  std::cout << "fast fetch with " << kTarpits << " tarpits in flight: " << took << std::endl;
+  http_.reset();  // ends the tarpit transfers (kCancelled)
+  tarpits_done.Wait();
+}
+
+}  // namespace
+}  // namespace portcullis::verifier::fetch
