@@ -6,11 +6,21 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/ssl.h>
+#include <openssl/x509v3.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
 #include <zlib.h>
 
 #include <atomic>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <functional>
 #include <map>
 #include <memory>
@@ -237,6 +247,152 @@ std::string GzipOfZeros(size_t size) {
 
 IpAddress Ip(absl::string_view text) { return *IpAddress::Parse(text); }
 
+// A self-signed certificate (its own CA) for `dns_name`, and its key, as PEM.
+struct TlsIdentity {
+  std::string certificate;
+  std::string key;
+};
+
+std::string BioText(BIO* bio) {
+  char* data = nullptr;
+  const long length = BIO_get_mem_data(bio, &data);
+  return std::string(data, static_cast<size_t>(length));
+}
+
+TlsIdentity SelfSigned(const std::string& dns_name) {
+  EVP_PKEY* key = EVP_EC_gen("P-256");
+  X509* cert = X509_new();
+  X509_set_version(cert, 2);
+  ASN1_INTEGER_set(X509_get_serialNumber(cert), 1);
+  X509_gmtime_adj(X509_getm_notBefore(cert), -3600);
+  X509_gmtime_adj(X509_getm_notAfter(cert), 24 * 3600);
+  X509_set_pubkey(cert, key);
+  X509_NAME* name = X509_get_subject_name(cert);
+  X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC,
+                             reinterpret_cast<const unsigned char*>(dns_name.c_str()), -1, -1, 0);
+  X509_set_issuer_name(cert, name);
+  X509V3_CTX context;
+  X509V3_set_ctx_nodb(&context);
+  X509V3_set_ctx(&context, cert, cert, nullptr, nullptr, 0);
+  for (const auto& [nid, value] :
+       std::vector<std::pair<int, std::string>>{{NID_subject_alt_name, "DNS:" + dns_name},
+                                                {NID_basic_constraints, "critical,CA:TRUE"},
+                                                {NID_key_usage, "digitalSignature,keyCertSign"}}) {
+    X509_EXTENSION* extension = X509V3_EXT_conf_nid(nullptr, &context, nid, value.c_str());
+    X509_add_ext(cert, extension, -1);
+    X509_EXTENSION_free(extension);
+  }
+  X509_sign(cert, key, EVP_sha256());
+  BIO* cert_bio = BIO_new(BIO_s_mem());
+  PEM_write_bio_X509(cert_bio, cert);
+  BIO* key_bio = BIO_new(BIO_s_mem());
+  PEM_write_bio_PrivateKey(key_bio, key, nullptr, nullptr, 0, nullptr, nullptr);
+  TlsIdentity identity{BioText(cert_bio), BioText(key_bio)};
+  BIO_free(cert_bio);
+  BIO_free(key_bio);
+  X509_free(cert);
+  EVP_PKEY_free(key);
+  return identity;
+}
+
+// An HTTPS origin on 127.0.0.1:0 serving one HTML page, recording the SNI name of each handshake.
+class TlsOrigin {
+ public:
+  explicit TlsOrigin(const TlsIdentity& identity) {
+    context_ = SSL_CTX_new(TLS_server_method());
+    BIO* cert_bio =
+        BIO_new_mem_buf(identity.certificate.data(), static_cast<int>(identity.certificate.size()));
+    X509* cert = PEM_read_bio_X509(cert_bio, nullptr, nullptr, nullptr);
+    BIO* key_bio = BIO_new_mem_buf(identity.key.data(), static_cast<int>(identity.key.size()));
+    EVP_PKEY* key = PEM_read_bio_PrivateKey(key_bio, nullptr, nullptr, nullptr);
+    ok_ =
+        SSL_CTX_use_certificate(context_, cert) == 1 && SSL_CTX_use_PrivateKey(context_, key) == 1;
+    X509_free(cert);
+    EVP_PKEY_free(key);
+    BIO_free(cert_bio);
+    BIO_free(key_bio);
+    fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ok_ = ok_ && bind(fd_, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0 &&
+          listen(fd_, 16) == 0;
+    socklen_t length = sizeof(address);
+    getsockname(fd_, reinterpret_cast<sockaddr*>(&address), &length);
+    port_ = ntohs(address.sin_port);
+    thread_ = std::thread([this] { Serve(); });
+  }
+
+  ~TlsOrigin() {
+    stopping_ = true;
+    shutdown(fd_, SHUT_RDWR);
+    close(fd_);
+    thread_.join();
+    SSL_CTX_free(context_);
+  }
+
+  bool ok() const { return ok_; }
+  uint16_t port() const { return port_; }
+  std::vector<std::string> server_names() {
+    absl::MutexLock lock(&mutex_);
+    return server_names_;
+  }
+
+ private:
+  // One connection at a time: enough for these tests.
+  void Serve() {
+    sigset_t pipe;  // OpenSSL writes with write(): a client that hung up must not kill the test
+    sigemptyset(&pipe);
+    sigaddset(&pipe, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe, nullptr);
+    while (!stopping_) {
+      const int connection = accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
+      if (connection < 0) {
+        continue;
+      }
+      timeval timeout{5, 0};
+      setsockopt(connection, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
+      SSL* ssl = SSL_new(context_);
+      SSL_set_fd(ssl, connection);
+      if (SSL_accept(ssl) == 1) {
+        const char* sni = SSL_get_servername(ssl, TLSEXT_NAMETYPE_host_name);
+        {
+          absl::MutexLock lock(&mutex_);
+          server_names_.push_back(sni != nullptr ? sni : "");
+        }
+        std::string request;
+        char buffer[4096];
+        while (request.find("\r\n\r\n") == std::string::npos) {
+          const int got = SSL_read(ssl, buffer, sizeof(buffer));
+          if (got <= 0) {
+            break;
+          }
+          request.append(buffer, static_cast<size_t>(got));
+        }
+        const std::string body = "<p>secure</p>";
+        const std::string response =
+            Head(200, {"Content-Type: text/html"}, static_cast<int64_t>(body.size())) + body;
+        SSL_write(ssl, response.data(), static_cast<int>(response.size()));
+        SSL_shutdown(ssl);
+      } else {
+        absl::MutexLock lock(&mutex_);
+        server_names_.push_back("(handshake failed)");
+      }
+      SSL_free(ssl);
+      close(connection);
+    }
+  }
+
+  SSL_CTX* context_ = nullptr;
+  int fd_ = -1;
+  bool ok_ = false;
+  uint16_t port_ = 0;
+  std::atomic<bool> stopping_{false};
+  std::thread thread_;
+  absl::Mutex mutex_;
+  std::vector<std::string> server_names_ ABSL_GUARDED_BY(mutex_);
+};
+
 class FetchIntegrationTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -414,6 +570,44 @@ TEST_F(FetchIntegrationTest, PinsToAnIpv6Answer) {
     EXPECT_EQ(result.body, "<p>six</p>");
   }
   EXPECT_EQ(v6.accepted(), 2);
+}
+
+TEST_F(FetchIntegrationTest, TlsVerifiesTheUrlHostWhileConnectingToThePinnedAddress) {
+  const TlsIdentity identity = SelfSigned("origin.test");
+  TlsOrigin tls(identity);
+  ASSERT_TRUE(tls.ok());
+  const std::string ca_file = (std::filesystem::temp_directory_path() /
+                               absl::StrCat("portcullis-fetch-ca-", getpid(), ".pem"))
+                                  .string();
+  std::ofstream(ca_file) << identity.certificate;
+  dns_->Set("impostor.test", {Ip("127.0.0.1")});
+  EgressPolicyConfig config;
+  config.allow = {*net::Cidr::Parse("127.0.0.1/32")};
+  config.extra_allowed_ports = {tls.port()};
+  const EgressPolicy policy = *EgressPolicy::Create(config);
+  CurlHttpClientConfig http_config;
+  http_config.ca_file = ca_file;
+  auto http = *CurlHttpClient::Create(http_config, &policy);
+  auto fetcher = *SafeFetcher::Create({}, &policy, resolver_.get(), http.get());
+  const auto fetch = [&](const std::string& host) {
+    absl::Notification done;
+    FetchResult result;
+    fetcher->Fetch(absl::StrCat("https://", host, ":", tls.port(), "/"), [&](FetchResult got) {
+      result = std::move(got);
+      done.Notify();
+    });
+    EXPECT_TRUE(done.WaitForNotificationWithTimeout(absl::Seconds(10)));
+    return result;
+  };
+  const FetchResult good = fetch("origin.test");
+  EXPECT_EQ(good.outcome, FetchOutcome::kOk) << good.detail;
+  EXPECT_EQ(good.body, "<p>secure</p>");
+  // The same address under another name: the certificate does not name it.
+  const FetchResult impostor = fetch("impostor.test");
+  EXPECT_EQ(impostor.outcome, FetchOutcome::kTlsFailed) << impostor.detail;
+  EXPECT_FALSE(IsTransient(impostor.outcome));
+  EXPECT_THAT(tls.server_names(), ::testing::ElementsAre("origin.test", ::testing::_));
+  std::remove(ca_file.c_str());
 }
 
 TEST_F(FetchIntegrationTest, SlowTrickleCutByTheMinimumSpeed) {

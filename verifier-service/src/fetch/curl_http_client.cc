@@ -1,6 +1,8 @@
 #include "verifier-service/src/fetch/curl_http_client.h"
 
 #include <curl/curl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sys/socket.h>
 
 #include <algorithm>
@@ -306,6 +308,12 @@ class CurlHttpClient::Loop {
   }
 
   void Run() {
+    // With CURLOPT_NOSIGNAL libcurl leaves SIGPIPE to us, and a TLS peer that hangs up mid-write
+    // would raise it: blocked on this thread, the write fails with EPIPE instead.
+    sigset_t pipe;
+    sigemptyset(&pipe);
+    sigaddset(&pipe, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe, nullptr);
     while (true) {
       {
         absl::MutexLock lock(&mutex_);
