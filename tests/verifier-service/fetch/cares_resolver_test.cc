@@ -3,6 +3,11 @@
 
 #include "verifier-service/src/fetch/cares_resolver.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <memory>
 #include <optional>
 #include <string>
@@ -152,6 +157,39 @@ TEST_F(VerifierCaresResolverTest, ShutdownAnswersPendingLookupsCancelled) {
 TEST_F(VerifierCaresResolverTest, NeverAnswersFromEtcHosts) {
   const absl::StatusOr<std::vector<IpAddress>> answers = Resolve("localhost");
   EXPECT_FALSE(answers.ok()) << "answered " << answers->front().ToString();
+}
+
+// c-ares falls back to TCP for truncated answers; the fake server answers there too.
+TEST_F(VerifierCaresResolverTest, FakeServerAnswersOverTcp) {
+  dns_->Set("tcp.test", {Ip("93.184.216.34")});
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  address.sin_port = htons(dns_->port());
+  ASSERT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
+  // id 0x1234, RD, one question: tcp.test A IN; framed by its 2-byte length.
+  const std::string query(
+      "\x12\x34\x01\x00\x00\x01\x00\x00\x00\x00\x00\x00"
+      "\x03tcp\x04test\x00\x00\x01\x00\x01",
+      26);
+  const std::string framed = std::string("\x00\x1a", 2) + query;
+  ASSERT_EQ(send(fd, framed.data(), framed.size(), 0), static_cast<ssize_t>(framed.size()));
+  unsigned char response[512];
+  size_t got = 0;
+  while (got < 2 + 12 + 14 + 16) {
+    const ssize_t n = recv(fd, response + got, sizeof(response) - got, 0);
+    ASSERT_GT(n, 0);
+    got += static_cast<size_t>(n);
+  }
+  close(fd);
+  EXPECT_EQ((response[0] << 8) | response[1], 12 + 14 + 16);  // header, question, one A record
+  EXPECT_EQ(response[2], 0x12);
+  EXPECT_EQ(response[3], 0x34);
+  EXPECT_EQ(response[2 + 7], 1);  // ANCOUNT
+  EXPECT_EQ(std::vector<int>(response + got - 4, response + got),
+            (std::vector<int>{93, 184, 216, 34}));
+  EXPECT_EQ(dns_->Queries("tcp.test", 1), 1);
 }
 
 TEST(VerifierCaresResolverConfigTest, RefusesBadConfig) {
