@@ -115,6 +115,10 @@ absl::StatusOr<std::unique_ptr<FakeDnsServer>> FakeDnsServer::Start() {
     socklen_t length = sizeof(address);
     getsockname(tcp, reinterpret_cast<sockaddr*>(&address), &length);
     const int udp = Bind(SOCK_DGRAM);
+    const int buffer_size = 4 << 20;
+    if (udp >= 0) {
+      setsockopt(udp, SOL_SOCKET, SO_RCVBUF, &buffer_size, sizeof(buffer_size));
+    }
     if (udp < 0 || bind(udp, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0) {
       if (udp >= 0) {
         close(udp);
@@ -242,13 +246,17 @@ void FakeDnsServer::Serve() {
     if (poll(fds, 2, 50) <= 0) {
       continue;
     }
-    if ((fds[0].revents & POLLIN) != 0) {
+    // Every datagram waiting, not one per wakeup: a burst of lookups must not overflow the buffer.
+    while ((fds[0].revents & POLLIN) != 0) {
       char buffer[4096];
       sockaddr_storage from{};
       socklen_t from_length = sizeof(from);
-      const ssize_t got = recvfrom(udp_fd_, buffer, sizeof(buffer), 0,
+      const ssize_t got = recvfrom(udp_fd_, buffer, sizeof(buffer), MSG_DONTWAIT,
                                    reinterpret_cast<sockaddr*>(&from), &from_length);
-      if (got > 0) {
+      if (got <= 0) {
+        break;
+      }
+      {
         const std::string response = Answer(std::string(buffer, static_cast<size_t>(got)));
         if (!response.empty()) {
           sendto(udp_fd_, response.data(), response.size(), 0, reinterpret_cast<sockaddr*>(&from),
