@@ -4,14 +4,10 @@
 
 #include "verifier-service/src/fetch/safe_fetcher.h"
 
-#include <cstdlib>
-#include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <map>
 #include <memory>
 #include <optional>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -19,6 +15,7 @@
 #include "absl/strings/str_join.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/support/shared_testdata.h"
 #include "verifier-service/src/fetch/egress_policy.h"
 #include "verifier-service/src/fetch/ssrf_conformance.h"
 
@@ -30,30 +27,14 @@ using ::testing::ElementsAre;
 
 constexpr char kVectorsPath[] = PORTCULLIS_SSRF_VECTORS;
 
-bool RunningInCi() {
-  const char* ci = std::getenv("CI");
-  return ci != nullptr && std::string(ci) == "true";
-}
-
 // ---------------------------------------------------------------------------------------------
 // The shared vectors, every kind, through SafeFetcher (ssrf_conformance.h says how each runs).
 
 class VerifierSafeFetcherVectorsTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::error_code error;
-    if (!std::filesystem::exists(kVectorsPath, error)) {
-      const std::string why = absl::StrCat("SSRF vectors not found at ", kVectorsPath,
-                                           " (the shared test data is not beside the repository)");
-      if (!RunningInCi()) {
-        GTEST_SKIP() << "SKIPPED: " << why << "; with CI=true this is a failure";
-      }
-      FAIL() << why;
-    }
-    std::ifstream file(kVectorsPath, std::ios::binary);
-    std::ostringstream text;
-    text << file.rdbuf();
-    absl::StatusOr<std::vector<SsrfVector>> vectors = ParseSsrfVectors(text.str());
+    PORTCULLIS_READ_SHARED_TESTDATA_OR_SKIP(text, kVectorsPath);
+    absl::StatusOr<std::vector<SsrfVector>> vectors = ParseSsrfVectors(text);
     ASSERT_TRUE(vectors.ok()) << vectors.status();
     vectors_ = *std::move(vectors);
   }
