@@ -45,6 +45,25 @@ ABSL_FLAG(std::string, startup_timeout, EnvOr("STARTUP_TIMEOUT", "60s"),
 ABSL_FLAG(std::string, log_level, EnvOr("LOG_LEVEL", "info"),
           "trace, debug, info, warn, error or off (env LOG_LEVEL).");
 ABSL_FLAG(bool, migrate_only, false, "Apply database migrations and exit.");
+ABSL_FLAG(std::string, failed_retention, EnvOr("FAILED_RETENTION", "24h"),
+          "A FAILED mention submitted again within this time is left alone; later it starts over "
+          "as PENDING (env FAILED_RETENTION).");
+ABSL_FLAG(std::string, workers, EnvOr("WORKERS", "0"),
+          "Verification worker threads. 0 (the default, and the only value this build accepts: "
+          "it has no source verifier yet) queues mentions without verifying them (env WORKERS).");
+ABSL_FLAG(std::string, worker_lease, EnvOr("WORKER_LEASE", "30s"),
+          "Lease of a claimed verification job; a dead worker's jobs are taken over after it "
+          "(env WORKER_LEASE).");
+ABSL_FLAG(std::string, worker_poll_interval, EnvOr("WORKER_POLL_INTERVAL", "30s"),
+          "Longest idle wait of a worker without a LISTEN/NOTIFY wake-up "
+          "(env WORKER_POLL_INTERVAL).");
+ABSL_FLAG(std::string, retry_base, EnvOr("RETRY_BASE", "30s"),
+          "Delay before retrying a transiently failed verification, doubling per attempt, "
+          "with jitter (env RETRY_BASE).");
+ABSL_FLAG(std::string, retry_cap, EnvOr("RETRY_CAP", "1h"), "Longest retry delay (env RETRY_CAP).");
+ABSL_FLAG(std::string, retry_max_attempts, EnvOr("RETRY_MAX_ATTEMPTS", "8"),
+          "Attempts before a transiently failing mention is FAILED 'unreachable' "
+          "(env RETRY_MAX_ATTEMPTS).");
 
 namespace {
 
@@ -79,6 +98,13 @@ int main(int argc, char** argv) {
   flags.startup_timeout = absl::GetFlag(FLAGS_startup_timeout);
   flags.log_level = absl::GetFlag(FLAGS_log_level);
   flags.migrate_only = absl::GetFlag(FLAGS_migrate_only);
+  flags.failed_retention = absl::GetFlag(FLAGS_failed_retention);
+  flags.workers = absl::GetFlag(FLAGS_workers);
+  flags.worker_lease = absl::GetFlag(FLAGS_worker_lease);
+  flags.worker_poll_interval = absl::GetFlag(FLAGS_worker_poll_interval);
+  flags.retry_base = absl::GetFlag(FLAGS_retry_base);
+  flags.retry_cap = absl::GetFlag(FLAGS_retry_cap);
+  flags.retry_max_attempts = absl::GetFlag(FLAGS_retry_max_attempts);
   const absl::StatusOr<portcullis::verifier::VerifierConfig> config =
       portcullis::verifier::BuildVerifierConfig(flags);
   if (!config.ok()) {
@@ -87,6 +113,14 @@ int main(int argc, char** argv) {
   if (absl::Status status = portcullis::logging::Init("verifier", config->log_level);
       !status.ok()) {
     return Fail(kExitUsage, status.message());
+  }
+
+  if (!config->migrate_only && config->workers > 0) {
+    // No silent placeholder: verifying needs the SSRF-guarded fetcher, which this build lacks.
+    return Fail(kExitUsage,
+                "--workers (WORKERS) must be 0: this build has no source verifier yet (it comes "
+                "with the fetcher and verification issues); mentions are queued durably and "
+                "verified once it does");
   }
 
   if (config->migrate_only) {

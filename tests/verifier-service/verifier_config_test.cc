@@ -90,5 +90,42 @@ TEST(VerifierConfigTest, RefusesBadValuesNamingTheFlag) {
   }
 }
 
+TEST(VerifierConfigTest, QueueAndLifecycleValues) {
+  absl::StatusOr<VerifierConfig> defaults = BuildVerifierConfig(Defaults());
+  ASSERT_TRUE(defaults.ok());
+  EXPECT_EQ(defaults->failed_retention, absl::Hours(24));
+  EXPECT_EQ(defaults->workers, 0);
+  EXPECT_EQ(defaults->worker_lease, absl::Seconds(30));
+  EXPECT_EQ(defaults->retry_base, absl::Seconds(30));
+  EXPECT_EQ(defaults->retry_cap, absl::Hours(1));
+  EXPECT_EQ(defaults->retry_max_attempts, 8);
+
+  VerifierFlagValues flags = Defaults();
+  flags.failed_retention = "2h";
+  flags.workers = "4";
+  flags.retry_base = "5s";
+  flags.retry_cap = "10m";
+  flags.retry_max_attempts = "3";
+  absl::StatusOr<VerifierConfig> config = BuildVerifierConfig(flags);
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->failed_retention, absl::Hours(2));
+  EXPECT_EQ(config->workers, 4);
+  EXPECT_EQ(config->retry_max_attempts, 3);
+
+  const auto refused = [](void (*edit)(VerifierFlagValues&), const char* flag) {
+    VerifierFlagValues bad = Defaults();
+    edit(bad);
+    const absl::Status status = BuildVerifierConfig(bad).status();
+    EXPECT_TRUE(absl::IsInvalidArgument(status)) << flag;
+    EXPECT_NE(status.message().find(flag), absl::string_view::npos) << status;
+  };
+  refused([](VerifierFlagValues& f) { f.failed_retention = "-1h"; }, "failed_retention");
+  refused([](VerifierFlagValues& f) { f.workers = "-1"; }, "workers");
+  refused([](VerifierFlagValues& f) { f.workers = "many"; }, "workers");
+  refused([](VerifierFlagValues& f) { f.worker_lease = "100ms"; }, "worker_lease");
+  refused([](VerifierFlagValues& f) { f.retry_cap = "1s"; }, "retry_cap");
+  refused([](VerifierFlagValues& f) { f.retry_max_attempts = "0"; }, "retry_max_attempts");
+}
+
 }  // namespace
 }  // namespace portcullis::verifier

@@ -90,6 +90,32 @@ absl::StatusOr<VerifierConfig> BuildVerifierConfig(const VerifierFlagValues& fla
   }
   config.log_level = level;
   config.migrate_only = flags.migrate_only;
+
+  ASSIGN_OR_RETURN(config.failed_retention, ParseDuration("failed_retention", "FAILED_RETENTION",
+                                                          flags.failed_retention, true));
+  int64_t workers = 0;
+  if (!absl::SimpleAtoi(flags.workers, &workers) || workers < 0 || workers > 256) {
+    return Invalid("workers", "WORKERS", flags.workers, "a whole number from 0 to 256");
+  }
+  config.workers = static_cast<int>(workers);
+  ASSIGN_OR_RETURN(config.worker_lease,
+                   ParseDuration("worker_lease", "WORKER_LEASE", flags.worker_lease, false));
+  if (config.worker_lease < absl::Milliseconds(300)) {
+    return Invalid("worker_lease", "WORKER_LEASE", flags.worker_lease, "at least 300ms");
+  }
+  ASSIGN_OR_RETURN(config.worker_poll_interval,
+                   ParseDuration("worker_poll_interval", "WORKER_POLL_INTERVAL",
+                                 flags.worker_poll_interval, false));
+  ASSIGN_OR_RETURN(config.retry_base,
+                   ParseDuration("retry_base", "RETRY_BASE", flags.retry_base, false));
+  ASSIGN_OR_RETURN(config.retry_cap,
+                   ParseDuration("retry_cap", "RETRY_CAP", flags.retry_cap, false));
+  if (config.retry_cap < config.retry_base) {
+    return Invalid("retry_cap", "RETRY_CAP", flags.retry_cap, "at least --retry_base");
+  }
+  ASSIGN_OR_RETURN(const int64_t attempts, ParseCount("retry_max_attempts", "RETRY_MAX_ATTEMPTS",
+                                                      flags.retry_max_attempts, 1000));
+  config.retry_max_attempts = static_cast<int>(attempts);
   return config;
 }
 

@@ -25,6 +25,13 @@ struct VerifierFlagValues {
   std::string startup_timeout = "60s";
   std::string log_level = "info";
   bool migrate_only = false;
+  std::string failed_retention = "24h";
+  std::string workers = "0";
+  std::string worker_lease = "30s";
+  std::string worker_poll_interval = "30s";
+  std::string retry_base = "30s";
+  std::string retry_cap = "1h";
+  std::string retry_max_attempts = "8";
 };
 
 // Every limit and timeout of the verifier, validated once at startup and never changed.
@@ -55,6 +62,19 @@ struct VerifierConfig {
   std::string log_level = "info";
   // Apply migrations and exit.
   bool migrate_only = false;
+  // A FAILED mention submitted again is left alone for this long after it failed; after that it
+  // starts over as PENDING.
+  absl::Duration failed_retention = absl::Hours(24);
+  // Verification worker threads; 0 disables the workers (mentions are queued, not verified).
+  int workers = 0;
+  // Lease of a claimed job; a dead worker's jobs are taken over this long after its last renewal.
+  absl::Duration worker_lease = absl::Seconds(30);
+  // Longest idle wait of a worker without a LISTEN/NOTIFY wake-up.
+  absl::Duration worker_poll_interval = absl::Seconds(30);
+  // Retries of transient failures: base delay (doubling), cap, and attempts at most.
+  absl::Duration retry_base = absl::Seconds(30);
+  absl::Duration retry_cap = absl::Hours(1);
+  int retry_max_attempts = 8;
 };
 
 // Parses and checks every value. InvalidArgument with one line naming the flag (and its

@@ -1,5 +1,8 @@
 #include "verifier-service/src/store/pg_mention_store.h"
 
+#include <atomic>
+#include <thread>
+
 #include "gtest/gtest.h"
 #include "pqxx/pqxx"
 #include "tests/support/test_database.h"
@@ -121,6 +124,132 @@ TEST_F(VerifierPgMentionStoreTest, TargetMustBeOnAServedSiteAndMatchARule) {
   pqxx::nontransaction transaction(connection);
   EXPECT_EQ(transaction.exec1("SELECT count(*) FROM mentions")[0].as<int>(), 3)
       << "only served targets are stored";
+}
+
+// Runs one query returning one integer.
+long long Count(const testing::TestDatabase& db, const std::string& sql) {
+  pqxx::connection connection(db.connection_string());
+  pqxx::nontransaction transaction(connection);
+  return transaction.exec1(sql)[0].as<long long>();
+}
+
+void Exec(const testing::TestDatabase& db, const std::string& sql) {
+  pqxx::connection connection(db.connection_string());
+  pqxx::work transaction(connection);
+  transaction.exec0(sql);
+  transaction.commit();
+}
+
+TEST_F(VerifierPgMentionStoreTest, LifecycleQueuesExactlyAsSpecified) {
+  PORTCULLIS_CREATE_TEST_DATABASE_OR_SKIP(db);
+  Open(db->connection_string());
+  const NewMention mention = Mention("https://a.example/", "https://b.example/");
+
+  // New pair: PENDING and one job.
+  absl::StatusOr<SubmitResult> result = store_->Submit(mention);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_TRUE(result->created);
+  EXPECT_TRUE(result->queued);
+  EXPECT_EQ(Count(*db, "SELECT count(*) FROM verification_jobs WHERE kind = 'VERIFY'"), 1);
+
+  // Repeat while PENDING: no second job.
+  result = store_->Submit(mention);
+  ASSERT_TRUE(result.ok());
+  EXPECT_EQ(result->state, MentionState::kPending);
+  EXPECT_FALSE(result->queued);
+  EXPECT_EQ(Count(*db, "SELECT count(*) FROM verification_jobs"), 1);
+
+  // VERIFIED: one re-verification, and never more than one queued.
+  Exec(*db, "DELETE FROM verification_jobs; UPDATE mentions SET state = 'VERIFIED'");
+  result = store_->Submit(mention);
+  ASSERT_TRUE(result.ok());
+  EXPECT_EQ(result->state, MentionState::kVerified);
+  EXPECT_TRUE(result->queued);
+  EXPECT_EQ(Count(*db, "SELECT count(*) FROM verification_jobs WHERE kind = 'REVERIFY'"), 1);
+  result = store_->Submit(mention);
+  ASSERT_TRUE(result.ok());
+  EXPECT_FALSE(result->queued);
+  EXPECT_EQ(Count(*db, "SELECT count(*) FROM verification_jobs"), 1);
+
+  // VERIFIED while its re-verification runs: one more run after it, still one row.
+  Exec(*db,
+       "UPDATE verification_jobs SET lease_owner = 'w', lease_expires_at = now() + interval "
+       "'1 minute'");
+  result = store_->Submit(mention);
+  ASSERT_TRUE(result.ok());
+  EXPECT_TRUE(result->queued);
+  EXPECT_EQ(Count(*db, "SELECT count(*) FROM verification_jobs WHERE rerun"), 1);
+  EXPECT_EQ(Count(*db, "SELECT count(*) FROM verification_jobs"), 1);
+
+  // FAILED recently: nothing queued, the state stays.
+  Exec(*db,
+       "DELETE FROM verification_jobs; UPDATE mentions SET state = 'FAILED', reason = 'no_link', "
+       "updated_at = now() - interval '23 hours'");
+  result = store_->Submit(mention);
+  ASSERT_TRUE(result.ok());
+  EXPECT_EQ(result->state, MentionState::kFailed);
+  EXPECT_FALSE(result->queued);
+  EXPECT_EQ(Count(*db, "SELECT count(*) FROM verification_jobs"), 0);
+
+  // FAILED longer ago than the retention (24h by default): PENDING again, one job.
+  Exec(*db, "UPDATE mentions SET updated_at = now() - interval '25 hours'");
+  result = store_->Submit(mention);
+  ASSERT_TRUE(result.ok());
+  EXPECT_EQ(result->state, MentionState::kPending);
+  EXPECT_TRUE(result->queued);
+  EXPECT_FALSE(result->created);
+  EXPECT_EQ(Count(*db, "SELECT count(*) FROM verification_jobs WHERE kind = 'VERIFY'"), 1);
+  EXPECT_EQ(Count(*db, "SELECT count(*) FROM mentions WHERE state = 'PENDING' AND reason IS NULL"),
+            1);
+}
+
+TEST_F(VerifierPgMentionStoreTest, FailedRetentionIsConfigurable) {
+  PORTCULLIS_CREATE_TEST_DATABASE_OR_SKIP(db);
+  Open(db->connection_string());
+  PgMentionStore short_retention(*pool_, absl::Minutes(5));
+  const NewMention mention = Mention("https://a.example/", "https://b.example/");
+  ASSERT_TRUE(short_retention.Submit(mention).ok());
+  Exec(*db,
+       "DELETE FROM verification_jobs; UPDATE mentions SET state = 'FAILED', "
+       "updated_at = now() - interval '4 minutes'");
+  EXPECT_FALSE(short_retention.Submit(mention)->queued);
+  Exec(*db, "UPDATE mentions SET updated_at = now() - interval '6 minutes'");
+  EXPECT_TRUE(short_retention.Submit(mention)->queued);
+}
+
+TEST_F(VerifierPgMentionStoreTest, ConcurrentIdenticalSubmissionsMakeOneRowAndOneJob) {
+  PORTCULLIS_CREATE_TEST_DATABASE_OR_SKIP(db);
+  Open(db->connection_string());
+  absl::StatusOr<std::unique_ptr<PgConnectionPool>> pool =
+      PgConnectionPool::Create({db->connection_string(), 16, absl::Seconds(30), absl::Seconds(30)});
+  ASSERT_TRUE(pool.ok());
+  PgMentionStore store(**pool);
+  std::atomic<int> created{0};
+  std::atomic<int> queued{0};
+  std::atomic<int> failed{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 16; ++t) {
+    threads.emplace_back([&] {
+      for (int i = 0; i < 25; ++i) {
+        absl::StatusOr<SubmitResult> result =
+            store.Submit(Mention("https://a.example/", "https://b.example/"));
+        if (!result.ok()) {
+          ++failed;
+          continue;
+        }
+        created += result->created;
+        queued += result->queued;
+      }
+    });
+  }
+  for (std::thread& thread : threads) {
+    thread.join();
+  }
+  EXPECT_EQ(failed.load(), 0);
+  EXPECT_EQ(created.load(), 1);
+  EXPECT_EQ(queued.load(), 1);
+  EXPECT_EQ(Count(*db, "SELECT count(*) FROM mentions"), 1);
+  EXPECT_EQ(Count(*db, "SELECT count(*) FROM verification_jobs"), 1);
 }
 
 TEST_F(VerifierPgMentionStoreTest, GetReturnsTheMention) {

@@ -32,9 +32,14 @@ int ClampToIntMillis(absl::Duration duration) {
 VerifierServer::VerifierServer(const VerifierConfig& config) : config_(config) {}
 
 absl::StatusOr<std::unique_ptr<VerifierServer>> VerifierServer::Start(
-    const VerifierConfig& config, absl::AnyInvocable<void()> on_fatal) {
+    const VerifierConfig& config, absl::AnyInvocable<void()> on_fatal,
+    queue::MentionVerifier* verifier) {
+  if (config.workers > 0 && verifier == nullptr) {
+    return absl::InvalidArgumentError("verification workers need a MentionVerifier");
+  }
   std::unique_ptr<VerifierServer> server(new VerifierServer(config));
   server->on_fatal_ = std::move(on_fatal);
+  server->verifier_ = verifier;
 
   absl::StatusOr<std::vector<store::Migration>> migrations = store::BuiltinMigrations();
   if (!migrations.ok()) {
@@ -57,7 +62,9 @@ absl::StatusOr<std::unique_ptr<VerifierServer>> VerifierServer::Start(
     return health_db_pool.status();
   }
   server->health_db_pool_ = *std::move(health_db_pool);
-  server->store_ = std::make_unique<store::PgMentionStore>(*server->db_pool_);
+  server->store_ =
+      std::make_unique<store::PgMentionStore>(*server->db_pool_, config.failed_retention);
+  server->job_store_ = std::make_unique<store::PgJobStore>(*server->db_pool_);
   server->health_store_ = std::make_unique<store::PgMentionStore>(*server->health_db_pool_);
   // One thread per database connection: more threads would only wait for connections.
   server->blocking_pool_ =
@@ -144,6 +151,7 @@ void VerifierServer::ReadinessLoop() {
     delay = std::min(delay * 2, kMaxRetryDelay);
   }
   service_->SetReady(true);
+  StartWorkers();
 
   // Phase 2: serve while the database answers.
   bool serving = false;
@@ -174,6 +182,29 @@ void VerifierServer::ReadinessLoop() {
   }
 }
 
+void VerifierServer::StartWorkers() {
+  absl::MutexLock lock(&mu_);
+  if (stopping_) {
+    return;
+  }
+  if (config_.workers == 0) {
+    logging::Warn(
+        "verification workers DISABLED (--workers=0): mentions are accepted and queued durably "
+        "but nothing verifies them; this build has no source verifier yet");
+    return;
+  }
+  job_listener_ = std::make_unique<store::PgJobListener>(config_.database_url);
+  queue::WorkerOptions options;
+  options.owner = queue::MakeWorkerOwner();
+  options.concurrency = config_.workers;
+  options.lease = config_.worker_lease;
+  options.poll_interval = config_.worker_poll_interval;
+  options.retry = {config_.retry_base, config_.retry_cap, config_.retry_max_attempts};
+  worker_ =
+      std::make_unique<queue::VerificationWorker>(*job_store_, *job_listener_, *verifier_, options);
+  worker_->Start();
+}
+
 void VerifierServer::Shutdown() {
   {
     absl::MutexLock lock(&mu_);
@@ -201,6 +232,11 @@ void VerifierServer::Shutdown() {
   }
   if (readiness_thread_.joinable()) {
     readiness_thread_.join();
+  }
+  // The readiness thread (which starts the workers) is gone: verifications in progress finish
+  // and are recorded; claimed, unstarted jobs go back to the queue.
+  if (worker_ != nullptr) {
+    worker_->Stop();
   }
   if (blocking_pool_ != nullptr) {
     blocking_pool_->Stop();

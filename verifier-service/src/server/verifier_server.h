@@ -11,10 +11,14 @@
 #include "absl/synchronization/mutex.h"
 #include "common/config/listen_address.h"
 #include "grpcpp/server.h"
+#include "verifier-service/src/queue/mention_verifier.h"
+#include "verifier-service/src/queue/verification_worker.h"
 #include "verifier-service/src/server/blocking_pool.h"
 #include "verifier-service/src/server/verifier_service.h"
 #include "verifier-service/src/store/migrator.h"
 #include "verifier-service/src/store/pg_connection_pool.h"
+#include "verifier-service/src/store/pg_job_listener.h"
+#include "verifier-service/src/store/pg_job_store.h"
 #include "verifier-service/src/store/pg_mention_store.h"
 #include "verifier-service/src/store/pg_site_store.h"
 #include "verifier-service/src/verifier_config.h"
@@ -36,8 +40,12 @@ class VerifierServer {
   // gives up for good — the database has a newer schema than this binary knows, or a migration
   // fails — after fatal_error() is set; main uses it to begin shutdown and exit non-zero.
   // `on_fatal` must not call Shutdown().
+  // With config.workers > 0, `verifier` (which must outlive the server) verifies queued mentions
+  // once the schema is ready; InvalidArgument when it is null then. With 0 workers, mentions are
+  // queued and not verified, and the log says so at startup.
   static absl::StatusOr<std::unique_ptr<VerifierServer>> Start(
-      const VerifierConfig& config, absl::AnyInvocable<void()> on_fatal = nullptr);
+      const VerifierConfig& config, absl::AnyInvocable<void()> on_fatal = nullptr,
+      queue::MentionVerifier* verifier = nullptr);
 
   // Shutdown(), if not done yet.
   ~VerifierServer();
@@ -60,6 +68,8 @@ class VerifierServer {
   explicit VerifierServer(const VerifierConfig& config);
 
   void ReadinessLoop();
+  // Once the schema is ready: the verification workers, or a loud line that there are none.
+  void StartWorkers();
   // Waits up to `timeout`; true when Shutdown() began meanwhile.
   bool WaitForStop(absl::Duration timeout);
   void SetServing(bool serving);
@@ -71,6 +81,10 @@ class VerifierServer {
   std::unique_ptr<store::PgMentionStore> store_;
   std::unique_ptr<store::PgMentionStore> health_store_;
   std::unique_ptr<store::PgSiteStore> site_store_;
+  std::unique_ptr<store::PgJobStore> job_store_;
+  std::unique_ptr<store::PgJobListener> job_listener_;
+  queue::MentionVerifier* verifier_ = nullptr;
+  std::unique_ptr<queue::VerificationWorker> worker_;
   std::unique_ptr<store::Migrator> migrator_;
   std::unique_ptr<BlockingPool> blocking_pool_;
   std::unique_ptr<VerifierService> service_;

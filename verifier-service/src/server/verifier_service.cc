@@ -141,6 +141,7 @@ grpc::ServerUnaryReactor* VerifierService::SubmitMention(grpc::CallbackServerCon
         response->set_mention_id(result->mention_id);
         response->set_state(ToProto(result->state));
         response->set_created(result->created);
+        response->set_queued(result->queued);
         reactor->Finish(grpc::Status::OK);
       });
   if (!queued) {

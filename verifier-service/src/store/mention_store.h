@@ -38,6 +38,8 @@ struct SubmitResult {
   std::string mention_id;  // UUID, lowercase, with dashes.
   MentionState state = MentionState::kPending;
   bool created = false;  // False when the (source, target) pair was already stored.
+  // True when this call queued a (re-)verification (and woke the workers).
+  bool queued = false;
 };
 
 // One stored mention.
@@ -72,9 +74,15 @@ class MentionStore {
  public:
   virtual ~MentionStore() = default;
 
-  // In one transaction: checks that the target is served (sites and targets), then stores
-  // `mention` as PENDING unless a mention with the same (source_hash, target_hash) exists, in
-  // which case that one is returned unchanged. Committed before it returns.
+  // In one transaction, committed before it returns (so an acceptance is durable): checks that
+  // the target is served (sites and targets), stores the mention and queues its verification,
+  // following the lifecycle:
+  //   - new pair: stored PENDING, one verification job;
+  //   - PENDING: unchanged, no second job;
+  //   - VERIFIED: unchanged, one re-verification job, never more than one queued;
+  //   - FAILED less than the failure retention ago: unchanged, nothing queued;
+  //   - FAILED longer ago: PENDING again, one verification job.
+  // The returned state is the mention's state after the call.
   virtual absl::StatusOr<SubmitResult> Submit(const NewMention& mention) = 0;
 
   // The mention with `mention_id` (a UUID); NOT_FOUND when there is none, INVALID_ARGUMENT when

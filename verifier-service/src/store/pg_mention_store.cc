@@ -15,11 +15,36 @@ namespace {
 // One statement, so a repeat of the same pair can never create a second row: the unique
 // constraint decides. The no-op DO UPDATE makes RETURNING answer for an existing row too;
 // `xmax = 0` holds only for a row this statement inserted.
+// Either way the row stays locked until commit, so concurrent repeats of one pair take their
+// lifecycle decisions one after another. The last column says whether a FAILED decision is older
+// than the failure retention ($5, microseconds).
 constexpr char kUpsertPending[] =
     "INSERT INTO mentions (source, target, source_hash, target_hash) "
     "VALUES ($1, $2, decode($3, 'hex'), decode($4, 'hex')) "
     "ON CONFLICT (source_hash, target_hash) DO UPDATE SET state = mentions.state "
-    "RETURNING id::text, state, (xmax = 0) AS created";
+    "RETURNING id::text, state, (xmax = 0) AS created, "
+    "          updated_at <= now() - $5::bigint * interval '1 microsecond' AS retention_over";
+
+// The first job of a new mention.
+constexpr char kQueueVerify[] =
+    "INSERT INTO verification_jobs (mention_id, kind) VALUES ($1::uuid, 'VERIFY') "
+    "ON CONFLICT (mention_id) DO NOTHING";
+
+// A VERIFIED mention submitted again: one re-verification. A job already queued is that one; a
+// job running now gets one more run when it finishes (the sender may have changed the source
+// after that job fetched it).
+constexpr char kQueueReverify[] =
+    "INSERT INTO verification_jobs (mention_id, kind) VALUES ($1::uuid, 'REVERIFY') "
+    "ON CONFLICT (mention_id) DO UPDATE SET rerun = true "
+    "WHERE verification_jobs.lease_owner IS NOT NULL";
+
+// A FAILED mention past the failure retention starts again.
+constexpr char kRestart[] =
+    "UPDATE mentions SET state = 'PENDING', reason = NULL, updated_at = now() "
+    "WHERE id = $1::uuid";
+
+// Wakes the workers (LISTEN portcullis_verification_jobs) when the transaction commits.
+constexpr char kNotify[] = "SELECT pg_notify('portcullis_verification_jobs', '')";
 
 // No row: the host is not a served site. Otherwise whether a target rule matches: an EXACT rule
 // through the unique (url, kind) index, PREFIX rules of the site through (site_id, kind).
@@ -71,12 +96,28 @@ absl::StatusOr<SubmitResult> PgMentionStore::Submit(const NewMention& mention) {
       result.target = TargetMatch::kUnknownResource;
       return;
     }
-    const pqxx::row row = transaction.exec_params1(kUpsertPending, mention.source, mention.target,
-                                                   crypto::ToHex(mention.source_hash),
-                                                   crypto::ToHex(mention.target_hash));
+    const pqxx::row row = transaction.exec_params1(
+        kUpsertPending, mention.source, mention.target, crypto::ToHex(mention.source_hash),
+        crypto::ToHex(mention.target_hash), absl::ToInt64Microseconds(failed_retention_));
     result.mention_id = row[0].as<std::string>();
     state = row[1].as<std::string>();
     result.created = row[2].as<bool>();
+    const bool retention_over = row[3].as<bool>();
+    // The lifecycle (DESIGN.md, issue 3 §5), decided under the row lock.
+    if (result.created || state == "PENDING") {
+      // A PENDING mention already has its job; the insert only repairs one that lost it.
+      result.queued = transaction.exec_params(kQueueVerify, result.mention_id).affected_rows() == 1;
+    } else if (state == "VERIFIED") {
+      result.queued =
+          transaction.exec_params(kQueueReverify, result.mention_id).affected_rows() == 1;
+    } else if (state == "FAILED" && retention_over) {
+      transaction.exec_params0(kRestart, result.mention_id);
+      state = "PENDING";
+      result.queued = transaction.exec_params(kQueueVerify, result.mention_id).affected_rows() == 1;
+    }
+    if (result.queued) {
+      transaction.exec(kNotify);
+    }
     transaction.commit();
   });
   if (!status.ok()) {

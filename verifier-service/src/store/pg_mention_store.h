@@ -8,11 +8,14 @@
 namespace portcullis::verifier::store {
 
 // MentionStore on PostgreSQL (table `mentions`, migrations/0001_create_mentions.sql; reads
-// `sites` and `targets`, migrations/0002_create_sites_and_targets.sql).
+// `sites` and `targets`, migrations/0002_create_sites_and_targets.sql; queues into
+// `verification_jobs`, migrations/0003_create_verification_jobs.sql).
 class PgMentionStore final : public MentionStore {
  public:
-  // `pool` must outlive the store.
-  explicit PgMentionStore(PgConnectionPool& pool) : pool_(pool) {}
+  // `pool` must outlive the store. A FAILED mention submitted again starts over as PENDING once
+  // its failure is older than `failed_retention`.
+  explicit PgMentionStore(PgConnectionPool& pool, absl::Duration failed_retention = absl::Hours(24))
+      : pool_(pool), failed_retention_(failed_retention) {}
 
   absl::StatusOr<SubmitResult> Submit(const NewMention& mention) override;
   absl::StatusOr<StoredMention> Get(absl::string_view mention_id) override;
@@ -20,6 +23,7 @@ class PgMentionStore final : public MentionStore {
 
  private:
   PgConnectionPool& pool_;
+  const absl::Duration failed_retention_;
 };
 
 }  // namespace portcullis::verifier::store

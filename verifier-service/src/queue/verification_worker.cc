@@ -1,0 +1,247 @@
+#include "verifier-service/src/queue/verification_worker.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "common/logging/log.h"
+
+namespace portcullis::verifier::queue {
+namespace {
+
+// After a database error, the dispatcher and the renewer wait this long before trying again.
+constexpr absl::Duration kErrorPause = absl::Seconds(1);
+// The listener thread checks for Stop() at least this often.
+constexpr absl::Duration kListenSlice = absl::Milliseconds(500);
+
+}  // namespace
+
+std::string MakeWorkerOwner() {
+  char host[256] = {};
+  if (gethostname(host, sizeof(host) - 1) != 0) {
+    host[0] = '\0';
+  }
+  absl::BitGen random;
+  return absl::StrFormat("%s/%d/%08x", host, getpid(), absl::Uniform<uint32_t>(random));
+}
+
+VerificationWorker::VerificationWorker(store::JobStore& jobs,
+                                       store::JobNotifications& notifications,
+                                       MentionVerifier& verifier, WorkerOptions options)
+    : jobs_(jobs),
+      notifications_(notifications),
+      verifier_(verifier),
+      options_(std::move(options)) {}
+
+VerificationWorker::~VerificationWorker() { Stop(); }
+
+int64_t VerificationWorker::finished() const {
+  absl::MutexLock lock(&mu_);
+  return finished_;
+}
+
+void VerificationWorker::Start() {
+  {
+    absl::MutexLock lock(&mu_);
+    if (started_) {
+      return;
+    }
+    started_ = true;
+  }
+  logging::Info("verification worker started owner={} concurrency={} lease={} poll={}",
+                options_.owner, options_.concurrency, absl::FormatDuration(options_.lease),
+                absl::FormatDuration(options_.poll_interval));
+  threads_.emplace_back([this] { ListenLoop(); });
+  threads_.emplace_back([this] { RenewLoop(); });
+  for (int i = 0; i < options_.concurrency; ++i) {
+    threads_.emplace_back([this] { ExecuteLoop(); });
+  }
+  threads_.emplace_back([this] { DispatchLoop(); });
+}
+
+void VerificationWorker::Stop() {
+  {
+    absl::MutexLock lock(&mu_);
+    if (stopping_) {
+      return;
+    }
+    stopping_ = true;
+  }
+  for (std::thread& thread : threads_) {
+    thread.join();
+  }
+  threads_.clear();
+  absl::MutexLock lock(&mu_);
+  if (!claimed_.empty()) {
+    claimed_.clear();
+    if (const absl::Status status = jobs_.ReleaseAll(options_.owner); !status.ok()) {
+      logging::Warn("cannot give back claimed jobs (they return after their lease): {}",
+                    std::string(status.message()));
+    }
+  }
+  logging::Info("verification worker stopped owner={} finished={}", options_.owner, finished_);
+}
+
+bool VerificationWorker::WaitOrStop(absl::Duration timeout) {
+  return mu_.AwaitWithTimeout(absl::Condition(&stopping_), timeout) || stopping_;
+}
+
+void VerificationWorker::ListenLoop() {
+  while (true) {
+    {
+      absl::MutexLock lock(&mu_);
+      if (stopping_) {
+        return;
+      }
+    }
+    if (notifications_.Wait(kListenSlice)) {
+      absl::MutexLock lock(&mu_);
+      woken_ = true;
+    }
+  }
+}
+
+void VerificationWorker::RenewLoop() {
+  const absl::Duration interval = options_.lease / 3;
+  absl::MutexLock lock(&mu_);
+  while (!WaitOrStop(interval)) {
+    if (running_ == 0 && claimed_.empty()) {
+      continue;
+    }
+    mu_.Unlock();
+    const absl::StatusOr<int> renewed = jobs_.RenewLeases(options_.owner, options_.lease);
+    mu_.Lock();
+    if (!renewed.ok()) {
+      logging::Warn("cannot renew job leases owner={}: {}", options_.owner,
+                    std::string(renewed.status().message()));
+    }
+  }
+}
+
+void VerificationWorker::DispatchLoop() {
+  absl::MutexLock lock(&mu_);
+  while (!stopping_) {
+    const int free = options_.concurrency - running_ - static_cast<int>(claimed_.size());
+    if (free <= 0) {
+      // Wait for a slot.
+      const auto slot_or_stop = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+        return stopping_ || running_ + static_cast<int>(claimed_.size()) < options_.concurrency;
+      };
+      mu_.Await(absl::Condition(&slot_or_stop));
+      continue;
+    }
+    woken_ = false;
+    mu_.Unlock();
+    absl::StatusOr<std::vector<store::JobRecord>> claimed =
+        jobs_.Claim(options_.owner, free, options_.lease);
+    std::optional<absl::Duration> next_due;
+    if (claimed.ok() && static_cast<int>(claimed->size()) < free) {
+      // Drained what is due: sleep until the next job comes due (a retry, an expired lease).
+      absl::StatusOr<std::optional<absl::Duration>> due = jobs_.NextDueIn();
+      if (due.ok()) {
+        next_due = *due;
+      }
+    }
+    mu_.Lock();
+    if (!claimed.ok()) {
+      logging::Warn("cannot claim jobs owner={}: {}", options_.owner,
+                    std::string(claimed.status().message()));
+      WaitOrStop(kErrorPause);
+      continue;
+    }
+    for (store::JobRecord& job : *claimed) {
+      claimed_.push_back(std::move(job));
+    }
+    if (static_cast<int>(claimed->size()) == free) {
+      continue;  // Maybe more are due: claim again once a slot frees up.
+    }
+    absl::Duration wait = options_.poll_interval;
+    if (next_due && *next_due > absl::ZeroDuration()) {
+      wait = std::min(wait, *next_due);
+    } else if (next_due) {
+      // Due now yet not claimed: another worker holds it in a claim right now; look again soon.
+      wait = std::min(wait, absl::Milliseconds(100));
+    }
+    const auto woken_or_stop = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+      return stopping_ || woken_;
+    };
+    mu_.AwaitWithTimeout(absl::Condition(&woken_or_stop), wait);
+  }
+}
+
+void VerificationWorker::ExecuteLoop() {
+  absl::MutexLock lock(&mu_);
+  while (true) {
+    const auto work_or_stop = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+      return stopping_ || !claimed_.empty();
+    };
+    mu_.Await(absl::Condition(&work_or_stop));
+    if (stopping_) {
+      return;  // Claimed but unstarted jobs are given back by Stop().
+    }
+    store::JobRecord job = std::move(claimed_.front());
+    claimed_.pop_front();
+    ++running_;
+    mu_.Unlock();
+    Execute(job);
+    mu_.Lock();
+    --running_;
+    ++finished_;
+    woken_ = true;  // A slot is free, and a retry may now be scheduled: the dispatcher looks.
+  }
+}
+
+void VerificationWorker::Execute(const store::JobRecord& job) {
+  const VerificationOutcome outcome = verifier_.Verify(job);
+  store::JobResult result;
+  switch (outcome.kind) {
+    case VerificationOutcome::Kind::kVerified:
+      result.kind = store::JobResult::Kind::kVerified;
+      break;
+    case VerificationOutcome::Kind::kFailed:
+      result.kind = store::JobResult::Kind::kFailed;
+      result.reason = outcome.reason;
+      break;
+    case VerificationOutcome::Kind::kRetry:
+      if (job.attempts >= options_.retry.max_attempts) {
+        result.kind = store::JobResult::Kind::kGiveUp;
+        result.reason = "unreachable";
+      } else {
+        double random01 = 0;
+        {
+          absl::MutexLock lock(&mu_);
+          random01 = absl::Uniform(random_, 0.0, 1.0);
+        }
+        result.kind = store::JobResult::Kind::kRetry;
+        result.reason = outcome.reason;
+        result.retry_in = RetryDelay(options_.retry, job.attempts, random01);
+      }
+      break;
+  }
+  const absl::Status status = jobs_.Finish(job.job_id, options_.owner, result);
+  if (absl::IsFailedPrecondition(status)) {
+    logging::Warn("job {} mention={} lost its lease; another worker finishes it", job.job_id,
+                  job.mention_id);
+    return;
+  }
+  if (!status.ok()) {
+    // The lease runs out and the job is claimed again.
+    logging::Warn("cannot record job {} mention={}: {}", job.job_id, job.mention_id,
+                  std::string(status.message()));
+    return;
+  }
+  logging::Info("job {} mention={} attempt={} outcome={}{}{}", job.job_id, job.mention_id,
+                job.attempts,
+                result.kind == store::JobResult::Kind::kVerified ? "verified"
+                : result.kind == store::JobResult::Kind::kFailed ? "failed"
+                : result.kind == store::JobResult::Kind::kGiveUp ? "gave_up"
+                                                                 : "retry",
+                result.reason.empty() ? "" : " reason=" + result.reason,
+                result.kind == store::JobResult::Kind::kRetry
+                    ? " retry_in=" + absl::FormatDuration(result.retry_in)
+                    : "");
+}
+
+}  // namespace portcullis::verifier::queue

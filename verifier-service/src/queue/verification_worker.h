@@ -1,0 +1,85 @@
+#pragma once
+
+#include <deque>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/random/random.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "verifier-service/src/queue/mention_verifier.h"
+#include "verifier-service/src/queue/retry_policy.h"
+#include "verifier-service/src/store/job_store.h"
+
+namespace portcullis::verifier::queue {
+
+struct WorkerOptions {
+  // Names this worker's leases; unique per process (host, pid and a random part).
+  std::string owner;
+  // Jobs verified at once.
+  int concurrency = 4;
+  // How long a claimed job stays ours without renewal; renewed every third of it. A worker that
+  // dies loses its jobs to the others this long after its last renewal.
+  absl::Duration lease = absl::Seconds(30);
+  // Longest idle wait without a notification: the fallback when LISTEN/NOTIFY is lost.
+  absl::Duration poll_interval = absl::Seconds(30);
+  RetryPolicy retry;
+};
+
+// Runs the durable queue: claims due jobs in batches (as many as it has free slots), verifies
+// each with the MentionVerifier on one of `concurrency` threads, and records the outcome. Woken
+// by JobNotifications, by the next scheduled job coming due, and at least every poll interval.
+// Several workers — threads of one process or many pods — share one queue: a job is leased to
+// one of them at a time.
+class VerificationWorker {
+ public:
+  // `jobs`, `notifications` and `verifier` must outlive the worker. `notifications` is called
+  // from the worker's own listener thread only.
+  VerificationWorker(store::JobStore& jobs, store::JobNotifications& notifications,
+                     MentionVerifier& verifier, WorkerOptions options);
+  // Stop().
+  ~VerificationWorker();
+
+  VerificationWorker(const VerificationWorker&) = delete;
+  VerificationWorker& operator=(const VerificationWorker&) = delete;
+
+  void Start();
+
+  // Stops claiming, lets verifications in progress finish and record their outcome, gives back
+  // jobs claimed but not started, and joins every thread. Idempotent.
+  void Stop();
+
+  // Jobs finished by this worker (any outcome), for tests and logs.
+  int64_t finished() const;
+
+ private:
+  void ListenLoop();
+  void DispatchLoop();
+  void RenewLoop();
+  void ExecuteLoop();
+  void Execute(const store::JobRecord& job);
+  // Waits up to `timeout` for `condition` or stopping; true when stopping.
+  bool WaitOrStop(absl::Duration timeout) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  store::JobStore& jobs_;
+  store::JobNotifications& notifications_;
+  MentionVerifier& verifier_;
+  const WorkerOptions options_;
+
+  mutable absl::Mutex mu_;
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  bool started_ ABSL_GUARDED_BY(mu_) = false;
+  bool woken_ ABSL_GUARDED_BY(mu_) = false;
+  std::deque<store::JobRecord> claimed_ ABSL_GUARDED_BY(mu_);
+  int running_ ABSL_GUARDED_BY(mu_) = 0;
+  int64_t finished_ ABSL_GUARDED_BY(mu_) = 0;
+  absl::BitGen random_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::thread> threads_;
+};
+
+// A lease owner name for this process: "<host>/<pid>/<random hex>".
+std::string MakeWorkerOwner();
+
+}  // namespace portcullis::verifier::queue

@@ -1,0 +1,76 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+
+namespace portcullis::verifier::store {
+
+// One claimed verification job, with what the verifier needs of its mention.
+struct JobRecord {
+  int64_t job_id = 0;
+  std::string mention_id;
+  std::string source;           // As submitted.
+  std::string target;           // As submitted (with its fragment).
+  bool reverification = false;  // The mention was VERIFIED when the job was queued.
+  int attempts = 0;             // Claims so far, this one included.
+};
+
+// How a job ended.
+struct JobResult {
+  enum class Kind {
+    kVerified,  // The mention is VERIFIED.
+    kFailed,    // The mention is FAILED with `reason` (a permanent failure).
+    kRetry,     // A transient failure: run again in `retry_in`; the mention keeps its state.
+    kGiveUp,    // Transient failures exhausted the attempts: FAILED `reason`, except that a
+                // VERIFIED mention stays VERIFIED (a transient error never deletes a mention).
+  };
+  Kind kind = Kind::kVerified;
+  std::string reason;
+  absl::Duration retry_in = absl::ZeroDuration();
+};
+
+// The durable verification queue (the claim side; jobs are queued by MentionStore::Submit).
+// Thread-safe, blocking. Errors as MentionStore.
+class JobStore {
+ public:
+  virtual ~JobStore() = default;
+
+  // Leases up to `limit` due jobs (run_at passed, not leased or lease expired) to `owner` for
+  // `lease`, oldest first, skipping rows other workers are claiming at this moment; counts an
+  // attempt on each.
+  virtual absl::StatusOr<std::vector<JobRecord>> Claim(const std::string& owner, int limit,
+                                                       absl::Duration lease) = 0;
+
+  // Extends every lease `owner` holds to now + `lease`; returns how many.
+  virtual absl::StatusOr<int> RenewLeases(const std::string& owner, absl::Duration lease) = 0;
+
+  // Records how job `job_id` ended and removes it (or, when the mention was submitted again while
+  // it ran, queues it once more), in one transaction. FAILED_PRECONDITION when `owner` no longer
+  // holds the lease (another worker took the job over): nothing is written then.
+  virtual absl::Status Finish(int64_t job_id, const std::string& owner,
+                              const JobResult& result) = 0;
+
+  // Gives leased jobs of `owner` back at once, unchanged but for the attempt already counted
+  // (shutdown).
+  virtual absl::Status ReleaseAll(const std::string& owner) = 0;
+
+  // How long until the next job is due (zero when one is due now); nullopt when none is queued.
+  virtual absl::StatusOr<std::optional<absl::Duration>> NextDueIn() = 0;
+};
+
+// Announces that jobs were queued, so idle workers need not poll fast.
+class JobNotifications {
+ public:
+  virtual ~JobNotifications() = default;
+  // Blocks until an announcement arrives (true) or `timeout` passes (false). Called from one
+  // thread only.
+  virtual bool Wait(absl::Duration timeout) = 0;
+};
+
+}  // namespace portcullis::verifier::store

@@ -1,0 +1,177 @@
+#include "verifier-service/src/store/pg_job_store.h"
+
+#include "absl/strings/str_cat.h"
+#include "pqxx/nontransaction"
+#include "pqxx/result"
+#include "pqxx/row"
+#include "pqxx/transaction"
+
+namespace portcullis::verifier::store {
+namespace {
+
+// SKIP LOCKED: workers claiming at the same moment take different rows instead of waiting for
+// each other; a row is due when its run_at passed and nobody holds a live lease on it.
+constexpr char kClaim[] =
+    "WITH due AS ("
+    "  SELECT id FROM verification_jobs "
+    "  WHERE run_at <= now() AND (lease_expires_at IS NULL OR lease_expires_at <= now()) "
+    "  ORDER BY run_at, id LIMIT $2 FOR UPDATE SKIP LOCKED) "
+    "UPDATE verification_jobs j SET lease_owner = $1, "
+    "  lease_expires_at = now() + $3::bigint * interval '1 microsecond', "
+    "  attempts = j.attempts + 1 "
+    "FROM due, mentions m WHERE j.id = due.id AND m.id = j.mention_id "
+    "RETURNING j.id, j.mention_id::text, m.source, m.target, j.kind, j.attempts";
+
+constexpr char kRenew[] =
+    "UPDATE verification_jobs SET lease_expires_at = now() + $2::bigint * interval '1 microsecond' "
+    "WHERE lease_owner = $1";
+
+constexpr char kLockOwned[] =
+    "SELECT j.mention_id::text, j.rerun, m.state FROM verification_jobs j "
+    "JOIN mentions m ON m.id = j.mention_id "
+    "WHERE j.id = $1 AND j.lease_owner = $2 FOR UPDATE OF j, m";
+
+constexpr char kSetMentionState[] =
+    "UPDATE mentions SET state = $2, reason = nullif($3, ''), updated_at = now() "
+    "WHERE id = $1::uuid";
+
+constexpr char kDelete[] = "DELETE FROM verification_jobs WHERE id = $1";
+
+// The mention was submitted again while this job ran: one more run, from the start.
+constexpr char kRequeue[] =
+    "UPDATE verification_jobs SET rerun = false, attempts = 0, run_at = now(), "
+    "  lease_owner = NULL, lease_expires_at = NULL, last_error = NULL, kind = 'REVERIFY' "
+    "WHERE id = $1";
+
+constexpr char kRetry[] =
+    "UPDATE verification_jobs SET run_at = now() + $2::bigint * interval '1 microsecond', "
+    "  lease_owner = NULL, lease_expires_at = NULL, last_error = $3 "
+    "WHERE id = $1";
+
+constexpr char kRelease[] =
+    "UPDATE verification_jobs SET lease_owner = NULL, lease_expires_at = NULL "
+    "WHERE lease_owner = $1";
+
+// NULL when the queue is empty (greatest() would turn a NULL into zero).
+constexpr char kNextDue[] =
+    "SELECT CASE WHEN due IS NULL THEN NULL "
+    "  ELSE (extract(epoch FROM greatest(due - now(), interval '0')) * 1000000)::bigint END "
+    "FROM (SELECT min(greatest(run_at, coalesce(lease_expires_at, run_at))) AS due "
+    "      FROM verification_jobs) next";
+
+constexpr char kNotify[] = "SELECT pg_notify('portcullis_verification_jobs', '')";
+
+}  // namespace
+
+absl::StatusOr<std::vector<JobRecord>> PgJobStore::Claim(const std::string& owner, int limit,
+                                                         absl::Duration lease) {
+  std::vector<JobRecord> jobs;
+  absl::Status status = pool_.Run("claim_jobs", [&](pqxx::connection& connection) {
+    jobs.clear();
+    pqxx::work transaction(connection);
+    const pqxx::result rows =
+        transaction.exec_params(kClaim, owner, limit, absl::ToInt64Microseconds(lease));
+    for (const pqxx::row& row : rows) {
+      JobRecord job;
+      job.job_id = row[0].as<int64_t>();
+      job.mention_id = row[1].as<std::string>();
+      job.source = row[2].as<std::string>();
+      job.target = row[3].as<std::string>();
+      job.reverification = row[4].as<std::string>() == "REVERIFY";
+      job.attempts = row[5].as<int>();
+      jobs.push_back(std::move(job));
+    }
+    transaction.commit();
+  });
+  if (!status.ok()) {
+    return status;
+  }
+  return jobs;
+}
+
+absl::StatusOr<int> PgJobStore::RenewLeases(const std::string& owner, absl::Duration lease) {
+  int renewed = 0;
+  absl::Status status = pool_.Run("renew_leases", [&](pqxx::connection& connection) {
+    pqxx::work transaction(connection);
+    renewed = static_cast<int>(
+        transaction.exec_params(kRenew, owner, absl::ToInt64Microseconds(lease)).affected_rows());
+    transaction.commit();
+  });
+  if (!status.ok()) {
+    return status;
+  }
+  return renewed;
+}
+
+absl::Status PgJobStore::Finish(int64_t job_id, const std::string& owner, const JobResult& result) {
+  bool owned = false;
+  absl::Status status = pool_.Run("finish_job", [&](pqxx::connection& connection) {
+    pqxx::work transaction(connection);
+    const pqxx::result rows = transaction.exec_params(kLockOwned, job_id, owner);
+    owned = !rows.empty();
+    if (!owned) {
+      return;  // Another worker took the job over: its outcome counts, not ours.
+    }
+    const std::string mention_id = rows[0][0].as<std::string>();
+    const bool rerun = rows[0][1].as<bool>();
+    const std::string state = rows[0][2].as<std::string>();
+    bool done = true;
+    switch (result.kind) {
+      case JobResult::Kind::kVerified:
+        transaction.exec_params0(kSetMentionState, mention_id, "VERIFIED", "");
+        break;
+      case JobResult::Kind::kFailed:
+        transaction.exec_params0(kSetMentionState, mention_id, "FAILED", result.reason);
+        break;
+      case JobResult::Kind::kGiveUp:
+        if (state != "VERIFIED") {
+          transaction.exec_params0(kSetMentionState, mention_id, "FAILED", result.reason);
+        }
+        break;
+      case JobResult::Kind::kRetry:
+        transaction.exec_params0(kRetry, job_id, absl::ToInt64Microseconds(result.retry_in),
+                                 result.reason);
+        done = false;
+        break;
+    }
+    if (done && rerun) {
+      transaction.exec_params0(kRequeue, job_id);
+      transaction.exec(kNotify);
+    } else if (done) {
+      transaction.exec_params0(kDelete, job_id);
+    }
+    transaction.commit();
+  });
+  if (!status.ok()) {
+    return status;
+  }
+  if (!owned) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("job ", job_id, " is no longer leased to ", owner));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status PgJobStore::ReleaseAll(const std::string& owner) {
+  return pool_.Run("release_jobs", [&](pqxx::connection& connection) {
+    pqxx::work transaction(connection);
+    transaction.exec_params0(kRelease, owner);
+    transaction.commit();
+  });
+}
+
+absl::StatusOr<std::optional<absl::Duration>> PgJobStore::NextDueIn() {
+  std::optional<absl::Duration> next;
+  absl::Status status = pool_.Run("next_due_job", [&](pqxx::connection& connection) {
+    pqxx::nontransaction transaction(connection);
+    const pqxx::row row = transaction.exec1(kNextDue);
+    next =
+        row[0].is_null() ? std::nullopt : std::optional(absl::Microseconds(row[0].as<int64_t>()));
+  });
+  if (!status.ok()) {
+    return status;
+  }
+  return next;
+}
+
+}  // namespace portcullis::verifier::store

@@ -1,0 +1,28 @@
+#pragma once
+
+#include "verifier-service/src/store/job_store.h"
+#include "verifier-service/src/store/pg_connection_pool.h"
+
+namespace portcullis::verifier::store {
+
+// JobStore on PostgreSQL (table `verification_jobs`, migrations/0003_create_verification_jobs.sql).
+class PgJobStore final : public JobStore {
+ public:
+  // `pool` must outlive the store.
+  explicit PgJobStore(PgConnectionPool& pool) : pool_(pool) {}
+
+  absl::StatusOr<std::vector<JobRecord>> Claim(const std::string& owner, int limit,
+                                               absl::Duration lease) override;
+  absl::StatusOr<int> RenewLeases(const std::string& owner, absl::Duration lease) override;
+  absl::Status Finish(int64_t job_id, const std::string& owner, const JobResult& result) override;
+  absl::Status ReleaseAll(const std::string& owner) override;
+  absl::StatusOr<std::optional<absl::Duration>> NextDueIn() override;
+
+ private:
+  PgConnectionPool& pool_;
+};
+
+// The LISTEN/NOTIFY channel on which queued jobs are announced.
+inline constexpr char kJobsChannel[] = "portcullis_verification_jobs";
+
+}  // namespace portcullis::verifier::store
