@@ -2,6 +2,8 @@
 
 #include <deque>
 #include <map>
+#include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -81,29 +83,37 @@ class SafeFetcher::Limiter {
  public:
   using Granted = absl::AnyInvocable<void() &&>;
 
-  Limiter(int per_host, int in_flight) : per_host_(per_host), in_flight_(in_flight) {}
+  Limiter(int per_host, int in_flight, FetchObserver* observer)
+      : per_host_(per_host), in_flight_(in_flight), observer_(observer) {}
 
-  void AcquireGlobal(Granted granted) { Acquire(kGlobalKey, in_flight_, std::move(granted)); }
-  void ReleaseGlobal() { Release(kGlobalKey); }
-  void AcquireHost(const std::string& host, Granted granted) {
-    Acquire(absl::StrCat("host:", host), per_host_, std::move(granted));
+  void AcquireGlobal(Granted granted) {
+    Acquire(kGlobalKey, in_flight_, "global", std::move(granted));
   }
-  void ReleaseHost(const std::string& host) { Release(absl::StrCat("host:", host)); }
+  void ReleaseGlobal() { Release(kGlobalKey, "global"); }
+  void AcquireHost(const std::string& host, Granted granted) {
+    Acquire(absl::StrCat("host:", host), per_host_, "host", std::move(granted));
+  }
+  void ReleaseHost(const std::string& host) { Release(absl::StrCat("host:", host), "host"); }
 
  private:
   static constexpr char kGlobalKey[] = "global";
 
+  struct Waiter {
+    Granted granted;
+    absl::Time since;
+  };
   struct Slots {
     int in_use = 0;
-    std::deque<Granted> waiting;
+    std::deque<Waiter> waiting;
   };
 
-  void Acquire(const std::string& key, int limit, Granted granted) {
+  void Acquire(const std::string& key, int limit, absl::string_view label, Granted granted) {
     {
       absl::MutexLock lock(&mutex_);
       Slots& slots = slots_[key];
       if (slots.in_use >= limit) {
-        slots.waiting.push_back(std::move(granted));
+        slots.waiting.push_back(Waiter{std::move(granted), absl::Now()});
+        observer_->OnQueued(label);
         return;
       }
       ++slots.in_use;
@@ -111,8 +121,8 @@ class SafeFetcher::Limiter {
     std::move(granted)();
   }
 
-  void Release(const std::string& key) {
-    Granted next;
+  void Release(const std::string& key, absl::string_view label) {
+    std::optional<Waiter> next;
     {
       absl::MutexLock lock(&mutex_);
       const auto it = slots_.find(key);
@@ -127,13 +137,15 @@ class SafeFetcher::Limiter {
         slots_.erase(it);
       }
     }
-    if (next != nullptr) {
-      std::move(next)();
+    if (next.has_value()) {
+      observer_->OnDequeued(label, absl::Now() - next->since);
+      std::move(next->granted)();
     }
   }
 
   const int per_host_;
   const int in_flight_;
+  FetchObserver* const observer_;
   absl::Mutex mutex_;
   std::map<std::string, Slots> slots_ ABSL_GUARDED_BY(mutex_);
 };
@@ -141,7 +153,9 @@ class SafeFetcher::Limiter {
 struct SafeFetcher::FetchState {
   std::string input;
   Callback done;
+  absl::Time accepted;
   absl::Time deadline;
+  absl::Time lookup_started;
   std::optional<url::Url> current;
   int redirects = 0;
   // The host slot held by the hop in flight ("" when none).
@@ -150,20 +164,30 @@ struct SafeFetcher::FetchState {
   FetchResult result;
 };
 
+namespace {
+// Observes nothing: the observer when none is given.
+FetchObserver* NoObserver() {
+  static FetchObserver* observer = new FetchObserver();
+  return observer;
+}
+}  // namespace
+
 SafeFetcher::SafeFetcher(SafeFetcherConfig config, const EgressPolicy* policy, Resolver* resolver,
-                         HttpClient* http)
+                         HttpClient* http, FetchObserver* observer)
     : config_(std::move(config)),
       policy_(policy),
       resolver_(resolver),
       http_(http),
-      limiter_(std::make_unique<Limiter>(config_.max_per_host, config_.max_in_flight)) {}
+      observer_(observer != nullptr ? observer : NoObserver()),
+      limiter_(std::make_unique<Limiter>(config_.max_per_host, config_.max_in_flight, observer_)) {}
 
 SafeFetcher::~SafeFetcher() = default;
 
 absl::StatusOr<std::unique_ptr<SafeFetcher>> SafeFetcher::Create(SafeFetcherConfig config,
                                                                  const EgressPolicy* policy,
                                                                  Resolver* resolver,
-                                                                 HttpClient* http) {
+                                                                 HttpClient* http,
+                                                                 FetchObserver* observer) {
   if (policy == nullptr || resolver == nullptr || http == nullptr) {
     return absl::InvalidArgumentError("SafeFetcher needs a policy, a resolver and an HTTP client");
   }
@@ -175,29 +199,45 @@ absl::StatusOr<std::unique_ptr<SafeFetcher>> SafeFetcher::Create(SafeFetcherConf
         "fetch limits: max_redirects >= 0, a positive timeout and body cap, low_speed_time >= 1s, "
         "max_per_host and max_in_flight >= 1");
   }
-  return std::unique_ptr<SafeFetcher>(new SafeFetcher(std::move(config), policy, resolver, http));
+  return std::unique_ptr<SafeFetcher>(
+      new SafeFetcher(std::move(config), policy, resolver, http, observer));
 }
 
-FetchOutcome SafeFetcher::RefusedUrlOutcome(const absl::Status& status, absl::string_view input,
-                                            const url::Url* base) const {
+std::string SafeFetcher::RefusalReason(const net::IpAddress& address) const {
+  const net::AddressVerdict verdict = policy_->address_policy().Classify(address);
+  if (verdict.basis == net::AddressVerdict::Basis::kBuiltInRange && verdict.range != nullptr) {
+    return std::string(verdict.range->name);
+  }
+  return std::string(net::BasisLabel(verdict.basis));
+}
+
+FetchOutcome SafeFetcher::RefusedUrl(absl::string_view stage, const absl::Status& status,
+                                     absl::string_view input, const url::Url* base) const {
+  FetchOutcome outcome = FetchOutcome::kBadUrl;
+  std::string reason;
   switch (status.code()) {
     case absl::StatusCode::kUnimplemented:
-      return FetchOutcome::kBadScheme;
+      outcome = FetchOutcome::kBadScheme;
+      break;
     case absl::StatusCode::kPermissionDenied: {
       // An IP-literal host refused by address is a forbidden address; the rest (credentials,
       // port, special-use names, ambiguous spellings) a forbidden URL.
+      outcome = FetchOutcome::kForbiddenUrl;
       const absl::StatusOr<url::Url> url = url::ParseUrl(input, base);
       if (url.ok() && IsIpLiteralHost(*url)) {
         const std::optional<net::IpAddress> literal = net::IpAddress::FromUrl(*url);
         if (literal.has_value() && !policy_->CheckAddress(*literal).ok()) {
-          return FetchOutcome::kForbiddenAddress;
+          outcome = FetchOutcome::kForbiddenAddress;
+          reason = RefusalReason(*literal);
         }
       }
-      return FetchOutcome::kForbiddenUrl;
+      break;
     }
     default:
-      return FetchOutcome::kBadUrl;
+      break;
   }
+  observer_->OnRefused(stage, reason.empty() ? FetchOutcomeName(outcome) : reason);
+  return outcome;
 }
 
 void SafeFetcher::Fetch(absl::string_view input, Callback done) {
@@ -205,12 +245,14 @@ void SafeFetcher::Fetch(absl::string_view input, Callback done) {
   fetch->input = std::string(input);
   fetch->done = std::move(done);
   fetch->result.final_url = fetch->input;
+  fetch->accepted = absl::Now();
+  observer_->OnFetchStarted();
   limiter_->AcquireGlobal([this, fetch]() mutable {
     fetch->holds_global = true;
     fetch->deadline = absl::Now() + config_.total_timeout;
     absl::StatusOr<url::Url> url = policy_->ParseAndCheckUrl(fetch->input);
     if (!url.ok()) {
-      Finish(fetch, RefusedUrlOutcome(url.status(), fetch->input, nullptr),
+      Finish(fetch, RefusedUrl("url", url.status(), fetch->input, nullptr),
              std::string(url.status().message()));
       return;
     }
@@ -238,6 +280,7 @@ void SafeFetcher::StartHop(std::shared_ptr<FetchState> fetch) {
       Connect(std::move(fetch), *literal);
       return;
     }
+    fetch->lookup_started = absl::Now();
     resolver_->Resolve(host,
                        [this, fetch](absl::StatusOr<std::vector<net::IpAddress>> answers) mutable {
                          Resolved(std::move(fetch), std::move(answers));
@@ -247,6 +290,7 @@ void SafeFetcher::StartHop(std::shared_ptr<FetchState> fetch) {
 
 void SafeFetcher::Resolved(std::shared_ptr<FetchState> fetch,
                            absl::StatusOr<std::vector<net::IpAddress>> answers) {
+  observer_->OnLookup(answers.status(), absl::Now() - fetch->lookup_started);
   if (!answers.ok()) {
     const FetchOutcome outcome =
         answers.status().code() == absl::StatusCode::kNotFound    ? FetchOutcome::kDnsNotFound
@@ -259,6 +303,12 @@ void SafeFetcher::Resolved(std::shared_ptr<FetchState> fetch,
   }
   // Refused when ANY answer is refused: a mixed answer is a rebinding tool.
   if (absl::Status status = policy_->CheckAddresses(*fetch->current, *answers); !status.ok()) {
+    for (const net::IpAddress& address : *answers) {
+      if (!policy_->CheckAddress(address).ok()) {
+        observer_->OnRefused("dns", RefusalReason(address));
+        break;
+      }
+    }
     Finish(std::move(fetch), FetchOutcome::kForbiddenAddress, std::string(status.message()));
     return;
   }
@@ -295,6 +345,7 @@ void SafeFetcher::Responded(std::shared_ptr<FetchState> fetch,
     switch (status.code()) {
       case absl::StatusCode::kPermissionDenied:
         outcome = FetchOutcome::kForbiddenAddress;
+        observer_->OnRefused("connect", "connect_check");
         break;
       case absl::StatusCode::kResourceExhausted:
         outcome = FetchOutcome::kTooLarge;
@@ -335,7 +386,7 @@ void SafeFetcher::Responded(std::shared_ptr<FetchState> fetch,
     const url::Url base = *fetch->current;
     absl::StatusOr<url::Url> next = policy_->ParseAndCheckUrl(*response->location, &base);
     if (!next.ok()) {
-      Finish(std::move(fetch), RefusedUrlOutcome(next.status(), *response->location, &base),
+      Finish(std::move(fetch), RefusedUrl("redirect", next.status(), *response->location, &base),
              absl::StrCat("redirect to \"", *response->location,
                           "\" refused: ", next.status().message()));
       return;
@@ -387,6 +438,7 @@ void SafeFetcher::Finish(std::shared_ptr<FetchState> fetch, FetchOutcome outcome
   }
   Callback done = std::move(fetch->done);
   FetchResult result = std::move(fetch->result);
+  const absl::Time accepted = fetch->accepted;
   const bool holds_global = fetch->holds_global;
   fetch->holds_global = false;
   fetch.reset();
@@ -394,6 +446,7 @@ void SafeFetcher::Finish(std::shared_ptr<FetchState> fetch, FetchOutcome outcome
   if (holds_global) {
     limiter_->ReleaseGlobal();
   }
+  observer_->OnFetchFinished(result, absl::Now() - accepted);
   std::move(done)(std::move(result));
 }
 

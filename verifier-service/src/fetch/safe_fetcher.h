@@ -22,6 +22,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "verifier-service/src/fetch/egress_policy.h"
+#include "verifier-service/src/fetch/fetch_observer.h"
 #include "verifier-service/src/fetch/http_client.h"
 #include "verifier-service/src/fetch/resolver.h"
 
@@ -92,11 +93,12 @@ class SafeFetcher {
  public:
   using Callback = absl::AnyInvocable<void(FetchResult) &&>;
 
-  // Borrows all three; they must outlive the fetcher and every fetch it started.
-  // kInvalidArgument for limits that are not positive.
+  // Borrows all of them; they must outlive the fetcher and every fetch it started. `observer`
+  // (e.g. FetchMetrics) may be null. kInvalidArgument for limits that are not positive.
   static absl::StatusOr<std::unique_ptr<SafeFetcher>> Create(SafeFetcherConfig config,
                                                              const EgressPolicy* policy,
-                                                             Resolver* resolver, HttpClient* http);
+                                                             Resolver* resolver, HttpClient* http,
+                                                             FetchObserver* observer = nullptr);
   ~SafeFetcher();
 
   // Fetches `url` (user input: parsed and checked here); calls `done` exactly once, on any thread
@@ -110,7 +112,7 @@ class SafeFetcher {
   struct FetchState;
 
   SafeFetcher(SafeFetcherConfig config, const EgressPolicy* policy, Resolver* resolver,
-              HttpClient* http);
+              HttpClient* http, FetchObserver* observer);
 
   void StartHop(std::shared_ptr<FetchState> fetch);
   void Resolved(std::shared_ptr<FetchState> fetch,
@@ -118,14 +120,17 @@ class SafeFetcher {
   void Connect(std::shared_ptr<FetchState> fetch, const net::IpAddress& address);
   void Responded(std::shared_ptr<FetchState> fetch, absl::StatusOr<HttpResponse> response);
   void Finish(std::shared_ptr<FetchState> fetch, FetchOutcome outcome, std::string detail);
-  // Classifies a refused start URL or Location.
-  FetchOutcome RefusedUrlOutcome(const absl::Status& status, absl::string_view input,
-                                 const url::Url* base) const;
+  // Classifies a refused start URL or Location, and reports it to the observer under `stage`.
+  FetchOutcome RefusedUrl(absl::string_view stage, const absl::Status& status,
+                          absl::string_view input, const url::Url* base) const;
+  // The metric label for a refused address: its block's registry name, or the basis.
+  std::string RefusalReason(const net::IpAddress& address) const;
 
   const SafeFetcherConfig config_;
   const EgressPolicy* const policy_;
   Resolver* const resolver_;
   HttpClient* const http_;
+  FetchObserver* const observer_;
   std::unique_ptr<Limiter> limiter_;
 };
 
