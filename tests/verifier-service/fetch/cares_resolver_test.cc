@@ -8,6 +8,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <iostream>
 #include <memory>
 #include <optional>
 #include <string>
@@ -118,11 +119,13 @@ TEST_F(VerifierCaresResolverTest, MixedAnswersComeBackWholeForThePolicyToRefuse)
               UnorderedElementsAre(Ip("93.184.216.34"), Ip("10.0.0.1"), Ip("fd00:ec2::254")));
 }
 
+// A thousand lookups at once, each within the 600 ms lookup deadline, on the one loop thread.
 TEST_F(VerifierCaresResolverTest, ManyLookupsAtOnceOnOneLoop) {
-  constexpr int kLookups = 200;
+  constexpr int kLookups = 1000;
   for (int i = 0; i < kLookups; ++i) {
     dns_->Set(absl::StrCat("n", i, ".test"), {IpAddress::Ipv4(0x5db8d800 + i)});
   }
+  const absl::Time start = absl::Now();
   absl::BlockingCounter done(kLookups);
   std::vector<std::optional<absl::StatusOr<std::vector<IpAddress>>>> results(kLookups);
   for (int i = 0; i < kLookups; ++i) {
@@ -133,6 +136,9 @@ TEST_F(VerifierCaresResolverTest, ManyLookupsAtOnceOnOneLoop) {
                        });
   }
   done.Wait();
+  std::cout << kLookups << " lookups at once answered in " << (absl::Now() - start) << std::endl;
+  // No answer was dropped and retried: the sockets' receive buffer holds the burst.
+  EXPECT_EQ(dns_->TotalQueries(), 2 * kLookups);
   for (int i = 0; i < kLookups; ++i) {
     ASSERT_TRUE(results[i]->ok()) << i << ": " << results[i]->status();
     EXPECT_THAT(**results[i], UnorderedElementsAre(IpAddress::Ipv4(0x5db8d800 + i)));

@@ -102,6 +102,10 @@ class CaresResolver::Loop {
     options.timeout = static_cast<int>(
         std::max<int64_t>(1, absl::ToInt64Milliseconds(config.timeout) / config.tries));
     mask |= ARES_OPT_TIMEOUTMS;
+    if (config.socket_receive_buffer_bytes > 0) {
+      options.socket_receive_buffer_size = config.socket_receive_buffer_bytes;
+      mask |= ARES_OPT_SOCK_RCVBUF;
+    }
     options.sock_state_cb = &Loop::OnSocketState;
     options.sock_state_cb_data = this;
     mask |= ARES_OPT_SOCK_STATE_CB;

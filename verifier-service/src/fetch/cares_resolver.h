@@ -29,6 +29,10 @@ struct CaresResolverConfig {
   absl::Duration timeout = absl::Seconds(2);
   // Queries sent per server before c-ares gives up (each with timeout / tries).
   int tries = 2;
+  // Receive buffer of the DNS sockets: a burst of answers (a thousand lookups at once) must not
+  // overflow the system default and be dropped, to be retried only after timeout / tries.
+  // 0: the system default.
+  int socket_receive_buffer_bytes = 1 << 20;
 };
 
 class CaresResolver final : public Resolver {
