@@ -48,6 +48,20 @@ ABSL_FLAG(std::string, drain_timeout, EnvOr("DRAIN_TIMEOUT", "10s"),
 ABSL_FLAG(std::string, log_level, EnvOr("LOG_LEVEL", "info"),
           "trace, debug, info, warn, error or off [LOG_LEVEL]");
 
+ABSL_FLAG(std::string, client_rate_limit, EnvOr("CLIENT_RATE_LIMIT", "120/m"),
+          "webmention requests per client address (IPv6: per /64), as N/s, N/m or N/h; 0 turns "
+          "it off; over it: 429 + Retry-After. Counted per gateway pod [CLIENT_RATE_LIMIT]");
+ABSL_FLAG(std::string, client_burst, EnvOr("CLIENT_BURST", "60"),
+          "requests a client address may send at once after a quiet period [CLIENT_BURST]");
+ABSL_FLAG(std::string, source_host_rate_limit, EnvOr("SOURCE_HOST_RATE_LIMIT", "60/m"),
+          "webmentions per source host, as N/s, N/m or N/h; 0 turns it off; counted per gateway "
+          "pod [SOURCE_HOST_RATE_LIMIT]");
+ABSL_FLAG(std::string, source_host_burst, EnvOr("SOURCE_HOST_BURST", "30"),
+          "webmentions one source host may send at once after a quiet period [SOURCE_HOST_BURST]");
+ABSL_FLAG(std::string, rate_limit_max_keys, EnvOr("RATE_LIMIT_MAX_KEYS", "100000"),
+          "addresses (and, separately, source hosts) tracked at most; idle ones are forgotten "
+          "first [RATE_LIMIT_MAX_KEYS]");
+
 int main(int argc, char** argv) {
   portcullis::lifecycle::BlockTerminationSignals();
   portcullis::config::AcceptDashedFlagNames(argc, argv);
@@ -70,6 +84,11 @@ int main(int argc, char** argv) {
   flags.shutdown_delay = absl::GetFlag(FLAGS_shutdown_delay);
   flags.drain_timeout = absl::GetFlag(FLAGS_drain_timeout);
   flags.log_level = absl::GetFlag(FLAGS_log_level);
+  flags.client_rate_limit = absl::GetFlag(FLAGS_client_rate_limit);
+  flags.client_burst = absl::GetFlag(FLAGS_client_burst);
+  flags.source_host_rate_limit = absl::GetFlag(FLAGS_source_host_rate_limit);
+  flags.source_host_burst = absl::GetFlag(FLAGS_source_host_burst);
+  flags.rate_limit_max_keys = absl::GetFlag(FLAGS_rate_limit_max_keys);
 
   const absl::StatusOr<portcullis::gateway::GatewayConfig> config =
       portcullis::gateway::GatewayConfig::FromFlags(flags);

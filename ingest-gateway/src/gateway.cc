@@ -40,7 +40,12 @@ Gateway::Gateway(const GatewayConfig& config, std::unique_ptr<VerifierClient> ve
       readiness_(std::make_unique<Readiness>(
           *health_checker_, config.readiness_interval,
           std::min(config.readiness_interval, config.verifier_timeout))),
-      webmention_(*verifier_, config.retry_after_seconds),
+      client_limiter_({config.client_rate_per_second, config.client_burst},
+                      config.rate_limit_max_keys),
+      source_host_limiter_({config.source_host_rate_per_second, config.source_host_burst},
+                           config.rate_limit_max_keys),
+      webmention_(*verifier_, config.retry_after_seconds,
+                  RateLimits{&client_limiter_, &source_host_limiter_}),
       public_router_(&metrics_),
       admin_router_(nullptr) {
   public_router_.Add("POST", kWebmentionPath,

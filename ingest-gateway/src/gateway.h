@@ -58,6 +58,8 @@ class Gateway {
   std::unique_ptr<VerifierClient> verifier_;
   std::unique_ptr<HealthChecker> health_checker_;
   std::unique_ptr<Readiness> readiness_;
+  RateLimiter client_limiter_;
+  RateLimiter source_host_limiter_;
   WebmentionHandlers webmention_;
   http::Router public_router_;
   http::Router admin_router_;

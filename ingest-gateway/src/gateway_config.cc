@@ -8,6 +8,7 @@
 #include "absl/strings/string_view.h"
 #include "boost/asio/ip/address.hpp"
 #include "common/status/status_macros.h"
+#include "ingest-gateway/src/rate_limiter.h"
 
 namespace portcullis::gateway {
 namespace {
@@ -98,6 +99,27 @@ absl::StatusOr<GatewayConfig> GatewayConfig::FromFlags(const GatewayFlags& flags
         "--log_level: '", flags.log_level, "' is not one of trace, debug, info, warn, error, off"));
   }
   config.log_level = level;
+
+  const auto rate = [](absl::string_view name, const std::string& text) -> absl::StatusOr<double> {
+    absl::StatusOr<double> parsed = ParseRate(text);
+    if (!parsed.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--", name, ": '", text, "' is ", parsed.status().message()));
+    }
+    return parsed;
+  };
+  ASSIGN_OR_RETURN(config.client_rate_per_second,
+                   rate("client_rate_limit", flags.client_rate_limit));
+  ASSIGN_OR_RETURN(const uint64_t client_burst,
+                   ParseInteger("client_burst", flags.client_burst, 1, 1000000));
+  config.client_burst = static_cast<double>(client_burst);
+  ASSIGN_OR_RETURN(config.source_host_rate_per_second,
+                   rate("source_host_rate_limit", flags.source_host_rate_limit));
+  ASSIGN_OR_RETURN(const uint64_t source_host_burst,
+                   ParseInteger("source_host_burst", flags.source_host_burst, 1, 1000000));
+  config.source_host_burst = static_cast<double>(source_host_burst);
+  ASSIGN_OR_RETURN(config.rate_limit_max_keys,
+                   ParseInteger("rate_limit_max_keys", flags.rate_limit_max_keys, 1, 10000000));
   return config;
 }
 

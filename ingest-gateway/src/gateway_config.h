@@ -27,6 +27,11 @@ struct GatewayFlags {
   std::string shutdown_delay = "0s";
   std::string drain_timeout = "10s";
   std::string log_level = "info";
+  std::string client_rate_limit = "120/m";
+  std::string client_burst = "60";
+  std::string source_host_rate_limit = "60/m";
+  std::string source_host_burst = "30";
+  std::string rate_limit_max_keys = "100000";
 };
 
 // Every limit and timeout of the gateway, validated once at startup.
@@ -47,6 +52,13 @@ struct GatewayConfig {
   absl::Duration shutdown_delay;
   absl::Duration drain_timeout;
   std::string log_level;
+  // Token buckets of the webmention routes, per client address and per source host (rate 0:
+  // off), and how many buckets each keeps at most.
+  double client_rate_per_second = 0;
+  double client_burst = 1;
+  double source_host_rate_per_second = 0;
+  double source_host_burst = 1;
+  size_t rate_limit_max_keys = 100000;
 
   // Validates `flags`; the error names the flag and the accepted range in one line.
   static absl::StatusOr<GatewayConfig> FromFlags(const GatewayFlags& flags);

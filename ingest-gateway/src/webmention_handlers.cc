@@ -1,5 +1,7 @@
 #include "ingest-gateway/src/webmention_handlers.h"
 
+#include <algorithm>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -50,6 +52,29 @@ HttpResponse NotFoundMention() { return JsonError(404, "not_found", "No mention 
 
 }  // namespace
 
+http::HttpResponse RateLimitedResponse(absl::Duration wait, absl::string_view what) {
+  const int64_t seconds =
+      std::max<int64_t>(1, absl::ToInt64Seconds(absl::Ceil(wait, absl::Seconds(1))));
+  HttpResponse response = JsonError(
+      429, "rate_limited",
+      absl::StrCat("Too many requests from this ", what, "; retry in ", seconds, " seconds."));
+  response.headers.Set("Retry-After", absl::StrCat(seconds));
+  return response;
+}
+
+std::optional<HttpResponse> WebmentionHandlers::OverLimit(RateLimiter* limiter,
+                                                          absl::string_view key,
+                                                          absl::string_view what) const {
+  if (limiter == nullptr) {
+    return std::nullopt;
+  }
+  const absl::Duration wait = limiter->Acquire(key, limits_.now());
+  if (wait <= absl::ZeroDuration()) {
+    return std::nullopt;
+  }
+  return RateLimitedResponse(wait, what);
+}
+
 bool IsFormContentType(absl::string_view content_type) {
   const absl::string_view media_type =
       absl::StripAsciiWhitespace(content_type.substr(0, content_type.find(';')));
@@ -62,6 +87,10 @@ std::string StateName(verifier::v1::MentionState state) {
 }
 
 void WebmentionHandlers::Submit(const HttpRequest& request, http::Respond respond) const {
+  if (auto limited = OverLimit(limits_.per_client, ClientKey(request.client_address), "address")) {
+    respond(*std::move(limited));
+    return;
+  }
   const std::optional<absl::string_view> content_type = request.headers.Get("Content-Type");
   if (!content_type || !IsFormContentType(*content_type)) {
     respond(JsonError(400, "unsupported_content_type",
@@ -91,6 +120,13 @@ void WebmentionHandlers::Submit(const HttpRequest& request, http::Respond respon
   if (targets.size() > 1) {
     respond(JsonError(400, "duplicate_target", "The form has more than one target parameter."));
     return;
+  }
+
+  if (const std::optional<std::string> host = SourceHostKey(sources.front())) {
+    if (auto limited = OverLimit(limits_.per_source_host, *host, "source host")) {
+      respond(*std::move(limited));
+      return;
+    }
   }
 
   verifier::v1::SubmitMentionRequest submit;
@@ -131,6 +167,10 @@ void WebmentionHandlers::Submit(const HttpRequest& request, http::Respond respon
 }
 
 void WebmentionHandlers::Status(const HttpRequest& request, http::Respond respond) const {
+  if (auto limited = OverLimit(limits_.per_client, ClientKey(request.client_address), "address")) {
+    respond(*std::move(limited));
+    return;
+  }
   if (!LooksLikeMentionId(request.path_param)) {
     respond(NotFoundMention());
     return;

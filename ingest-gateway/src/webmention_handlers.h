@@ -1,7 +1,11 @@
 #pragma once
 
+#include <functional>
+
+#include "absl/time/clock.h"
 #include "ingest-gateway/src/http/http_message.h"
 #include "ingest-gateway/src/http/http_server.h"
+#include "ingest-gateway/src/rate_limiter.h"
 #include "ingest-gateway/src/verifier_client.h"
 
 // The W3C Webmention receiver routes: the HTTP side of SubmitMention and GetMention.
@@ -14,24 +18,43 @@ inline constexpr char kWebmentionPath[] = "/webmention";
 inline constexpr char kStatusPathPrefix[] = "/webmention/status/";
 inline constexpr char kStatusRoute[] = "/webmention/status/{id}";
 
+// The rate limits the routes apply; null limiters limit nothing.
+struct RateLimits {
+  RateLimiter* per_client = nullptr;       // Every webmention route, by ClientKey.
+  RateLimiter* per_source_host = nullptr;  // POST /webmention, by the source's host.
+  std::function<absl::Time()> now = [] { return absl::Now(); };
+};
+
 class WebmentionHandlers {
  public:
-  // `verifier` must outlive the handlers.
-  WebmentionHandlers(VerifierClient& verifier, int retry_after_seconds)
-      : verifier_(verifier), retry_after_seconds_(retry_after_seconds) {}
+  // `verifier` and the limiters must outlive the handlers.
+  WebmentionHandlers(VerifierClient& verifier, int retry_after_seconds, RateLimits limits = {})
+      : verifier_(verifier),
+        retry_after_seconds_(retry_after_seconds),
+        limits_(std::move(limits)) {}
 
   // POST /webmention: form with exactly one `source` and one `target` → SubmitMention.
-  // 202 + Location on acceptance; 400 with a specific code otherwise; 503 + Retry-After when
-  // the verifier is unavailable.
+  // 202 + Location on acceptance; 400 with a specific code otherwise; 429 + Retry-After when the
+  // client address or the source host is over its rate; 503 + Retry-After when the verifier is
+  // unavailable.
   void Submit(const http::HttpRequest& request, http::Respond respond) const;
 
-  // GET /webmention/status/{id} → GetMention → 200 JSON; 404 for an unknown or malformed id.
+  // GET /webmention/status/{id} → GetMention → 200 JSON; 404 for an unknown or malformed id;
+  // 429 + Retry-After when the client address is over its rate.
   void Status(const http::HttpRequest& request, http::Respond respond) const;
 
  private:
+  // A 429 when `limiter` has no token for `key` now.
+  std::optional<http::HttpResponse> OverLimit(RateLimiter* limiter, absl::string_view key,
+                                              absl::string_view what) const;
+
   VerifierClient& verifier_;
   const int retry_after_seconds_;
+  const RateLimits limits_;
 };
+
+// 429 rate_limited with Retry-After: `wait` rounded up to whole seconds, at least 1.
+http::HttpResponse RateLimitedResponse(absl::Duration wait, absl::string_view what);
 
 // True for Content-Type application/x-www-form-urlencoded, with or without parameters.
 bool IsFormContentType(absl::string_view content_type);

@@ -30,6 +30,11 @@ TEST(GatewayConfigTest, DefaultsAreValid) {
   EXPECT_EQ(config->shutdown_delay, absl::ZeroDuration());
   EXPECT_EQ(config->drain_timeout, absl::Seconds(10));
   EXPECT_EQ(config->log_level, "info");
+  EXPECT_DOUBLE_EQ(config->client_rate_per_second, 2);  // 120/m
+  EXPECT_DOUBLE_EQ(config->client_burst, 60);
+  EXPECT_DOUBLE_EQ(config->source_host_rate_per_second, 1);  // 60/m
+  EXPECT_DOUBLE_EQ(config->source_host_burst, 30);
+  EXPECT_EQ(config->rate_limit_max_keys, 100000u);
 }
 
 TEST(GatewayConfigTest, LocalhostMeansTheIpv4Loopback) {
@@ -98,7 +103,14 @@ INSTANTIATE_TEST_SUITE_P(
         BadFlag{"readiness_interval", [](GatewayFlags& f) { f.readiness_interval = "0"; }},
         BadFlag{"shutdown_delay", [](GatewayFlags& f) { f.shutdown_delay = "-5s"; }},
         BadFlag{"drain_timeout", [](GatewayFlags& f) { f.drain_timeout = "soon"; }},
-        BadFlag{"log_level", [](GatewayFlags& f) { f.log_level = "loud"; }}));
+        BadFlag{"log_level", [](GatewayFlags& f) { f.log_level = "loud"; }},
+        BadFlag{"client_rate_limit", [](GatewayFlags& f) { f.client_rate_limit = "fast"; }},
+        BadFlag{"client_rate_limit", [](GatewayFlags& f) { f.client_rate_limit = "10/d"; }},
+        BadFlag{"client_burst", [](GatewayFlags& f) { f.client_burst = "0"; }},
+        BadFlag{"source_host_rate_limit",
+                [](GatewayFlags& f) { f.source_host_rate_limit = "-5/m"; }},
+        BadFlag{"source_host_burst", [](GatewayFlags& f) { f.source_host_burst = "x"; }},
+        BadFlag{"rate_limit_max_keys", [](GatewayFlags& f) { f.rate_limit_max_keys = "0"; }}));
 
 }  // namespace
 }  // namespace portcullis::gateway

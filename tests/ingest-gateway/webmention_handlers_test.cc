@@ -64,6 +64,52 @@ class GatewayWebmentionHandlersTest : public ::testing::Test {
 };
 
 constexpr char kId[] = "0b6e3f5e-8a44-4a43-9a3c-2f1d9b7b0c11";
+constexpr char kIdForLimits[] = "0b6e3f5e-8a44-4a43-9a3c-2f1d9b7b0c12";
+
+// Handlers with rate limits and a clock the test moves.
+class GatewayWebmentionRateLimitTest : public GatewayWebmentionHandlersTest {
+ protected:
+  http::HttpResponse SubmitFrom(const std::string& client, const std::string& source) {
+    http::HttpRequest request;
+    request.method = "POST";
+    request.path = "/webmention";
+    request.client_address = client;
+    request.headers.Add("Content-Type", kForm);
+    request.body = "source=" + source + "&target=https%3A%2F%2Fbob.example%2F";
+    std::optional<http::HttpResponse> got;
+    limited_.Submit(request, [&](http::HttpResponse response) { got = std::move(response); });
+    return got.value_or(http::HttpResponse{});
+  }
+
+  absl::Time now_ = absl::FromUnixSeconds(1700000000);
+  RateLimiter per_client_{{/*tokens_per_second=*/0.1, /*burst=*/2}, 100};
+  RateLimiter per_source_{{/*tokens_per_second=*/0.01, /*burst=*/1}, 100};
+  WebmentionHandlers limited_{verifier_, 7,
+                              RateLimits{&per_client_, &per_source_, [this] { return now_; }}};
+};
+
+TEST_F(GatewayWebmentionRateLimitTest, ClientOverItsRateIs429WithRetryAfter) {
+  Accept(kIdForLimits);
+  EXPECT_EQ(SubmitFrom("198.51.100.1:1000", "https%3A%2F%2Fa1.example%2F").status, 202);
+  EXPECT_EQ(SubmitFrom("198.51.100.1:1001", "https%3A%2F%2Fa2.example%2F").status, 202);
+  const http::HttpResponse limited = SubmitFrom("198.51.100.1:1002", "https%3A%2F%2Fa3.example%2F");
+  EXPECT_EQ(limited.status, 429);
+  EXPECT_EQ(ErrorCode(limited), "rate_limited");
+  EXPECT_EQ(limited.headers.Get("Retry-After"), "10");  // One token per 10 s.
+  // Another client is not affected; the first one again after the wait.
+  EXPECT_EQ(SubmitFrom("198.51.100.2:1000", "https%3A%2F%2Fa4.example%2F").status, 202);
+  now_ += absl::Seconds(10);
+  EXPECT_EQ(SubmitFrom("198.51.100.1:1003", "https%3A%2F%2Fa5.example%2F").status, 202);
+}
+
+TEST_F(GatewayWebmentionRateLimitTest, SourceHostOverItsRateIs429WhateverTheClient) {
+  Accept(kIdForLimits);
+  EXPECT_EQ(SubmitFrom("198.51.100.1:1", "https%3A%2F%2Fspam.example%2F1").status, 202);
+  const http::HttpResponse limited = SubmitFrom("198.51.100.9:1", "https%3A%2F%2FSPAM.example%2F2");
+  EXPECT_EQ(limited.status, 429);
+  EXPECT_EQ(limited.headers.Get("Retry-After"), "100");
+  EXPECT_EQ(SubmitFrom("198.51.100.9:1", "https%3A%2F%2Fham.example%2F").status, 202);
+}
 
 TEST_F(GatewayWebmentionHandlersTest, AcceptedIs202WithLocationAndStatusUrl) {
   Accept(kId);
