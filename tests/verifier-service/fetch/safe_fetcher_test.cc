@@ -347,6 +347,65 @@ TEST_F(VerifierSafeFetcherTest, PerHostAndGlobalLimitsQueueInsteadOfConnecting) 
   EXPECT_EQ(results[2].outcome, FetchOutcome::kHttp5xx);
 }
 
+TEST_F(VerifierSafeFetcherTest, ManyNamesForOneAddressShareItsLimit) {
+  // A victim's wildcard DNS: every name a new host, every answer the same address.
+  for (int i = 0; i < 5; ++i) {
+    dns_[absl::StrCat("x", i, ".victim.test")] = {Ip("93.184.216.99")};
+  }
+  HeldHttpClient held;
+  SafeFetcherConfig config;
+  config.max_per_address = 2;
+  auto fetcher = *SafeFetcher::Create(config, &policy_, &resolver_, &held);
+  int finished = 0;
+  for (int i = 0; i < 5; ++i) {
+    fetcher->Fetch(absl::StrCat("http://x", i, ".victim.test/"), [&](FetchResult) { ++finished; });
+  }
+  ASSERT_EQ(held.held.size(), 2u);
+  held.Answer(0, Response(200));
+  ASSERT_EQ(held.held.size(), 3u);
+  EXPECT_EQ(held.held[2].first.url.host(), "x2.victim.test");
+  held.Answer(1, Response(200));
+  held.Answer(2, Response(200));
+  ASSERT_EQ(held.held.size(), 5u);
+  held.Answer(3, Response(200));
+  held.Answer(4, Response(200));
+  EXPECT_EQ(finished, 5);
+}
+
+// Holds the first request; fails every later one at once (as a client shutting down does).
+class FirstHeldThenFailingHttpClient final : public HttpClient {
+ public:
+  void Fetch(HttpRequest, Callback callback) override {
+    if (first == nullptr) {
+      first = std::move(callback);
+      return;
+    }
+    std::move(callback)(absl::CancelledError("shutting down"));
+  }
+  Callback first;
+};
+
+TEST_F(VerifierSafeFetcherTest, AQueueEmptyingAtOnceDoesNotRecurse) {
+  // 20,000 fetches wait for one address; when the first ends, each next one fails at once and
+  // releases the slot again. Run nested, that is a stack 20,000 grants deep.
+  constexpr int kWaiting = 20000;
+  FirstHeldThenFailingHttpClient http;
+  SafeFetcherConfig config;
+  config.max_in_flight = kWaiting + 1;
+  config.max_per_host = kWaiting + 1;
+  config.max_per_address = 1;
+  auto fetcher = *SafeFetcher::Create(config, &policy_, &resolver_, &http);
+  int cancelled = 0;
+  for (int i = 0; i <= kWaiting; ++i) {
+    fetcher->Fetch("http://93.184.216.34/", [&](FetchResult result) {
+      cancelled += result.outcome == FetchOutcome::kCancelled ? 1 : 0;
+    });
+  }
+  ASSERT_NE(http.first, nullptr);
+  std::move(http.first)(Response(200));
+  EXPECT_EQ(cancelled, kWaiting);
+}
+
 TEST_F(VerifierSafeFetcherTest, TheCallerMayDestroyTheFetcherInsideDone) {
   responses_ = {Response(200)};
   std::unique_ptr<SafeFetcher> fetcher = *SafeFetcher::Create({}, &policy_, &resolver_, &http_);

@@ -62,11 +62,12 @@ FetchMetrics::FetchMetrics(prometheus::Registry& registry)
                           .Register(registry)),
       queued_(prometheus::BuildGauge()
                   .Name("portcullis_verifier_fetch_queued")
-                  .Help("Fetches (limit=global) or hops (limit=host) waiting for a slot.")
+                  .Help("Fetches (limit=global), hops (limit=host) or connections "
+                        "(limit=address) waiting for a slot.")
                   .Register(registry)),
       queue_wait_(prometheus::BuildHistogram()
                       .Name("portcullis_verifier_fetch_queue_wait_seconds")
-                      .Help("Time waited for a global or per-host slot, by limit.")
+                      .Help("Time waited for a global, per-host or per-address slot, by limit.")
                       .Register(registry)) {}
 
 void FetchMetrics::OnFetchStarted() { in_flight_.Increment(); }

@@ -28,7 +28,8 @@ class FetchObserver {
   // otherwise the outcome name ("forbidden_url", "bad_scheme", "bad_url").
   virtual void OnRefused(absl::string_view /*stage*/, absl::string_view /*reason*/) {}
 
-  // A fetch or hop waits for a slot (`limit`: "global" or "host") / got it after `waited`.
+  // A fetch, hop or connection waits for a slot (`limit`: "global", "host" or "address") / got
+  // it after `waited`.
   virtual void OnQueued(absl::string_view /*limit*/) {}
   virtual void OnDequeued(absl::string_view /*limit*/, absl::Duration /*waited*/) {}
 };

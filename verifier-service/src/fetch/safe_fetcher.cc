@@ -83,8 +83,11 @@ class SafeFetcher::Limiter {
  public:
   using Granted = absl::AnyInvocable<void() &&>;
 
-  Limiter(int per_host, int in_flight, FetchObserver* observer)
-      : per_host_(per_host), in_flight_(in_flight), observer_(observer) {}
+  Limiter(int per_host, int per_address, int in_flight, FetchObserver* observer)
+      : per_host_(per_host),
+        per_address_(per_address),
+        in_flight_(in_flight),
+        observer_(observer) {}
 
   void AcquireGlobal(Granted granted) {
     Acquire(kGlobalKey, in_flight_, "global", std::move(granted));
@@ -94,6 +97,12 @@ class SafeFetcher::Limiter {
     Acquire(absl::StrCat("host:", host), per_host_, "host", std::move(granted));
   }
   void ReleaseHost(const std::string& host) { Release(absl::StrCat("host:", host), "host"); }
+  void AcquireAddress(const std::string& address, Granted granted) {
+    Acquire(absl::StrCat("address:", address), per_address_, "address", std::move(granted));
+  }
+  void ReleaseAddress(const std::string& address) {
+    Release(absl::StrCat("address:", address), "address");
+  }
 
  private:
   static constexpr char kGlobalKey[] = "global";
@@ -137,18 +146,40 @@ class SafeFetcher::Limiter {
         slots_.erase(it);
       }
     }
-    if (next.has_value()) {
-      observer_->OnDequeued(label, absl::Now() - next->since);
-      std::move(next->granted)();
+    if (!next.has_value()) {
+      return;
     }
+    observer_->OnDequeued(label, absl::Now() - next->since);
+    // A granted waiter can end its fetch at once (a refusal, a client shutting down) and so
+    // release again: run such nested grants one after another here, not one inside the other,
+    // so that a thousand waiters never make a thousand-deep stack.
+    if (deferred_ != nullptr) {
+      deferred_->push_back(std::move(next->granted));
+      return;
+    }
+    std::deque<Granted> deferred;
+    deferred_ = &deferred;
+    std::move(next->granted)();
+    while (!deferred.empty()) {
+      Granted granted = std::move(deferred.front());
+      deferred.pop_front();
+      std::move(granted)();
+    }
+    deferred_ = nullptr;
   }
 
+  // The grants waiting to run on this thread while an outer Release runs one.
+  static thread_local std::deque<Granted>* deferred_;
+
   const int per_host_;
+  const int per_address_;
   const int in_flight_;
   FetchObserver* const observer_;
   absl::Mutex mutex_;
   std::map<std::string, Slots> slots_ ABSL_GUARDED_BY(mutex_);
 };
+
+thread_local std::deque<SafeFetcher::Limiter::Granted>* SafeFetcher::Limiter::deferred_ = nullptr;
 
 struct SafeFetcher::FetchState {
   std::string input;
@@ -160,6 +191,8 @@ struct SafeFetcher::FetchState {
   int redirects = 0;
   // The host slot held by the hop in flight ("" when none).
   std::string host_slot;
+  // The address slot held by the connection in flight ("" when none).
+  std::string address_slot;
   bool holds_global = false;
   FetchResult result;
 };
@@ -179,7 +212,8 @@ SafeFetcher::SafeFetcher(SafeFetcherConfig config, const EgressPolicy* policy, R
       resolver_(resolver),
       http_(http),
       observer_(observer != nullptr ? observer : NoObserver()),
-      limiter_(std::make_unique<Limiter>(config_.max_per_host, config_.max_in_flight, observer_)) {}
+      limiter_(std::make_unique<Limiter>(config_.max_per_host, config_.max_per_address,
+                                         config_.max_in_flight, observer_)) {}
 
 SafeFetcher::~SafeFetcher() = default;
 
@@ -194,10 +228,10 @@ absl::StatusOr<std::unique_ptr<SafeFetcher>> SafeFetcher::Create(SafeFetcherConf
   if (config.max_redirects < 0 || config.total_timeout <= absl::ZeroDuration() ||
       config.max_body_bytes <= 0 || config.low_speed_bytes_per_second < 0 ||
       config.low_speed_time < absl::Seconds(1) || config.max_per_host < 1 ||
-      config.max_in_flight < 1) {
+      config.max_per_address < 1 || config.max_in_flight < 1) {
     return absl::InvalidArgumentError(
         "fetch limits: max_redirects >= 0, a positive timeout and body cap, low_speed_time >= 1s, "
-        "max_per_host and max_in_flight >= 1");
+        "max_per_host, max_per_address and max_in_flight >= 1");
   }
   return std::unique_ptr<SafeFetcher>(
       new SafeFetcher(std::move(config), policy, resolver, http, observer));
@@ -318,6 +352,14 @@ void SafeFetcher::Resolved(std::shared_ptr<FetchState> fetch,
 }
 
 void SafeFetcher::Connect(std::shared_ptr<FetchState> fetch, const net::IpAddress& address) {
+  const std::string key = address.ToString();
+  limiter_->AcquireAddress(key, [this, fetch, address, key]() mutable {
+    fetch->address_slot = key;
+    ConnectPinned(std::move(fetch), address);
+  });
+}
+
+void SafeFetcher::ConnectPinned(std::shared_ptr<FetchState> fetch, const net::IpAddress& address) {
   const absl::Duration left = fetch->deadline - absl::Now();
   if (left <= absl::ZeroDuration()) {
     Finish(std::move(fetch), FetchOutcome::kTimeout, "total deadline passed before connecting");
@@ -337,6 +379,8 @@ void SafeFetcher::Connect(std::shared_ptr<FetchState> fetch, const net::IpAddres
 
 void SafeFetcher::Responded(std::shared_ptr<FetchState> fetch,
                             absl::StatusOr<HttpResponse> response) {
+  limiter_->ReleaseAddress(fetch->address_slot);
+  fetch->address_slot.clear();
   limiter_->ReleaseHost(fetch->host_slot);
   fetch->host_slot.clear();
   if (!response.ok()) {
@@ -427,6 +471,10 @@ void SafeFetcher::Responded(std::shared_ptr<FetchState> fetch,
 
 void SafeFetcher::Finish(std::shared_ptr<FetchState> fetch, FetchOutcome outcome,
                          std::string detail) {
+  if (!fetch->address_slot.empty()) {
+    limiter_->ReleaseAddress(fetch->address_slot);
+    fetch->address_slot.clear();
+  }
   if (!fetch->host_slot.empty()) {
     limiter_->ReleaseHost(fetch->host_slot);
     fetch->host_slot.clear();

@@ -10,7 +10,8 @@
 //   → on a redirect: resolve Location against the current URL, check it, next hop (≤ 3 redirects)
 //
 // Concurrency is bounded per destination host and in total, so that 10,000 webmentions whose
-// sources point at one victim never become 10,000 connections to it. See SSRF-POLICY.md.
+// sources point at one victim never become 10,000 connections to it — neither through one name
+// nor through many names for one address. See SSRF-POLICY.md.
 
 #include <cstdint>
 #include <memory>
@@ -85,6 +86,9 @@ struct SafeFetcherConfig {
   absl::Duration low_speed_time = absl::Seconds(3);
   // Hops to one host name (or IP literal) in flight at once; more wait their turn.
   int max_per_host = 2;
+  // Connections to one address in flight at once, whatever names led there (a victim's wildcard
+  // DNS gives it endless host names); more wait their turn.
+  int max_per_address = 4;
   // Fetches in flight at once; more wait their turn.
   int max_in_flight = 1000;
 };
@@ -117,7 +121,9 @@ class SafeFetcher {
   void StartHop(std::shared_ptr<FetchState> fetch);
   void Resolved(std::shared_ptr<FetchState> fetch,
                 absl::StatusOr<std::vector<net::IpAddress>> answers);
+  // Waits for a slot of `address`, then ConnectPinned.
   void Connect(std::shared_ptr<FetchState> fetch, const net::IpAddress& address);
+  void ConnectPinned(std::shared_ptr<FetchState> fetch, const net::IpAddress& address);
   void Responded(std::shared_ptr<FetchState> fetch, absl::StatusOr<HttpResponse> response);
   void Finish(std::shared_ptr<FetchState> fetch, FetchOutcome outcome, std::string detail);
   // Classifies a refused start URL or Location, and reports it to the observer under `stage`.
