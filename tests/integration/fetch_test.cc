@@ -822,7 +822,11 @@ TEST_F(FetchIntegrationTest, ThousandTarpitsInFlightDoNotDelayAFastSource) {
   config.total_timeout = absl::Seconds(30);
   config.max_in_flight = kTarpits + 100;
   config.max_per_address = kTarpits + 100;  // on loopback every source is the same address
-  auto fetcher = *SafeFetcher::Create(config, &policy, resolver_.get(), http.get());
+  CaresResolverConfig resolver_config;      // a thousand lookups at once: see cares_resolver_test
+  resolver_config.servers = dns_->address();
+  resolver_config.timeout = absl::Seconds(10);
+  auto resolver = *CaresResolver::Create(resolver_config);
+  auto fetcher = *SafeFetcher::Create(config, &policy, resolver.get(), http.get());
 
   const int64_t before_kib = ResidentKib();
   absl::Mutex outcomes_mutex;

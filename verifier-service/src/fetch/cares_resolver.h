@@ -31,7 +31,8 @@ struct CaresResolverConfig {
   int tries = 2;
   // Receive buffer of the DNS sockets: a burst of answers (a thousand lookups at once) must not
   // overflow the system default and be dropped, to be retried only after timeout / tries.
-  // 0: the system default.
+  // 0: the system default. The kernel caps it at net.core.rmem_max (often 208 KiB: raise it on
+  // fetch-heavy nodes).
   int socket_receive_buffer_bytes = 1 << 20;
 };
 
