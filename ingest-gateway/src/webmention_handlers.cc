@@ -14,6 +14,7 @@
 #include "boost/json/object.hpp"
 #include "common/logging/log.h"
 #include "ingest-gateway/src/form_decoding.h"
+#include "ingest-gateway/src/status_page.h"
 #include "ingest-gateway/src/status_response.h"
 
 namespace portcullis::gateway {
@@ -175,11 +176,17 @@ void WebmentionHandlers::Status(const HttpRequest& request, http::Respond respon
     respond(NotFoundMention());
     return;
   }
+  const StatusFormat format = NegotiateStatusFormat(request.headers.Get("Accept"));
+  if (format == StatusFormat::kNotAcceptable) {
+    respond(JsonError(406, "not_acceptable",
+                      "The status is available as application/json or text/html."));
+    return;
+  }
   verifier::v1::GetMentionRequest get;
   get.set_mention_id(request.path_param);
   verifier_.GetMention(get, [respond = std::move(respond), request_id = request.request_id,
-                             retry_after = retry_after_seconds_](
-                                absl::StatusOr<verifier::v1::GetMentionResponse> result) {
+                             retry_after = retry_after_seconds_,
+                             format](absl::StatusOr<verifier::v1::GetMentionResponse> result) {
     if (!result.ok()) {
       // An id the verifier does not know, or cannot read as an id: either way, no such mention.
       if (result.status().code() == absl::StatusCode::kNotFound ||
@@ -192,6 +199,17 @@ void WebmentionHandlers::Status(const HttpRequest& request, http::Respond respon
       return;
     }
     const verifier::v1::Mention& mention = result->mention();
+    if (format == StatusFormat::kHtml) {
+      HttpResponse response;
+      response.headers.Set("Content-Type", "text/html; charset=utf-8");
+      response.headers.Set("Content-Security-Policy", "default-src 'none'");
+      response.headers.Set("X-Content-Type-Options", "nosniff");
+      response.headers.Set("Vary", "Accept");
+      response.headers.Set("Cache-Control", "no-store");
+      response.body = RenderStatusHtml(mention);
+      respond(std::move(response));
+      return;
+    }
     boost::json::object body;
     body["mention_id"] = Json(mention.mention_id());
     body["source"] = Json(mention.source());
@@ -200,7 +218,10 @@ void WebmentionHandlers::Status(const HttpRequest& request, http::Respond respon
     body["reason"] = Json(mention.reason());
     body["created_at"] = Rfc3339(mention.created_at());
     body["updated_at"] = Rfc3339(mention.updated_at());
-    respond(http::JsonResponse(200, body));
+    HttpResponse response = http::JsonResponse(200, body);
+    response.headers.Set("Vary", "Accept");
+    response.headers.Set("Cache-Control", "no-store");
+    respond(std::move(response));
   });
 }
 

@@ -39,8 +39,9 @@ class WebmentionHandlers {
   // unavailable.
   void Submit(const http::HttpRequest& request, http::Respond respond) const;
 
-  // GET /webmention/status/{id} → GetMention → 200 JSON; 404 for an unknown or malformed id;
-  // 429 + Retry-After when the client address is over its rate.
+  // GET /webmention/status/{id} → GetMention → 200 JSON, or an escaped HTML page when `Accept`
+  // prefers text/html (NegotiateStatusFormat); 406 when it accepts neither; 404 for an unknown
+  // or malformed id; 429 + Retry-After when the client address is over its rate.
   void Status(const http::HttpRequest& request, http::Respond respond) const;
 
  private:

@@ -35,8 +35,11 @@ class GatewayWebmentionHandlersTest : public ::testing::Test {
     return got.value_or(http::HttpResponse{});
   }
 
-  http::HttpResponse Status(absl::string_view id) {
+  http::HttpResponse Status(absl::string_view id, absl::string_view accept = "") {
     http::HttpRequest request;
+    if (!accept.empty()) {
+      request.headers.Add("Accept", accept);
+    }
     request.method = "GET";
     request.path = std::string("/webmention/status/") + std::string(id);
     request.path_param = std::string(id);
@@ -109,6 +112,30 @@ TEST_F(GatewayWebmentionRateLimitTest, SourceHostOverItsRateIs429WhateverTheClie
   EXPECT_EQ(limited.status, 429);
   EXPECT_EQ(limited.headers.Get("Retry-After"), "100");
   EXPECT_EQ(SubmitFrom("198.51.100.9:1", "https%3A%2F%2Fham.example%2F").status, 202);
+}
+
+TEST_F(GatewayWebmentionHandlersTest, StatusIsHtmlWhenTheClientPrefersIt) {
+  GetMentionResponse found;
+  found.mutable_mention()->set_mention_id(kId);
+  found.mutable_mention()->set_source("https://a.example/?<b>");
+  found.mutable_mention()->set_state(verifier::v1::MENTION_STATE_PENDING);
+  verifier_.get_result = found;
+  const http::HttpResponse html = Status(kId, "text/html,*/*;q=0.8");
+  EXPECT_EQ(html.status, 200);
+  EXPECT_EQ(html.headers.Get("Content-Type"), "text/html; charset=utf-8");
+  EXPECT_EQ(html.headers.Get("Content-Security-Policy"), "default-src 'none'");
+  EXPECT_EQ(html.headers.Get("Vary"), "Accept");
+  EXPECT_THAT(html.body, HasSubstr("https://a.example/?&lt;b&gt;"));
+  EXPECT_THAT(html.body, HasSubstr("PENDING"));
+
+  const http::HttpResponse json = Status(kId, "application/json");
+  EXPECT_EQ(json.status, 200);
+  EXPECT_THAT(std::string(json.headers.Get("Content-Type").value_or("")),
+              HasSubstr("application/json"));
+
+  const http::HttpResponse refused = Status(kId, "image/png");
+  EXPECT_EQ(refused.status, 406);
+  EXPECT_EQ(ErrorCode(refused), "not_acceptable");
 }
 
 TEST_F(GatewayWebmentionHandlersTest, AcceptedIs202WithLocationAndStatusUrl) {

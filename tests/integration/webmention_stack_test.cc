@@ -45,6 +45,34 @@ TEST_F(WebmentionStackTest, ValidMentionIs202StoredOnceAndReadable) {
   EXPECT_NE(cli.output.find("MENTION_STATE_PENDING"), std::string::npos) << cli.output;
 }
 
+TEST_F(WebmentionStackTest, StatusPageIsEscapedHtmlForBrowsersAndJsonOtherwise) {
+  ASSERT_TRUE(stack_->ServeTarget("https://bob.example/post").ok());
+  const testing::HttpResult accepted = stack_->PostWebmention(
+      "https://mallory.example/?q=<script>alert(1)</script>", "https://bob.example/post");
+  ASSERT_EQ(accepted.status, 202) << accepted.body;
+  const std::string path(json::parse(accepted.body).at("status_url").as_string());
+  // An unguessable id: a random UUID, not a sequence number.
+  EXPECT_EQ(path.size(), std::string("/webmention/status/").size() + 36);
+
+  const testing::HttpResult html =
+      testing::SendHttp(stack_->http_port(), "GET", path, "", "", absl::Seconds(5),
+                        {{"Accept", "text/html,application/xhtml+xml,*/*;q=0.8"}});
+  ASSERT_EQ(html.status, 200) << html.body;
+  EXPECT_EQ(html.Header("content-type"), "text/html; charset=utf-8");
+  EXPECT_NE(html.body.find("&lt;script&gt;alert(1)&lt;/script&gt;"), std::string::npos)
+      << html.body;
+  EXPECT_EQ(html.body.find("<script"), std::string::npos) << html.body;
+  EXPECT_NE(html.body.find("PENDING"), std::string::npos);
+
+  const testing::HttpResult plain = stack_->Get(path);
+  ASSERT_EQ(plain.status, 200);
+  EXPECT_EQ(json::parse(plain.body).at("state").as_string(), "PENDING");
+  EXPECT_EQ(testing::SendHttp(stack_->http_port(), "GET", path, "", "", absl::Seconds(5),
+                              {{"Accept", "image/png"}})
+                .status,
+            406);
+}
+
 TEST_F(WebmentionStackTest, UnknownStatusIdIs404) {
   EXPECT_EQ(stack_->Get("/webmention/status/6f1c1b7e-1d5e-4f5e-8a47-0c0ffee00000").status, 404);
 }

@@ -17,7 +17,7 @@ using tcp = boost::asio::ip::tcp;
 
 HttpResult SendHttp(int port, const std::string& method, const std::string& target,
                     const std::string& body, const std::string& content_type,
-                    absl::Duration timeout) {
+                    absl::Duration timeout, const std::map<std::string, std::string>& headers) {
   HttpResult result;
   try {
     boost::asio::io_context io;
@@ -30,6 +30,9 @@ HttpResult SendHttp(int port, const std::string& method, const std::string& targ
     request.set(http::field::connection, "close");
     if (!content_type.empty()) {
       request.set(http::field::content_type, content_type);
+    }
+    for (const auto& [name, value] : headers) {
+      request.set(name, value);
     }
     request.body() = body;
     if (!body.empty() || method == "POST") {

@@ -21,9 +21,11 @@ struct HttpResult {
 };
 
 // One HTTP/1.1 request to 127.0.0.1:`port` on its own connection.
+// `headers` are added to the request as given.
 HttpResult SendHttp(int port, const std::string& method, const std::string& target,
                     const std::string& body = "", const std::string& content_type = "",
-                    absl::Duration timeout = absl::Seconds(10));
+                    absl::Duration timeout = absl::Seconds(10),
+                    const std::map<std::string, std::string>& headers = {});
 
 // `application/x-www-form-urlencoded` encoding of one value.
 std::string FormEncode(const std::string& value);
