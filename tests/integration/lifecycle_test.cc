@@ -78,8 +78,8 @@ TEST_F(LifecycleTest, EachTransitionQueuesExactlyWhatItShould) {
 
 TEST_F(LifecycleTest, ThousandConcurrentIdenticalSubmissionsMakeOneRowAndOneJob) {
   ASSERT_TRUE(stack_->ServeTarget(kTarget).ok());
-  constexpr int kThreads = 20;
-  constexpr int kPerThread = 50;
+  constexpr int kThreads = 100;
+  constexpr int kPerThread = 10;
   std::atomic<int> accepted{0};
   std::atomic<int> other{0};
   std::vector<std::thread> threads;

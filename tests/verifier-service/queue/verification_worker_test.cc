@@ -195,5 +195,24 @@ TEST_F(VerifierWorkerTest, LostLeaseWritesNothing) {
   EXPECT_FALSE(jobs_->NextDueIn()->has_value());
 }
 
+TEST_F(VerifierWorkerTest, RenewalExtendsOnlyTheListedLeasesOfTheOwner) {
+  PORTCULLIS_CREATE_TEST_DATABASE_OR_SKIP(db);
+  Open(db->connection_string());
+  Submit("https://a.example/1");
+  Submit("https://a.example/2");
+  absl::StatusOr<std::vector<store::JobRecord>> claimed = jobs_->Claim("me", 10, absl::Seconds(5));
+  ASSERT_TRUE(claimed.ok());
+  ASSERT_EQ(claimed->size(), 2u);
+  const int64_t kept = (*claimed)[0].job_id;
+  EXPECT_EQ(*jobs_->RenewLeases("me", {kept}, absl::Hours(1)), 1);
+  EXPECT_EQ(*jobs_->RenewLeases("someone else", {kept}, absl::Hours(1)), 0);
+  EXPECT_EQ(*jobs_->RenewLeases("me", {}, absl::Hours(1)), 0);
+  EXPECT_EQ(Count("SELECT count(*) FROM verification_jobs "
+                  "WHERE lease_expires_at > now() + interval '30 minutes'"),
+            1);
+  EXPECT_TRUE(jobs_->ReleaseAll("me").ok());
+  EXPECT_EQ(Count("SELECT count(*) FROM verification_jobs WHERE lease_owner IS NULL"), 2);
+}
+
 }  // namespace
 }  // namespace portcullis::verifier::queue

@@ -76,6 +76,7 @@ void VerificationWorker::Stop() {
   absl::MutexLock lock(&mu_);
   if (!claimed_.empty()) {
     claimed_.clear();
+    leased_.clear();
     if (const absl::Status status = jobs_.ReleaseAll(options_.owner); !status.ok()) {
       logging::Warn("cannot give back claimed jobs (they return after their lease): {}",
                     std::string(status.message()));
@@ -107,11 +108,12 @@ void VerificationWorker::RenewLoop() {
   const absl::Duration interval = options_.lease / 3;
   absl::MutexLock lock(&mu_);
   while (!WaitOrStop(interval)) {
-    if (running_ == 0 && claimed_.empty()) {
+    if (leased_.empty()) {
       continue;
     }
+    const std::vector<int64_t> ids(leased_.begin(), leased_.end());
     mu_.Unlock();
-    const absl::StatusOr<int> renewed = jobs_.RenewLeases(options_.owner, options_.lease);
+    const absl::StatusOr<int> renewed = jobs_.RenewLeases(options_.owner, ids, options_.lease);
     mu_.Lock();
     if (!renewed.ok()) {
       logging::Warn("cannot renew job leases owner={}: {}", options_.owner,
@@ -152,6 +154,7 @@ void VerificationWorker::DispatchLoop() {
       continue;
     }
     for (store::JobRecord& job : *claimed) {
+      leased_.insert(job.job_id);
       claimed_.push_back(std::move(job));
     }
     if (static_cast<int>(claimed->size()) == free) {
@@ -187,6 +190,7 @@ void VerificationWorker::ExecuteLoop() {
     mu_.Unlock();
     Execute(job);
     mu_.Lock();
+    leased_.erase(job.job_id);
     --running_;
     ++finished_;
     woken_ = true;  // A slot is free, and a retry may now be scheduled: the dispatcher looks.

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/random/random.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
@@ -73,6 +74,8 @@ class VerificationWorker {
   bool started_ ABSL_GUARDED_BY(mu_) = false;
   bool woken_ ABSL_GUARDED_BY(mu_) = false;
   std::deque<store::JobRecord> claimed_ ABSL_GUARDED_BY(mu_);
+  // Jobs claimed and not yet finished (queued here or running): the leases to renew.
+  absl::flat_hash_set<int64_t> leased_ ABSL_GUARDED_BY(mu_);
   int running_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t finished_ ABSL_GUARDED_BY(mu_) = 0;
   absl::BitGen random_ ABSL_GUARDED_BY(mu_);

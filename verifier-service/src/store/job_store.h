@@ -8,6 +8,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "absl/types/span.h"
 
 namespace portcullis::verifier::store {
 
@@ -47,8 +48,11 @@ class JobStore {
   virtual absl::StatusOr<std::vector<JobRecord>> Claim(const std::string& owner, int limit,
                                                        absl::Duration lease) = 0;
 
-  // Extends every lease `owner` holds to now + `lease`; returns how many.
-  virtual absl::StatusOr<int> RenewLeases(const std::string& owner, absl::Duration lease) = 0;
+  // Extends the leases `owner` holds on `job_ids` to now + `lease`; returns how many it still
+  // held. A job not listed (say, one whose outcome could not be recorded) is left to expire.
+  virtual absl::StatusOr<int> RenewLeases(const std::string& owner,
+                                          absl::Span<const int64_t> job_ids,
+                                          absl::Duration lease) = 0;
 
   // Records how job `job_id` ended and removes it (or, when the mention was submitted again while
   // it ran, queues it once more), in one transaction. FAILED_PRECONDITION when `owner` no longer

@@ -1,6 +1,7 @@
 #include "verifier-service/src/store/pg_job_store.h"
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "pqxx/nontransaction"
 #include "pqxx/result"
 #include "pqxx/row"
@@ -24,7 +25,7 @@ constexpr char kClaim[] =
 
 constexpr char kRenew[] =
     "UPDATE verification_jobs SET lease_expires_at = now() + $2::bigint * interval '1 microsecond' "
-    "WHERE lease_owner = $1";
+    "WHERE lease_owner = $1 AND id = ANY ($3::bigint[])";
 
 constexpr char kLockOwned[] =
     "SELECT j.mention_id::text, j.rerun, m.state FROM verification_jobs j "
@@ -89,12 +90,20 @@ absl::StatusOr<std::vector<JobRecord>> PgJobStore::Claim(const std::string& owne
   return jobs;
 }
 
-absl::StatusOr<int> PgJobStore::RenewLeases(const std::string& owner, absl::Duration lease) {
+absl::StatusOr<int> PgJobStore::RenewLeases(const std::string& owner,
+                                            absl::Span<const int64_t> job_ids,
+                                            absl::Duration lease) {
+  if (job_ids.empty()) {
+    return 0;
+  }
+  // A PostgreSQL array literal of integers: nothing in it needs quoting.
+  const std::string ids = absl::StrCat("{", absl::StrJoin(job_ids, ","), "}");
   int renewed = 0;
   absl::Status status = pool_.Run("renew_leases", [&](pqxx::connection& connection) {
     pqxx::work transaction(connection);
     renewed = static_cast<int>(
-        transaction.exec_params(kRenew, owner, absl::ToInt64Microseconds(lease)).affected_rows());
+        transaction.exec_params(kRenew, owner, absl::ToInt64Microseconds(lease), ids)
+            .affected_rows());
     transaction.commit();
   });
   if (!status.ok()) {

@@ -13,7 +13,8 @@ class PgJobStore final : public JobStore {
 
   absl::StatusOr<std::vector<JobRecord>> Claim(const std::string& owner, int limit,
                                                absl::Duration lease) override;
-  absl::StatusOr<int> RenewLeases(const std::string& owner, absl::Duration lease) override;
+  absl::StatusOr<int> RenewLeases(const std::string& owner, absl::Span<const int64_t> job_ids,
+                                  absl::Duration lease) override;
   absl::Status Finish(int64_t job_id, const std::string& owner, const JobResult& result) override;
   absl::Status ReleaseAll(const std::string& owner) override;
   absl::StatusOr<std::optional<absl::Duration>> NextDueIn() override;
