@@ -40,9 +40,11 @@ std::chrono::system_clock::time_point Deadline() {
 // A real client of a real in-process server.
 class VerifierServerTest : public ::testing::Test {
  protected:
-  void Start(const std::string& database_url) {
+  void Start(const std::string& database_url) { Start(TestConfig(database_url)); }
+
+  void Start(const VerifierConfig& config, queue::MentionVerifier* verifier = nullptr) {
     absl::StatusOr<std::unique_ptr<VerifierServer>> server =
-        VerifierServer::Start(TestConfig(database_url));
+        VerifierServer::Start(config, nullptr, verifier);
     ASSERT_TRUE(server.ok()) << server.status();
     server_ = *std::move(server);
     ASSERT_NE(server_->address().port, 0);
@@ -173,6 +175,60 @@ TEST_F(VerifierServerTest, ServesMentionsEndToEnd) {
 
   server_->Shutdown();
   EXPECT_TRUE(server_->fatal_error().ok());
+}
+
+// Says every source links to its target.
+class AlwaysVerified final : public queue::MentionVerifier {
+ public:
+  queue::VerificationOutcome Verify(const store::JobRecord&) override {
+    return queue::VerificationOutcome::Verified();
+  }
+};
+
+TEST_F(VerifierServerTest, WorkersVerifyWhatIsSubmitted) {
+  PORTCULLIS_CREATE_TEST_DATABASE_OR_SKIP(db);
+  VerifierConfig config = TestConfig(db->connection_string());
+  config.workers = 2;
+  AlwaysVerified verifier;
+  Start(config, &verifier);
+  ASSERT_TRUE(WaitForHealth("", HealthCheckResponse::SERVING));
+  {
+    grpc::ClientContext context;
+    context.set_deadline(Deadline());
+    v1::AddSiteRequest request;
+    request.set_domain("target.example");
+    v1::AddSiteResponse response;
+    ASSERT_TRUE(stub_->AddSite(&context, request, &response).ok());
+  }
+  {
+    grpc::ClientContext context;
+    context.set_deadline(Deadline());
+    v1::AddTargetRequest request;
+    request.set_url("https://target.example/");
+    request.set_kind(v1::TARGET_KIND_PREFIX);
+    v1::AddTargetResponse response;
+    ASSERT_TRUE(stub_->AddTarget(&context, request, &response).ok());
+  }
+  v1::SubmitMentionResponse submitted;
+  ASSERT_TRUE(Submit("https://source.example/", "https://target.example/a", &submitted).ok());
+  EXPECT_TRUE(submitted.queued());
+  bool verified = false;
+  for (int i = 0; i < 200 && !verified; ++i) {
+    v1::GetMentionResponse got;
+    verified = GetMention(submitted.mention_id(), &got).ok() &&
+               got.mention().state() == v1::MENTION_STATE_VERIFIED;
+    if (!verified) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+  }
+  EXPECT_TRUE(verified);
+  server_->Shutdown();
+}
+
+TEST_F(VerifierServerTest, WorkersWithoutAVerifierAreAStartupError) {
+  VerifierConfig config = TestConfig("host=/nonexistent/portcullis user=postgres dbname=none");
+  config.workers = 1;
+  EXPECT_TRUE(absl::IsInvalidArgument(VerifierServer::Start(config).status()));
 }
 
 TEST_F(VerifierServerTest, UnreachableDatabaseKeepsListeningNotServing) {
