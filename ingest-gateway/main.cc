@@ -62,6 +62,10 @@ ABSL_FLAG(std::string, rate_limit_max_keys, EnvOr("RATE_LIMIT_MAX_KEYS", "100000
           "addresses (and, separately, source hosts) tracked at most; idle ones are forgotten "
           "first [RATE_LIMIT_MAX_KEYS]");
 
+ABSL_FLAG(std::string, trusted_proxies, EnvOr("TRUSTED_PROXIES", ""),
+          "reverse proxies (CIDRs, comma separated) whose X-Forwarded-For names the client for "
+          "the per-client rate limit; empty: the peer address is the client [TRUSTED_PROXIES]");
+
 int main(int argc, char** argv) {
   portcullis::lifecycle::BlockTerminationSignals();
   portcullis::config::AcceptDashedFlagNames(argc, argv);
@@ -89,6 +93,7 @@ int main(int argc, char** argv) {
   flags.source_host_rate_limit = absl::GetFlag(FLAGS_source_host_rate_limit);
   flags.source_host_burst = absl::GetFlag(FLAGS_source_host_burst);
   flags.rate_limit_max_keys = absl::GetFlag(FLAGS_rate_limit_max_keys);
+  flags.trusted_proxies = absl::GetFlag(FLAGS_trusted_proxies);
 
   const absl::StatusOr<portcullis::gateway::GatewayConfig> config =
       portcullis::gateway::GatewayConfig::FromFlags(flags);

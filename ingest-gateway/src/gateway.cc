@@ -45,7 +45,9 @@ Gateway::Gateway(const GatewayConfig& config, std::unique_ptr<VerifierClient> ve
       source_host_limiter_({config.source_host_rate_per_second, config.source_host_burst},
                            config.rate_limit_max_keys),
       webmention_(*verifier_, config.retry_after_seconds,
-                  RateLimits{&client_limiter_, &source_host_limiter_}),
+                  RateLimits{.per_client = &client_limiter_,
+                             .per_source_host = &source_host_limiter_,
+                             .trusted_proxies = config.trusted_proxies}),
       public_router_(&metrics_),
       admin_router_(nullptr) {
   public_router_.Add("POST", kWebmentionPath,

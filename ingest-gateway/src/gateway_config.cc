@@ -120,6 +120,12 @@ absl::StatusOr<GatewayConfig> GatewayConfig::FromFlags(const GatewayFlags& flags
   config.source_host_burst = static_cast<double>(source_host_burst);
   ASSIGN_OR_RETURN(config.rate_limit_max_keys,
                    ParseInteger("rate_limit_max_keys", flags.rate_limit_max_keys, 1, 10000000));
+  absl::StatusOr<std::vector<net::Cidr>> proxies = net::Cidr::ParseList(flags.trusted_proxies);
+  if (!proxies.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--trusted_proxies: ", proxies.status().message()));
+  }
+  config.trusted_proxies = *std::move(proxies);
   return config;
 }
 

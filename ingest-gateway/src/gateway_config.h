@@ -2,10 +2,12 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "common/config/listen_address.h"
+#include "common/net/cidr.h"
 
 namespace portcullis::gateway {
 
@@ -32,6 +34,7 @@ struct GatewayFlags {
   std::string source_host_rate_limit = "60/m";
   std::string source_host_burst = "30";
   std::string rate_limit_max_keys = "100000";
+  std::string trusted_proxies;
 };
 
 // Every limit and timeout of the gateway, validated once at startup.
@@ -59,6 +62,8 @@ struct GatewayConfig {
   double source_host_rate_per_second = 0;
   double source_host_burst = 1;
   size_t rate_limit_max_keys = 100000;
+  // Reverse proxies whose X-Forwarded-For names the client for the per-client limit.
+  std::vector<net::Cidr> trusted_proxies;
 
   // Validates `flags`; the error names the flag and the accepted range in one line.
   static absl::StatusOr<GatewayConfig> FromFlags(const GatewayFlags& flags);

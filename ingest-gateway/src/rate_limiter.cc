@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <vector>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "common/net/ip_address.h"
 #include "common/url/url.h"
@@ -85,25 +87,71 @@ void RateLimiter::Evict(absl::Time now) {
   absl::erase_if(buckets_, [&](const auto& entry) { return entry.second.updated <= cutoff; });
 }
 
-std::string ClientKey(absl::string_view client_address) {
+namespace {
+
+// The address of "ip:port" / "[ipv6]:port".
+absl::StatusOr<net::IpAddress> PeerAddress(absl::string_view client_address) {
   absl::string_view host = client_address;
   if (absl::ConsumePrefix(&host, "[")) {
     host = host.substr(0, host.find(']'));
   } else if (const size_t colon = host.rfind(':'); colon != absl::string_view::npos) {
     host = host.substr(0, colon);
   }
-  absl::StatusOr<net::IpAddress> address = net::IpAddress::Parse(host);
-  if (!address.ok()) {
-    return std::string(client_address);
+  return net::IpAddress::Parse(host);
+}
+
+std::string AddressKey(const net::IpAddress& address) {
+  if (address.is_ipv4()) {
+    return address.ToString();
   }
-  if (address->is_ipv4()) {
-    return address->ToString();
-  }
-  if (const auto embedded = address->FindEmbeddedIpv4();
+  if (const auto embedded = address.FindEmbeddedIpv4();
       embedded && embedded->kind == net::Ipv4EmbeddingKind::kMapped) {
     return net::Ipv4ToString(embedded->ipv4);
   }
-  return absl::StrFormat("%016x::/64", address->ipv6_high());
+  return absl::StrFormat("%016x::/64", address.ipv6_high());
+}
+
+bool Trusted(const net::IpAddress& address, absl::Span<const net::Cidr> trusted_proxies) {
+  for (const net::Cidr& block : trusted_proxies) {
+    if (block.Contains(address)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+std::string ClientKey(absl::string_view client_address,
+                      std::optional<absl::string_view> forwarded_for,
+                      absl::Span<const net::Cidr> trusted_proxies) {
+  absl::StatusOr<net::IpAddress> peer = PeerAddress(client_address);
+  if (!peer.ok()) {
+    return std::string(client_address);
+  }
+  if (!forwarded_for || !Trusted(*peer, trusted_proxies)) {
+    return AddressKey(*peer);
+  }
+  const std::vector<absl::string_view> hops = absl::StrSplit(*forwarded_for, ',');
+  for (auto hop = hops.rbegin(); hop != hops.rend(); ++hop) {
+    absl::StatusOr<net::IpAddress> address =
+        net::IpAddress::Parse(absl::StripAsciiWhitespace(*hop));
+    if (!address.ok()) {
+      return AddressKey(*peer);
+    }
+    if (!Trusted(*address, trusted_proxies)) {
+      return AddressKey(*address);
+    }
+  }
+  return AddressKey(*peer);  // Only proxies on the way: the request started inside.
+}
+
+std::string ClientKey(absl::string_view client_address) {
+  absl::StatusOr<net::IpAddress> address = PeerAddress(client_address);
+  if (!address.ok()) {
+    return std::string(client_address);
+  }
+  return AddressKey(*address);
 }
 
 std::optional<std::string> SourceHostKey(absl::string_view source) {

@@ -10,6 +10,8 @@
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "absl/types/span.h"
+#include "common/net/cidr.h"
 
 // Token buckets for the public routes: per client address and per source host. They live in the
 // gateway, in memory, per pod: a 429 must cost nothing downstream (no gRPC call, no database
@@ -62,6 +64,15 @@ class RateLimiter {
 // address, or the /64 of an IPv6 address (one host usually has a whole /64). Unparseable text is
 // its own key.
 std::string ClientKey(absl::string_view client_address);
+
+// The same behind reverse proxies: when the peer is in `trusted_proxies`, the client is the
+// rightmost address of `forwarded_for` (X-Forwarded-For) that is not itself a trusted proxy —
+// the one a trusted proxy saw connect; entries left of it are the client's own claims and are
+// ignored. The peer's key when the peer is not trusted, the header is absent, or the entry to use
+// is not an IP address.
+std::string ClientKey(absl::string_view client_address,
+                      std::optional<absl::string_view> forwarded_for,
+                      absl::Span<const net::Cidr> trusted_proxies);
 
 // The host of `source` as the verifier reads it (WHATWG parser: lowercase, IDNA); nullopt when
 // `source` is not an http(s) URL (the verifier rejects it anyway).

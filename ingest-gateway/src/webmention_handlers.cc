@@ -63,6 +63,11 @@ http::HttpResponse RateLimitedResponse(absl::Duration wait, absl::string_view wh
   return response;
 }
 
+std::string WebmentionHandlers::ClientKeyOf(const HttpRequest& request) const {
+  return ClientKey(request.client_address, request.headers.Get("X-Forwarded-For"),
+                   limits_.trusted_proxies);
+}
+
 std::optional<HttpResponse> WebmentionHandlers::OverLimit(RateLimiter* limiter,
                                                           absl::string_view key,
                                                           absl::string_view what) const {
@@ -88,7 +93,7 @@ std::string StateName(verifier::v1::MentionState state) {
 }
 
 void WebmentionHandlers::Submit(const HttpRequest& request, http::Respond respond) const {
-  if (auto limited = OverLimit(limits_.per_client, ClientKey(request.client_address), "address")) {
+  if (auto limited = OverLimit(limits_.per_client, ClientKeyOf(request), "address")) {
     respond(*std::move(limited));
     return;
   }
@@ -168,7 +173,7 @@ void WebmentionHandlers::Submit(const HttpRequest& request, http::Respond respon
 }
 
 void WebmentionHandlers::Status(const HttpRequest& request, http::Respond respond) const {
-  if (auto limited = OverLimit(limits_.per_client, ClientKey(request.client_address), "address")) {
+  if (auto limited = OverLimit(limits_.per_client, ClientKeyOf(request), "address")) {
     respond(*std::move(limited));
     return;
   }

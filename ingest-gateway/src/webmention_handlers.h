@@ -1,6 +1,7 @@
 #pragma once
 
 #include <functional>
+#include <vector>
 
 #include "absl/time/clock.h"
 #include "ingest-gateway/src/http/http_message.h"
@@ -23,6 +24,8 @@ struct RateLimits {
   RateLimiter* per_client = nullptr;       // Every webmention route, by ClientKey.
   RateLimiter* per_source_host = nullptr;  // POST /webmention, by the source's host.
   std::function<absl::Time()> now = [] { return absl::Now(); };
+  // Reverse proxies whose X-Forwarded-For is believed (see ClientKey); empty: none.
+  std::vector<net::Cidr> trusted_proxies;
 };
 
 class WebmentionHandlers {
@@ -45,6 +48,8 @@ class WebmentionHandlers {
   void Status(const http::HttpRequest& request, http::Respond respond) const;
 
  private:
+  // The per-client key of `request`.
+  std::string ClientKeyOf(const http::HttpRequest& request) const;
   // A 429 when `limiter` has no token for `key` now.
   std::optional<http::HttpResponse> OverLimit(RateLimiter* limiter, absl::string_view key,
                                               absl::string_view what) const;

@@ -110,7 +110,8 @@ INSTANTIATE_TEST_SUITE_P(
         BadFlag{"source_host_rate_limit",
                 [](GatewayFlags& f) { f.source_host_rate_limit = "-5/m"; }},
         BadFlag{"source_host_burst", [](GatewayFlags& f) { f.source_host_burst = "x"; }},
-        BadFlag{"rate_limit_max_keys", [](GatewayFlags& f) { f.rate_limit_max_keys = "0"; }}));
+        BadFlag{"rate_limit_max_keys", [](GatewayFlags& f) { f.rate_limit_max_keys = "0"; }},
+        BadFlag{"trusted_proxies", [](GatewayFlags& f) { f.trusted_proxies = "10.0.0.1/8"; }}));
 
 }  // namespace
 }  // namespace portcullis::gateway

@@ -68,6 +68,22 @@ TEST(GatewayRateLimiterTest, ClientKeyIsTheAddressOrTheIpv6Slash64) {
   EXPECT_EQ(ClientKey("unknown"), "unknown");
 }
 
+TEST(GatewayRateLimiterTest, ForwardedForCountsOnlyBehindATrustedProxy) {
+  const std::vector<net::Cidr> proxies = *net::Cidr::ParseList("10.0.0.0/8, 192.0.2.1");
+  // The peer is not a trusted proxy: its own address, whatever the header says.
+  EXPECT_EQ(ClientKey("203.0.113.7:1", "198.51.100.1", proxies), "203.0.113.7");
+  // Behind a trusted proxy: the address that proxy saw.
+  EXPECT_EQ(ClientKey("10.1.2.3:1", "198.51.100.1", proxies), "198.51.100.1");
+  // Entries a client wrote itself (left of what the proxies added) are ignored.
+  EXPECT_EQ(ClientKey("10.1.2.3:1", "1.2.3.4, 198.51.100.1, 192.0.2.1", proxies), "198.51.100.1");
+  EXPECT_EQ(ClientKey("10.1.2.3:1", " 2001:db8::1 ", proxies), "20010db800000000::/64");
+  // No header, a malformed entry, or only proxies on the way: the peer.
+  EXPECT_EQ(ClientKey("10.1.2.3:1", std::nullopt, proxies), "10.1.2.3");
+  EXPECT_EQ(ClientKey("10.1.2.3:1", "1.2.3.4, garbage", proxies), "10.1.2.3");
+  EXPECT_EQ(ClientKey("10.1.2.3:1", "10.9.9.9", proxies), "10.1.2.3");
+  EXPECT_EQ(ClientKey("10.1.2.3:1", "198.51.100.1", {}), "10.1.2.3");
+}
+
 TEST(GatewayRateLimiterTest, SourceHostKeyIsTheParsedHost) {
   EXPECT_EQ(SourceHostKey("HTTPS://Alice.Example:8443/x"), "alice.example");
   EXPECT_EQ(SourceHostKey("https://bücher.example/"), "xn--bcher-kva.example");

@@ -58,5 +58,21 @@ TEST_F(RateLimitTest, SourceHostOverItsRateGets429) {
   EXPECT_EQ(QueryCount(*database_, "SELECT count(*) FROM mentions"), 3);
 }
 
+TEST_F(RateLimitTest, BehindATrustedProxyTheForwardedClientIsLimited) {
+  StartWith({"--trusted_proxies=127.0.0.1/32", "--client_rate_limit=1/h", "--client_burst=1"});
+  const auto post = [this](const std::string& client, int n) {
+    return testing::SendHttp(stack_->http_port(), "POST", "/webmention",
+                             absl::StrCat("source=https%3A%2F%2Fa", n,
+                                          ".example%2F&target=https%3A%2F%2Fbob.example%2F"),
+                             "application/x-www-form-urlencoded", absl::Seconds(10),
+                             {{"X-Forwarded-For", client}});
+  };
+  EXPECT_EQ(post("198.51.100.1", 1).status, 202);
+  EXPECT_EQ(post("198.51.100.1", 2).status, 429);
+  EXPECT_EQ(post("198.51.100.2", 3).status, 202);
+  // A client cannot escape by writing its own X-Forwarded-For entries in front.
+  EXPECT_EQ(post("203.0.113.99, 198.51.100.1", 4).status, 429);
+}
+
 }  // namespace
 }  // namespace portcullis::integration
