@@ -8,6 +8,7 @@
 #include "grpcpp/security/credentials.h"
 #include "portcullis/verifier/v1/verifier.grpc.pb.h"
 #include "tools/portcullis/src/mention_commands.h"
+#include "tools/portcullis/src/mf2_commands.h"
 #include "tools/portcullis/src/ssrf_conformance.h"
 #include "tools/portcullis/src/site_commands.h"
 #include "tools/portcullis/src/url_conformance.h"
@@ -45,6 +46,11 @@ std::string Usage() {
          "                                 kind and 'N passed, M failed'; exit 0 only if none "
          "failed\n"
          "  conformance ssrf-if-present FILE  the same; a missing FILE exits 77 unless CI=true\n"
+         "  mf2 [--base-url URL] FILE      parse FILE for microformats2 (base URL default\n"
+         "                                 http://example.com/); prints the JSON\n"
+         "  conformance mf2 [--base-url URL] DIR  run every NAME.html/NAME.json pair under DIR;\n"
+         "                                 prints differences and 'N passed, M failed'\n"
+         "  conformance mf2-if-present DIR  the same; a missing DIR exits 77 unless CI=true\n"
          "The verifier defaults to $PORTCULLIS_VERIFIER, else 127.0.0.1:50051.\n";
 }
 
@@ -121,6 +127,11 @@ int Run(const std::vector<std::string>& args, const CliOptions& options, std::os
     }
     return PrintParsedUrl(args[2], args.size() == 4 ? std::optional(args[3]) : std::nullopt, out,
                           err);
+  }
+  if (args[0] == "mf2" ||
+      (args[0] == "conformance" && args.size() >= 2 &&
+       (args[1] == "mf2" || args[1] == "mf2-if-present"))) {
+    return RunMf2Command(args, options.base_url, out, err);
   }
   if (args[0] == "conformance" && args.size() >= 2 &&
       (args[1] == "ssrf" || args[1] == "ssrf-if-present")) {

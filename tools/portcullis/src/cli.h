@@ -19,6 +19,7 @@ inline constexpr int kExitUsage = 2;
 struct CliOptions {
   std::string verifier_target;  // gRPC target, e.g. "127.0.0.1:50051".
   absl::Duration timeout;       // Deadline of every call.
+  std::string base_url;         // `mf2`, `conformance mf2`: --base-url; empty for the default.
 };
 
 // Runs `portcullis <args...>` (args exclude the program name). Results go to `out` as JSON,

@@ -1,0 +1,134 @@
+#include "verifier-service/src/html/html_document.h"
+
+#include <chrono>
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace portcullis::verifier::html {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+// Depth of the deepest element under `node`.
+int Depth(const HtmlNode& node) {
+  int deepest = 0;
+  for (const auto& child : node.children) {
+    deepest = std::max(deepest, 1 + Depth(*child));
+  }
+  return deepest;
+}
+
+const HtmlNode* FindElement(const HtmlNode& node, const std::string& tag) {
+  for (const auto& child : node.children) {
+    if (child->is_element() && child->tag == tag) {
+      return child.get();
+    }
+    if (const HtmlNode* found = FindElement(*child, tag)) {
+      return found;
+    }
+  }
+  return nullptr;
+}
+
+TEST(HtmlDocumentTest, ParsesIntoAnOwnedTree) {
+  const HtmlDocument document =
+      HtmlDocument::Parse("<p class=a id=x>Hi <b>there</b><!-- c --></p><my-Widget/>");
+  const HtmlNode* p = FindElement(document.root(), "p");
+  ASSERT_NE(p, nullptr);
+  ASSERT_NE(p->Attribute("class"), nullptr);
+  EXPECT_EQ(*p->Attribute("class"), "a");
+  EXPECT_EQ(p->Attribute("title"), nullptr);
+  EXPECT_EQ(SerializeChildren(*p), "Hi <b>there</b><!-- c -->");
+  EXPECT_NE(FindElement(document.root(), "my-widget"), nullptr);
+  EXPECT_EQ(document.dropped_start_tags(), 0u);
+}
+
+TEST(HtmlDocumentTest, EmptyAndGarbageInputGiveADocument) {
+  for (const std::string& input :
+       {std::string(), std::string("\0\xff\xfe<<<>>>&&&#;</>", 16), std::string("<html"),
+        std::string("</body></html></p></div>"), std::string(1000, '<')}) {
+    const HtmlDocument document = HtmlDocument::Parse(input);
+    EXPECT_NE(FindElement(document.root(), "body"), nullptr);
+  }
+}
+
+TEST(HtmlDocumentTest, TemplatesAreLeftOut) {
+  const HtmlDocument document =
+      HtmlDocument::Parse("<div><template><p class=h-card>Invalid</p></template>ok</div>");
+  const HtmlNode* div = FindElement(document.root(), "div");
+  ASSERT_NE(div, nullptr);
+  EXPECT_EQ(SerializeChildren(*div), "ok");
+  EXPECT_EQ(FindElement(document.root(), "p"), nullptr);
+}
+
+TEST(HtmlDocumentTest, SerializationEscapesTextAndAttributes) {
+  const HtmlDocument document = HtmlDocument::Parse(
+      "<div><a title='\"&amp;&lt;'>a &lt; b &amp;&nbsp;c</a><br><script>if (a < b) {}</script>"
+      "<svg><foreignObject></foreignObject></svg></div>");
+  const HtmlNode* div = FindElement(document.root(), "div");
+  ASSERT_NE(div, nullptr);
+  EXPECT_EQ(SerializeChildren(*div),
+            "<a title=\"&quot;&amp;<\">a &lt; b &amp;&nbsp;c</a><br>"
+            "<script>if (a < b) {}</script><svg><foreignObject></foreignObject></svg>");
+}
+
+TEST(HtmlDocumentTest, CapNestingDepthDropsOnlyTheTagsTooDeep) {
+  const auto [capped, dropped] =
+      CapNestingDepth("<div><span><i>x</i></span><span>y</span></div>", 2);
+  EXPECT_EQ(capped, "<div><span>x</span><span>y</span></div>");
+  EXPECT_EQ(dropped, 1u);
+}
+
+TEST(HtmlDocumentTest, CapNestingDepthKnowsVoidAndImplicitlyClosedElements) {
+  const std::string input =
+      "<div><p>a<p>b<br><img src=x><li>c<li>d<input value='>'><!-- <div><div> -->"
+      "<script>'<div><div>'</script><svg><path/><path/></svg></div>";
+  const auto [capped, dropped] = CapNestingDepth(input, 2);
+  EXPECT_EQ(capped, input);
+  EXPECT_EQ(dropped, 0u);
+}
+
+TEST(HtmlDocumentTest, CapNestingDepthCountsSelfClosingHtmlElements) {
+  // "<div/>" does not close in HTML: it nests.
+  const auto [capped, dropped] = CapNestingDepth("<div/><div/><div/>", 2);
+  EXPECT_EQ(capped, "<div/><div/>");
+  EXPECT_EQ(dropped, 1u);
+}
+
+// Without the cap gumbo needs minutes for this (its tree building is quadratic in depth), and a
+// run of <b> overflows its stack.
+TEST(HtmlDocumentTest, HostileNestingCompletesAndStaysShallow) {
+  for (const char* tag : {"<div>", "<b>", "<a>", "<table>", "<span><em>", "<div/>"}) {
+    std::string input;
+    while (input.size() < (1u << 20)) {
+      input += tag;
+    }
+    input += "<p class=h-card>end</p>";
+    const auto start = std::chrono::steady_clock::now();
+    const HtmlDocument document = HtmlDocument::Parse(input);
+    const auto elapsed = std::chrono::steady_clock::now() - start;
+    EXPECT_LT(elapsed, std::chrono::seconds(10)) << tag;
+    EXPECT_LE(Depth(document.root()), kMaxElementDepth + 64) << tag;
+    // The sibling after the dropped tags is still there.
+    EXPECT_NE(FindElement(document.root(), "p"), nullptr) << tag;
+  }
+}
+
+TEST(HtmlDocumentTest, AOneMebibytePageCompletes) {
+  std::string input = "<!doctype html><html><head><title>t</title></head><body>";
+  while (input.size() < (1u << 20)) {
+    input +=
+        "<article class=h-entry><h2 class=p-name>Post</h2><div class=e-content><p>Some "
+        "<a href=/x>text</a> &amp; <img src=/i.png alt=i></p></div></article>\n";
+  }
+  const HtmlDocument document = HtmlDocument::Parse(input);
+  EXPECT_NE(FindElement(document.root(), "article"), nullptr);
+  EXPECT_EQ(document.dropped_start_tags(), 0u);
+  EXPECT_THAT(SerializeChildren(document.root()), Not(HasSubstr("<template")));
+}
+
+}  // namespace
+}  // namespace portcullis::verifier::html

@@ -1,0 +1,211 @@
+#include "verifier-service/src/html/mf2_parser.h"
+
+#include <chrono>
+#include <string>
+
+#include "boost/json/parse.hpp"
+#include "boost/json/serialize.hpp"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace portcullis::verifier::html {
+namespace {
+
+namespace json = boost::json;
+
+json::object Parse(const std::string& html, const std::string& url = "http://example.com/") {
+  absl::StatusOr<json::object> parsed = ParseMf2(html, url);
+  EXPECT_TRUE(parsed.ok()) << parsed.status();
+  return parsed.ok() ? *parsed : json::object{};
+}
+
+// The properties of the first item.
+json::value Properties(const std::string& html, const std::string& url = "http://example.com/") {
+  const json::object parsed = Parse(html, url);
+  if (parsed.at("items").as_array().empty()) {
+    return nullptr;
+  }
+  return parsed.at("items").at(0).at("properties");
+}
+
+MATCHER_P(JsonEq, expected, "") {
+  const json::value want = json::parse(expected);
+  *result_listener << json::serialize(arg);
+  return arg == want;
+}
+
+TEST(Mf2ParserTest, EmptyAndGarbageInputGiveNoItems) {
+  for (const std::string& input : {std::string(), std::string("\xff\xfe\0<<>", 6),
+                                   std::string("<div class='h-'>x</div><p class=hentryx>")}) {
+    EXPECT_THAT(json::value(Parse(input)), JsonEq(R"({"items": [], "rels": {}, "rel-urls": {}})"));
+  }
+}
+
+TEST(Mf2ParserTest, RefusesADocumentUrlThatIsNotHttp) {
+  EXPECT_EQ(ParseMf2("<p>x</p>", "/relative").status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(ParseMf2("<p>x</p>", "file:///etc/passwd").status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+TEST(Mf2ParserTest, ValueClassConcatenatesParts) {
+  EXPECT_THAT(Properties(R"(<div class="h-card"><p class="p-name"><span class="value">Jo</span>
+                 <em>ignored</em><span class="value">hn</span></p>
+                 <abbr class="p-tel value-title" title="+1 555"><span class=value-title title="+1 555">x</span></abbr></div>)"),
+              JsonEq(R"({"name": ["John"], "tel": ["+1 555"]})"));
+}
+
+TEST(Mf2ParserTest, ValueClassJoinsDateAndTime) {
+  EXPECT_THAT(Properties(R"(<div class="h-event"><p class=p-name>E</p>
+        <span class="dt-start"><time class="value">7pm</time> on <time class="value" datetime="2024-03-01">March 1st</time></span>
+        <span class="dt-end"><span class="value">21:30</span></span>
+        <span class="dt-updated"><span class=value>2024-03-02</span><span class=value>10:00:00</span><span class=value>+01:00</span></span>
+      </div>)"),
+              JsonEq(R"({"name": ["E"], "start": ["2024-03-01 19:00"], "end": ["2024-03-01 21:30"],
+                 "updated": ["2024-03-02 10:00:00 +0100"]})"));
+}
+
+TEST(Mf2ParserTest, ImpliesNamePhotoAndUrl) {
+  EXPECT_THAT(Properties(R"(<a class="h-card" href="/ann"><img src="ann.jpg" alt="Ann"></a>)"),
+              JsonEq(R"({"name": ["Ann"], "url": ["http://example.com/ann"],
+                         "photo": [{"value": "http://example.com/ann.jpg", "alt": "Ann"}]})"));
+  EXPECT_THAT(Properties(R"(<div class="h-card"> <span>Bob <script>no()</script></span> </div>)"),
+              JsonEq(R"({"name": ["Bob"]})"));
+  EXPECT_THAT(Properties(R"(<abbr class="h-card" title="Carol Ann">CA</abbr>)"),
+              JsonEq(R"({"name": ["Carol Ann"]})"));
+  // An explicit p-* property stops the implied name; a nested microformat stops all three.
+  EXPECT_THAT(Properties(R"(<a class="h-card" href="/d"><span class="p-nickname">D</span></a>)"),
+              JsonEq(R"({"nickname": ["D"], "url": ["http://example.com/d"]})"));
+  EXPECT_THAT(Properties(R"(<a class="h-entry" href="/e"><span class="h-card">F</span></a>)"),
+              JsonEq(R"({})"));
+}
+
+TEST(Mf2ParserTest, ResolvesUrlsAgainstBaseHref) {
+  const json::object parsed = Parse(
+      R"(<html><head><base href="/blog/"><link rel="me" href="me"></head><body>
+         <div class="h-entry"><a class="u-url" href="post-1">x</a>
+         <a class="u-syndication" href="mailto:me@example.org">m</a>
+         <a class="u-in-reply-to" href="https://other.example/p?q#f">r</a>
+         <div class="e-content">See <a href="../other">this</a><img src="//cdn.example/i.png"></div>
+         </div></body></html>)",
+      "https://site.example/a/b");
+  EXPECT_THAT(parsed.at("items").at(0).at("properties"),
+              JsonEq(R"({"url": ["https://site.example/blog/post-1"],
+                         "syndication": ["mailto:me@example.org"],
+                         "in-reply-to": ["https://other.example/p?q#f"],
+                         "content": [{"value": "See this https://cdn.example/i.png",
+                                      "html": "See <a href=\"https://site.example/other\">this</a><img src=\"https://cdn.example/i.png\">"}]})"));
+  EXPECT_THAT(parsed.at("rels"), JsonEq(R"({"me": ["https://site.example/blog/me"]})"));
+  EXPECT_THAT(parsed.at("rel-urls"),
+              JsonEq(R"({"https://site.example/blog/me": {"rels": ["me"], "text": ""}})"));
+}
+
+TEST(Mf2ParserTest, ScriptAndStyleAreNotText) {
+  EXPECT_THAT(Properties(R"(<div class="h-entry"><p class="p-name">A<style>p{}</style>B</p>
+                            <div class="e-content">C<script>alert(1)</script></div></div>)"),
+              JsonEq(R"({"name": ["AB"],
+                         "content": [{"value": "C", "html": "C<script>alert(1)</script>"}]})"));
+}
+
+// An explicit u-* property (here u-photo) stops the implied url, as the spec says.
+TEST(Mf2ParserTest, WebmentionShapedEntry) {
+  const json::object parsed = Parse(R"(
+    <article class="h-entry">
+      <a class="p-author h-card" href="https://ann.example/"><img class="u-photo" src="/ann.jpg" alt="">Ann</a>
+      <a class="u-in-reply-to" href="https://target.example/post-1">in reply to</a>
+      <a class="u-like-of u-repost-of" href="https://target.example/post-2">like</a>
+      <data class="p-rsvp" value="yes">Going</data>
+      <time class="dt-published" datetime="2024-05-01T10:00:00Z">May 1</time>
+      <div class="e-content">Great <b>post</b>!</div>
+      <div class="u-comment h-cite"><a class="u-url p-name" href="/c">C</a></div>
+    </article>)",
+                                    "https://source.example/reply");
+  EXPECT_THAT(parsed.at("items").at(0), JsonEq(R"({"type": ["h-entry"], "properties": {
+      "author": [{"type": ["h-card"], "properties": {"photo": ["https://source.example/ann.jpg"],
+                  "name": ["Ann"]}, "value": "Ann"}],
+      "in-reply-to": ["https://target.example/post-1"],
+      "like-of": ["https://target.example/post-2"],
+      "repost-of": ["https://target.example/post-2"],
+      "rsvp": ["yes"],
+      "published": ["2024-05-01T10:00:00Z"],
+      "content": [{"value": "Great post!", "html": "Great <b>post</b>!"}],
+      "comment": [{"type": ["h-cite"], "properties": {"url": ["https://source.example/c"],
+                   "name": ["C"]}, "value": "https://source.example/c"}]}})"));
+}
+
+TEST(Mf2ParserTest, ChildrenAndIds) {
+  EXPECT_THAT(json::value(Parse(R"(<div class="h-feed" id="f"><p class="p-name">F</p>
+      <div class="h-entry"><p class="p-name">One</p></div></div>)")
+                              .at("items")),
+              JsonEq(R"([{"type": ["h-feed"], "id": "f", "properties": {"name": ["F"]},
+                          "children": [{"type": ["h-entry"], "properties": {"name": ["One"]}}]}])"));
+}
+
+TEST(Mf2ParserTest, BackcompatHentryAndVcard) {
+  const json::object parsed = Parse(R"(
+    <div class="hentry">
+      <h1 class="entry-title">Title</h1>
+      <span class="author vcard"><a class="url fn" href="/ann">Ann</a><img class="photo" src="/a.png" alt="A"></span>
+      <abbr class="published" title="2024-01-02T03:04:05Z">Jan 2</abbr>
+      <time class="updated" datetime="2024-01-03">Jan 3</time>
+      <p class="entry-summary">Sum</p>
+      <div class="entry-content"><p>Body</p></div>
+      <a rel="tag" href="/tags/c">c</a> <a rel="bookmark" href="/p/1">link</a>
+    </div>)");
+  EXPECT_THAT(parsed.at("items").at(0), JsonEq(R"({"type": ["h-entry"], "properties": {
+      "name": ["Title"],
+      "author": [{"type": ["h-card"], "properties": {"url": ["http://example.com/ann"],
+                  "name": ["Ann"], "photo": ["http://example.com/a.png"]}, "value": "Ann"}],
+      "published": ["2024-01-02T03:04:05Z"],
+      "updated": ["2024-01-03"],
+      "summary": ["Sum"],
+      "content": [{"value": "Body", "html": "<p>Body</p>"}],
+      "category": ["c"],
+      "url": ["http://example.com/p/1"]}})"));
+  EXPECT_THAT(parsed.at("rels"), JsonEq(R"({"tag": ["http://example.com/tags/c"],
+                                            "bookmark": ["http://example.com/p/1"]})"));
+}
+
+TEST(Mf2ParserTest, RelUrlsCollectAttributesAndDeduplicate) {
+  const json::object parsed = Parse(
+      R"(<link rel="alternate feed" href="/feed" type="application/atom+xml" title="Feed">
+         <a rel="feed" href="/feed" hreflang="en">Feed <img alt="icon"></a>
+         <a rel="nofollow" href="/x" media="screen"></a>)");
+  EXPECT_THAT(parsed.at("rels"), JsonEq(R"({"alternate": ["http://example.com/feed"],
+                         "feed": ["http://example.com/feed"],
+                         "nofollow": ["http://example.com/x"]})"));
+  EXPECT_THAT(parsed.at("rel-urls"), JsonEq(R"({
+      "http://example.com/feed": {"rels": ["alternate", "feed"], "text": "Feed icon",
+                                  "type": "application/atom+xml", "title": "Feed",
+                                  "hreflang": "en"},
+      "http://example.com/x": {"rels": ["nofollow"], "text": "", "media": "screen"}})"));
+}
+
+TEST(Mf2ParserTest, DeepNestingIsCappedNotFatal) {
+  std::string input = "<div class=h-entry><p class=p-name>deep</p>";
+  for (int i = 0; i < 100000; ++i) {
+    input += "<div class='h-card p-author'>";
+  }
+  const auto start = std::chrono::steady_clock::now();
+  const json::object parsed = Parse(input);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(20));
+  EXPECT_EQ(parsed.at("items").at(0).at("properties").at("name").at(0), "deep");
+}
+
+TEST(Mf2ParserTest, AOneMebibytePageCompletes) {
+  std::string input = "<!doctype html><html><body><div class=h-feed>";
+  int entries = 0;
+  while (input.size() < (1u << 20)) {
+    input += "<article class=h-entry><h2 class=p-name>Post</h2><a class=u-url href=/p/" +
+             std::to_string(entries++) +
+             ">x</a><div class=e-content><p>Some <a href=/x>text</a> &amp; more</p></div>"
+             "<span class='p-author h-card'><img class=u-photo src=/a.png>Ann</span></article>\n";
+  }
+  const auto start = std::chrono::steady_clock::now();
+  const json::object parsed = Parse(input);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(20));
+  EXPECT_EQ(parsed.at("items").at(0).at("children").as_array().size(),
+            static_cast<size_t>(entries));
+}
+
+}  // namespace
+}  // namespace portcullis::verifier::html

@@ -1,0 +1,372 @@
+#include "verifier-service/src/html/html_document.h"
+
+#include <gumbo.h>
+
+#include <algorithm>
+#include <array>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+
+namespace portcullis::verifier::html {
+namespace {
+
+// The owned tree never gets deeper than this, whatever gumbo built (a second belt behind
+// CapNestingDepth; gumbo adds a few implied levels such as html, body, tbody).
+constexpr int kMaxTreeDepth = kMaxElementDepth + 64;
+
+struct GumboOutputDeleter {
+  void operator()(GumboOutput* output) const {
+    if (output != nullptr) {
+      gumbo_destroy_output(&kGumboDefaultOptions, output);
+    }
+  }
+};
+using GumboOutputPtr = std::unique_ptr<GumboOutput, GumboOutputDeleter>;
+
+bool IsOneOf(absl::string_view name, std::initializer_list<absl::string_view> names) {
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+bool IsVoidElement(absl::string_view name) {
+  return IsOneOf(name,
+                 {"area", "base", "basefont", "bgsound", "br", "col", "embed", "frame", "hr", "img",
+                  "input", "keygen", "link", "meta", "param", "source", "track", "wbr"});
+}
+
+// Elements whose contents the tokenizer reads as text up to the matching end tag.
+bool IsRawTextElement(absl::string_view name) {
+  return IsOneOf(name, {"script", "style", "textarea", "title", "xmp", "iframe", "noembed",
+                        "noframes", "noscript"});
+}
+
+// Elements the tree builder closes by itself when a sibling starts (or merges, or ignores when
+// nested), so that a run of them does not nest.
+bool IsImplicitlyClosed(absl::string_view name) {
+  return IsOneOf(name, {"p",     "li",    "dt",    "dd",       "td",     "th",       "tr",
+                        "tbody", "thead", "tfoot", "colgroup", "option", "optgroup", "rb",
+                        "rt",    "rtc",   "rp",    "html",     "head",   "body",     "frameset"});
+}
+
+// HTML elements that end foreign (SVG, MathML) content, where "/>" otherwise self-closes.
+bool BreaksOutOfForeignContent(absl::string_view name) {
+  return IsOneOf(name, {"b",     "big",     "blockquote", "body", "br",     "center", "code", "dd",
+                        "div",   "dl",      "dt",         "em",   "embed",  "font",   "h1",   "h2",
+                        "h3",    "h4",      "h5",         "h6",   "head",   "hr",     "i",    "img",
+                        "li",    "listing", "menu",       "meta", "nobr",   "ol",     "p",    "pre",
+                        "ruby",  "s",       "small",      "span", "strong", "strike", "sub",  "sup",
+                        "table", "tt",      "u",          "ul",   "var"});
+}
+
+void AppendTo(std::string& out, absl::string_view text) { out.append(text.data(), text.size()); }
+
+bool IsAsciiAlpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+
+bool IsTagNameEnd(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '/' || c == '>';
+}
+
+std::string ElementName(const GumboNode& node) {
+  const GumboElement& element = node.v.element;
+  if (element.tag_namespace == GUMBO_NAMESPACE_SVG) {
+    GumboStringPiece piece = element.original_tag;
+    gumbo_tag_from_original_text(&piece);
+    if (const char* svg_name = gumbo_normalize_svg_tagname(&piece); svg_name != nullptr) {
+      return svg_name;
+    }
+  }
+  if (element.tag != GUMBO_TAG_UNKNOWN) {
+    return gumbo_normalized_tagname(element.tag);
+  }
+  GumboStringPiece piece = element.original_tag;
+  gumbo_tag_from_original_text(&piece);
+  return absl::AsciiStrToLower(absl::string_view(piece.data, piece.length));
+}
+
+void EscapeInto(absl::string_view text, bool attribute, std::string& out) {
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '&') {
+      out += "&amp;";
+    } else if (c == '\xC2' && i + 1 < text.size() && text[i + 1] == '\xA0') {
+      out += "&nbsp;";
+      ++i;
+    } else if (attribute && c == '"') {
+      out += "&quot;";
+    } else if (!attribute && c == '<') {
+      out += "&lt;";
+    } else if (!attribute && c == '>') {
+      out += "&gt;";
+    } else {
+      out += c;
+    }
+  }
+}
+
+void SerializeChildrenInto(const HtmlNode& node, std::string& out, int depth) {
+  if (depth > kMaxTreeDepth) {
+    return;
+  }
+  const bool raw_text_parent = node.is_element() && node.html_namespace &&
+                               IsOneOf(node.tag, {"style", "script", "xmp", "iframe", "noembed",
+                                                  "noframes", "plaintext", "noscript"});
+  for (const std::unique_ptr<HtmlNode>& child : node.children) {
+    switch (child->kind) {
+      case HtmlNode::Kind::kText:
+        if (raw_text_parent) {
+          out += child->text;
+        } else {
+          EscapeInto(child->text, /*attribute=*/false, out);
+        }
+        break;
+      case HtmlNode::Kind::kComment:
+        absl::StrAppend(&out, "<!--", child->text, "-->");
+        break;
+      case HtmlNode::Kind::kElement:
+        absl::StrAppend(&out, "<", child->tag);
+        for (const auto& [name, value] : child->attributes) {
+          absl::StrAppend(&out, " ", name, "=\"");
+          EscapeInto(value, /*attribute=*/true, out);
+          out += '"';
+        }
+        out += '>';
+        if (child->html_namespace && IsVoidElement(child->tag)) {
+          break;
+        }
+        SerializeChildrenInto(*child, out, depth + 1);
+        absl::StrAppend(&out, "</", child->tag, ">");
+        break;
+      case HtmlNode::Kind::kDocument:
+        break;
+    }
+  }
+}
+
+}  // namespace
+
+const std::string* HtmlNode::Attribute(absl::string_view name) const {
+  for (const auto& [key, value] : attributes) {
+    if (key == name) {
+      return &value;
+    }
+  }
+  return nullptr;
+}
+
+std::string* HtmlNode::MutableAttribute(absl::string_view name) {
+  for (auto& [key, value] : attributes) {
+    if (key == name) {
+      return &value;
+    }
+  }
+  return nullptr;
+}
+
+std::pair<std::string, size_t> CapNestingDepth(absl::string_view html, int max_depth) {
+  std::string out;
+  out.reserve(html.size());
+  std::unordered_map<std::string, int> open;     // counted open elements by name
+  std::unordered_map<std::string, int> dropped;  // dropped start tags awaiting their end tag
+  int depth = 0;
+  int foreign = 0;  // open svg + math
+  size_t dropped_total = 0;
+  size_t i = 0;
+  const size_t n = html.size();
+  while (i < n) {
+    const size_t lt = html.find('<', i);
+    if (lt == absl::string_view::npos) {
+      AppendTo(out, html.substr(i));
+      break;
+    }
+    AppendTo(out, html.substr(i, lt - i));
+    i = lt;
+    if (html.substr(i, 4) == "<!--") {
+      size_t end = html.find("-->", i + 4);
+      end = end == absl::string_view::npos ? n : end + 3;
+      AppendTo(out, html.substr(i, end - i));
+      i = end;
+      continue;
+    }
+    const bool end_tag = i + 1 < n && html[i + 1] == '/';
+    const size_t name_start = i + (end_tag ? 2 : 1);
+    if (name_start >= n || !IsAsciiAlpha(html[name_start])) {
+      if (i + 1 < n && (html[i + 1] == '!' || html[i + 1] == '?')) {
+        size_t end = html.find('>', i);
+        end = end == absl::string_view::npos ? n : end + 1;
+        AppendTo(out, html.substr(i, end - i));
+        i = end;
+      } else {
+        out += '<';
+        ++i;
+      }
+      continue;
+    }
+    size_t name_end = name_start;
+    while (name_end < n && !IsTagNameEnd(html[name_end])) {
+      ++name_end;
+    }
+    const std::string name = absl::AsciiStrToLower(html.substr(name_start, name_end - name_start));
+    // The end of the tag: the first '>' outside an attribute value quoted after '='.
+    size_t j = name_end;
+    char last_significant = 0;
+    while (j < n && html[j] != '>') {
+      const char c = html[j];
+      if ((c == '"' || c == '\'') && last_significant == '=') {
+        const size_t close = html.find(c, j + 1);
+        j = close == absl::string_view::npos ? n : close + 1;
+        last_significant = c;
+        continue;
+      }
+      if (c != ' ' && c != '\t' && c != '\n' && c != '\r' && c != '\f') {
+        last_significant = c;
+      }
+      ++j;
+    }
+    const bool self_closing = j < n && j > name_end && html[j - 1] == '/';
+    const size_t tag_end = j < n ? j + 1 : n;
+    const absl::string_view tag = html.substr(i, tag_end - i);
+    i = tag_end;
+    if (end_tag) {
+      if (auto it = dropped.find(name); it != dropped.end() && it->second > 0) {
+        --it->second;
+        continue;
+      }
+      if (auto it = open.find(name); it != open.end() && it->second > 0) {
+        --it->second;
+        --depth;
+        if (name == "svg" || name == "math") {
+          --foreign;
+        }
+      }
+      AppendTo(out, tag);
+      continue;
+    }
+    if (name == "plaintext") {
+      AppendTo(out, tag);
+      AppendTo(out, html.substr(i));
+      break;
+    }
+    if (IsRawTextElement(name)) {
+      AppendTo(out, tag);
+      // Contents up to the matching end tag are text.
+      size_t k = i;
+      while (true) {
+        const size_t close = html.find("</", k);
+        if (close == absl::string_view::npos) {
+          k = n;
+          break;
+        }
+        if (absl::EqualsIgnoreCase(html.substr(close + 2, name.size()), name)) {
+          k = close;
+          break;
+        }
+        k = close + 2;
+      }
+      AppendTo(out, html.substr(i, k - i));
+      i = k;
+      continue;
+    }
+    const bool closes_itself = IsVoidElement(name) || IsImplicitlyClosed(name) ||
+                               (self_closing && foreign > 0 && !BreaksOutOfForeignContent(name));
+    if (closes_itself) {
+      AppendTo(out, tag);
+      continue;
+    }
+    if (depth >= max_depth) {
+      ++dropped[name];
+      ++dropped_total;
+      continue;
+    }
+    ++depth;
+    ++open[name];
+    if (name == "svg" || name == "math") {
+      ++foreign;
+    }
+    AppendTo(out, tag);
+  }
+  return {std::move(out), dropped_total};
+}
+
+HtmlDocument HtmlDocument::Parse(absl::string_view html) {
+  HtmlDocument document;
+  auto [capped, dropped] = CapNestingDepth(html, kMaxElementDepth);
+  document.dropped_start_tags_ = dropped;
+  document.root_ = std::make_unique<HtmlNode>();
+  document.root_->kind = HtmlNode::Kind::kDocument;
+
+  GumboOptions options = kGumboDefaultOptions;
+  options.max_errors = 0;  // errors are not read; do not spend memory on them
+  const GumboOutputPtr output(gumbo_parse_with_options(&options, capped.data(), capped.size()));
+  if (output == nullptr || output->document == nullptr) {
+    return document;
+  }
+  // Depth-first copy with an explicit stack: (gumbo node, owned parent, depth).
+  struct Pending {
+    const GumboNode* node;
+    HtmlNode* parent;
+    int depth;
+  };
+  std::vector<Pending> stack;
+  const GumboVector& top = output->document->v.document.children;
+  for (unsigned k = top.length; k > 0; --k) {
+    stack.push_back({static_cast<const GumboNode*>(top.data[k - 1]), document.root_.get(), 1});
+  }
+  while (!stack.empty()) {
+    const Pending pending = stack.back();
+    stack.pop_back();
+    const GumboNode& node = *pending.node;
+    auto owned = std::make_unique<HtmlNode>();
+    switch (node.type) {
+      case GUMBO_NODE_TEXT:
+      case GUMBO_NODE_WHITESPACE:
+      case GUMBO_NODE_CDATA:
+        owned->kind = HtmlNode::Kind::kText;
+        owned->text = node.v.text.text;
+        break;
+      case GUMBO_NODE_COMMENT:
+        owned->kind = HtmlNode::Kind::kComment;
+        owned->text = node.v.text.text;
+        break;
+      case GUMBO_NODE_ELEMENT: {
+        if (pending.depth > kMaxTreeDepth) {
+          continue;
+        }
+        owned->kind = HtmlNode::Kind::kElement;
+        owned->tag = ElementName(node);
+        owned->html_namespace = node.v.element.tag_namespace == GUMBO_NAMESPACE_HTML;
+        const GumboVector& attributes = node.v.element.attributes;
+        owned->attributes.reserve(attributes.length);
+        for (unsigned k = 0; k < attributes.length; ++k) {
+          const auto* attribute = static_cast<const GumboAttribute*>(attributes.data[k]);
+          owned->attributes.emplace_back(attribute->name, attribute->value);
+        }
+        const GumboVector& children = node.v.element.children;
+        HtmlNode* self = owned.get();
+        for (unsigned k = children.length; k > 0; --k) {
+          stack.push_back(
+              {static_cast<const GumboNode*>(children.data[k - 1]), self, pending.depth + 1});
+        }
+        break;
+      }
+      case GUMBO_NODE_TEMPLATE:  // left out with its contents
+      case GUMBO_NODE_DOCUMENT:
+        continue;
+    }
+    pending.parent->children.push_back(std::move(owned));
+  }
+  return document;
+}
+
+std::string SerializeChildren(const HtmlNode& node) {
+  std::string out;
+  SerializeChildrenInto(node, out, 0);
+  return out;
+}
+
+}  // namespace portcullis::verifier::html

@@ -1,0 +1,1071 @@
+#include "verifier-service/src/html/mf2_parser.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <optional>
+#include <regex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "boost/json/array.hpp"
+#include "boost/json/value.hpp"
+
+namespace portcullis::verifier::html {
+namespace {
+
+namespace json = boost::json;
+using Node = HtmlNode;
+using NodeList = std::vector<const Node*>;
+
+// ---- the classic (backcompat) vocabularies --------------------------------------------------
+
+struct ClassicRoot {
+  const char* name;
+  std::vector<const char*> types;
+  std::vector<std::pair<const char*, const char*>> properties;  // class -> mf2 property class
+  std::vector<std::pair<const char*, const char*>> rels;        // rel -> mf2 property class
+};
+
+const std::vector<ClassicRoot>& ClassicRoots() {
+  static const auto* const kRoots = new std::vector<ClassicRoot>{
+      {"adr",
+       {"h-adr"},
+       {{"country-name", "p-country-name"},
+        {"locality", "p-locality"},
+        {"region", "p-region"},
+        {"street-address", "p-street-address"},
+        {"postal-code", "p-postal-code"},
+        {"extended-address", "p-extended-address"}},
+       {}},
+      {"geo", {"h-geo"}, {{"latitude", "p-latitude"}, {"longitude", "p-longitude"}}, {}},
+      {"hentry",
+       {"h-entry"},
+       {{"author", "p-author"},
+        {"entry-content", "e-content"},
+        {"entry-summary", "p-summary"},
+        {"entry-title", "p-name"},
+        {"published", "dt-published"},
+        {"updated", "dt-updated"}},
+       {{"bookmark", "u-url"}, {"tag", "p-category"}}},
+      {"hfeed",
+       {"h-feed"},
+       {{"author", "p-author"}, {"photo", "u-photo"}, {"url", "u-url"}},
+       {{"tag", "p-category"}}},
+      {"hnews",
+       {"h-news"},
+       {{"entry", "p-entry"},
+        {"source-org", "p-source-org"},
+        {"dateline", "p-dateline"},
+        {"geo", "p-geo"}},
+       {{"principles", "u-principles"}}},
+      {"hproduct",
+       {"h-product"},
+       {{"price", "p-price"},
+        {"description", "p-description"},
+        {"fn", "p-name"},
+        {"review", "p-review"},
+        {"brand", "p-brand"},
+        {"url", "u-url"},
+        {"photo", "u-photo"}},
+       {{"tag", "p-category"}}},
+      {"hreview",
+       {"h-review"},
+       {{"item", "p-item"},
+        {"rating", "p-rating"},
+        {"reviewer", "p-author"},
+        {"summary", "p-name"},
+        {"url", "u-url"},
+        {"description", "e-content"}},
+       {{"bookmark", "u-url"}, {"tag", "p-category"}}},
+      {"vcard",
+       {"h-card"},
+       {{"fn", "p-name"},
+        {"url", "u-url"},
+        {"org", "p-org"},
+        {"adr", "p-adr"},
+        {"tel", "p-tel"},
+        {"title", "p-job-title"},
+        {"email", "u-email"},
+        {"photo", "u-photo"},
+        {"agent", "p-agent"},
+        {"family-name", "p-family-name"},
+        {"given-name", "p-given-name"},
+        {"additional-name", "p-additional-name"},
+        {"honorific-prefix", "p-honorific-prefix"},
+        {"honorific-suffix", "p-honorific-suffix"},
+        {"key", "p-key"},
+        {"label", "p-label"},
+        {"logo", "u-logo"},
+        {"mailer", "p-mailer"},
+        {"nickname", "p-nickname"},
+        {"note", "p-note"},
+        {"sound", "u-sound"},
+        {"geo", "p-geo"},
+        {"bday", "dt-bday"},
+        {"class", "p-class"},
+        {"rev", "p-rev"},
+        {"role", "p-role"},
+        {"sort-string", "p-sort-string"},
+        {"tz", "p-tz"},
+        {"uid", "u-uid"}},
+       {{"tag", "p-category"}}},
+      {"hresume",
+       {"h-resume"},
+       {{"contact", "p-contact"},
+        {"experience", "p-experience"},
+        {"summary", "p-summary"},
+        {"skill", "p-skill"},
+        {"education", "p-education"},
+        {"affiliation", "p-affiliation"}},
+       {}},
+      {"vevent",
+       {"h-event"},
+       {{"summary", "p-name"},
+        {"dtstart", "dt-start"},
+        {"dtend", "dt-end"},
+        {"duration", "dt-duration"},
+        {"description", "p-description"},
+        {"attendee", "p-attendee"},
+        {"location", "p-location"},
+        {"url", "u-url"}},
+       {}},
+      {"item", {"h-item"}, {{"fn", "p-name"}, {"photo", "u-photo"}, {"url", "u-url"}}, {}},
+      {"hreview-aggregate",
+       {"h-review-aggregate"},
+       {{"rating", "p-rating"},
+        {"average", "p-average"},
+        {"best", "p-best"},
+        {"count", "p-count"},
+        {"item", "p-item"},
+        {"url", "u-url"},
+        {"fn", "p-name"}},
+       {}},
+  };
+  return *kRoots;
+}
+
+const ClassicRoot* FindClassicRoot(absl::string_view name) {
+  for (const ClassicRoot& root : ClassicRoots()) {
+    if (name == root.name) {
+      return &root;
+    }
+  }
+  return nullptr;
+}
+
+// ---- attributes, classes, names --------------------------------------------------------------
+
+bool IsOneOf(absl::string_view name, std::initializer_list<absl::string_view> names) {
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+std::vector<std::string> Tokens(const std::string* value) {
+  if (value == nullptr) {
+    return {};
+  }
+  return absl::StrSplit(*value, absl::ByAnyChar(" \t\n\r\f"), absl::SkipEmpty());
+}
+
+std::vector<std::string> Classes(const Node& node) { return Tokens(node.Attribute("class")); }
+
+bool HasClass(const Node& node, absl::string_view name) {
+  for (const std::string& cls : Classes(node)) {
+    if (cls == name) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// The attribute's value when present and not empty.
+std::optional<std::string> Attr(const Node& node, absl::string_view name) {
+  const std::string* value = node.Attribute(name);
+  if (value == nullptr || value->empty()) {
+    return std::nullopt;
+  }
+  return *value;
+}
+
+// Attr() when the element is one of `tags`.
+std::optional<std::string> AttrOf(const Node& node, std::initializer_list<absl::string_view> tags,
+                                  absl::string_view name) {
+  if (!IsOneOf(node.tag, tags)) {
+    return std::nullopt;
+  }
+  return Attr(node, name);
+}
+
+bool IsLowerAlpha(absl::string_view s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= 'a' && c <= 'z'; });
+}
+
+bool IsLowerAlnum(absl::string_view s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+  });
+}
+
+// `rest` matches ([a-z0-9]+-)?([a-z]+-)*[a-z]+ : the name part of h-*, p-*, ... classes.
+bool IsMicroformatName(absl::string_view rest) {
+  const std::vector<absl::string_view> parts = absl::StrSplit(rest, '-');
+  for (size_t i = 0; i < parts.size(); ++i) {
+    const bool ok = (i == 0 && parts.size() > 1) ? IsLowerAlnum(parts[i]) : IsLowerAlpha(parts[i]);
+    if (!ok) {
+      return false;
+    }
+  }
+  return true;
+}
+
+bool IsRootClass(absl::string_view cls) {
+  return absl::StartsWith(cls, "h-") && IsMicroformatName(cls.substr(2));
+}
+
+// The prefix ("p", "u", "e", "dt") of a property class, or "" when `cls` has none.
+absl::string_view PropertyPrefix(absl::string_view cls) {
+  for (absl::string_view prefix : {"p-", "u-", "e-", "dt-"}) {
+    if (absl::StartsWith(cls, prefix)) {
+      return prefix.substr(0, prefix.size() - 1);
+    }
+  }
+  return "";
+}
+
+bool IsPropertyClass(absl::string_view cls) {
+  const absl::string_view prefix = PropertyPrefix(cls);
+  return !prefix.empty() && IsMicroformatName(cls.substr(prefix.size() + 1));
+}
+
+// Has an h-* class (a microformats2 root).
+bool IsMf2Root(const Node& node) {
+  for (const std::string& cls : Classes(node)) {
+    if (IsRootClass(cls)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// The classic root classes of `node`, in class order.
+std::vector<std::string> ClassicRootsOf(const Node& node) {
+  std::vector<std::string> roots;
+  for (const std::string& cls : Classes(node)) {
+    if (FindClassicRoot(cls) != nullptr) {
+      roots.push_back(cls);
+    }
+  }
+  return roots;
+}
+
+bool IsRoot(const Node& node) {
+  return node.is_element() && (IsMf2Root(node) || !ClassicRootsOf(node).empty());
+}
+
+bool HasPropertyClass(const Node& node) {
+  for (const std::string& cls : Classes(node)) {
+    if (IsPropertyClass(cls)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// Is `node` a property of one of the classic `roots` (by class or by rel)?
+bool IsClassicProperty(const Node& node, const std::vector<std::string>& roots) {
+  const std::vector<std::string> classes = Classes(node);
+  const std::vector<std::string> rels = Tokens(node.Attribute("rel"));
+  for (const std::string& name : roots) {
+    const ClassicRoot* root = FindClassicRoot(name);
+    for (const auto& [cls, unused] : root->properties) {
+      if (std::find(classes.begin(), classes.end(), cls) != classes.end()) {
+        return true;
+      }
+    }
+    for (const auto& [rel, unused] : root->rels) {
+      if (std::find(rels.begin(), rels.end(), rel) != rels.end()) {
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+NodeList ElementChildren(const Node& node) {
+  NodeList children;
+  for (const auto& child : node.children) {
+    if (child->is_element()) {
+      children.push_back(child.get());
+    }
+  }
+  return children;
+}
+
+// ---- text ---------------------------------------------------------------------------------------
+
+// String.prototype.trim(): ASCII whitespace and the Unicode spaces (UTF-8).
+std::string JsTrim(absl::string_view s) {
+  const auto space_at_start = [](absl::string_view t) -> size_t {
+    if (t.empty()) {
+      return 0;
+    }
+    const unsigned char c = t[0];
+    if (c == ' ' || (c >= 0x09 && c <= 0x0D)) {
+      return 1;
+    }
+    if (t.size() >= 2 && c == 0xC2 && static_cast<unsigned char>(t[1]) == 0xA0) {
+      return 2;
+    }
+    if (t.size() >= 3) {
+      const unsigned c1 = static_cast<unsigned char>(t[1]);
+      const unsigned c2 = static_cast<unsigned char>(t[2]);
+      const unsigned cp = ((c & 0x0F) << 12) | ((c1 & 0x3F) << 6) | (c2 & 0x3F);
+      if ((c & 0xF0) == 0xE0 &&
+          (cp == 0x1680 || (cp >= 0x2000 && cp <= 0x200A) || cp == 0x2028 || cp == 0x2029 ||
+           cp == 0x202F || cp == 0x205F || cp == 0x3000 || cp == 0xFEFF)) {
+        return 3;
+      }
+    }
+    return 0;
+  };
+  while (size_t k = space_at_start(s)) {
+    s.remove_prefix(k);
+  }
+  while (!s.empty()) {
+    size_t k = 0;
+    for (size_t len : {1, 2, 3}) {
+      if (s.size() >= len) {
+        const absl::string_view tail = s.substr(s.size() - len);
+        // Only a whole code point counts.
+        if (space_at_start(tail) == len) {
+          k = len;
+          break;
+        }
+      }
+    }
+    if (k == 0) {
+      break;
+    }
+    s.remove_suffix(k);
+  }
+  return std::string(s);
+}
+
+bool IsScriptOrStyle(const Node& node) { return IsOneOf(node.tag, {"script", "style"}); }
+
+// textContent without script/style, an <img> read as its alt (the p-* and name text).
+void AltText(const Node& node, std::string& out) {
+  for (const auto& child : node.children) {
+    if (child->kind == Node::Kind::kText) {
+      out += child->text;
+    } else if (child->is_element() && !IsScriptOrStyle(*child)) {
+      if (child->tag == "img") {
+        out += Attr(*child, "alt").value_or("");
+      } else {
+        AltText(*child, out);
+      }
+    }
+  }
+}
+
+std::string TrimmedAltText(const Node& node) {
+  std::string text;
+  AltText(node, text);
+  return JsTrim(text);
+}
+
+// textContent without script/style, an <img> read as " alt " or " src " (the e-* value text).
+void ImageText(const Node& node, std::string& out) {
+  for (const auto& child : node.children) {
+    if (child->kind == Node::Kind::kText) {
+      out += child->text;
+    } else if (child->is_element() && !IsScriptOrStyle(*child)) {
+      if (child->tag == "img") {
+        std::optional<std::string> image = Attr(*child, "alt");
+        image = image.has_value() ? JsTrim(*image) : Attr(*child, "src");
+        if (image.has_value()) {
+          image = JsTrim(*image);
+        }
+        if (image.has_value() && !image->empty()) {
+          absl::StrAppend(&out, " ", *image, " ");
+          continue;
+        }
+      }
+      ImageText(*child, out);
+    }
+  }
+}
+
+std::string TrimmedImageText(const Node& node) {
+  std::string text;
+  ImageText(node, text);
+  return JsTrim(text);
+}
+
+// ---- URLs ---------------------------------------------------------------------------------------
+
+// Relative in the reference parser's sense: resolved against the base.
+bool IsRelative(absl::string_view value) {
+  return !absl::StrContains(value, "://") && !absl::StartsWith(value, "#");
+}
+
+std::string Resolve(absl::string_view value, const url::Url& base) {
+  absl::StatusOr<url::Url> parsed = url::ParseUrl(value, &base);
+  if (parsed.ok()) {
+    return parsed->href();
+  }
+  // Another scheme (mailto:, tel:) or not a URL: as written, without the spaces a URL parser
+  // would strip.
+  std::string kept;
+  for (char c : absl::StripAsciiWhitespace(value)) {
+    if (c != '\t' && c != '\n' && c != '\r') {
+      kept += c;
+    }
+  }
+  return kept;
+}
+
+// ---- the parser ---------------------------------------------------------------------------------
+
+using Matcher = bool (*)(const Node&, const std::vector<std::string>& parent_roots);
+
+bool MatchRoot(const Node& node, const std::vector<std::string>&) { return IsRoot(node); }
+bool MatchProperty(const Node& node, const std::vector<std::string>&) {
+  return HasPropertyClass(node);
+}
+bool MatchClassicProperty(const Node& node, const std::vector<std::string>& roots) {
+  return IsClassicProperty(node, roots);
+}
+bool MatchChild(const Node& node, const std::vector<std::string>& roots) {
+  return !HasPropertyClass(node) && !IsClassicProperty(node, roots) && IsRoot(node);
+}
+bool MatchValueClass(const Node& node, const std::vector<std::string>&) {
+  return HasClass(node, "value") || HasClass(node, "value-title");
+}
+
+void CollectInto(const Node& node, Matcher matcher, const std::vector<std::string>& roots,
+                 NodeList& out) {
+  const bool matched = matcher(node, roots);
+  const bool root = IsRoot(node);
+  if (matched && root) {
+    out.push_back(&node);
+    return;
+  }
+  if (root) {
+    return;
+  }
+  if (matched) {
+    out.push_back(&node);
+  }
+  for (const auto& child : node.children) {
+    if (child->is_element()) {
+      CollectInto(*child, matcher, roots, out);
+    }
+  }
+}
+
+// The descendants of `node` the matcher selects, not looking inside microformats (a selected
+// microformat is kept, its insides are not searched).
+NodeList Collect(const Node& node, Matcher matcher) {
+  const std::vector<std::string> roots =
+      node.is_element() ? ClassicRootsOf(node) : std::vector<std::string>{};
+  NodeList out;
+  for (const auto& child : node.children) {
+    if (child->is_element()) {
+      CollectInto(*child, matcher, roots, out);
+    }
+  }
+  return out;
+}
+
+struct Context {
+  std::vector<std::string> roots;  // the classic roots of the microformat being read
+  std::string value_type;          // for a microformat that is a property value: p, u, e, dt
+  std::string value_key;
+};
+
+struct Property {
+  std::string type;
+  std::string key;
+  json::value value;
+};
+
+bool StartsWithYear(absl::string_view s) {
+  return s.size() >= 4 && std::all_of(s.begin(), s.begin() + 4, absl::ascii_isdigit);
+}
+
+// The value-class pattern: nullopt when `node` has no value/value-title descendants.
+std::optional<std::string> ValueClass(const Node& node, bool datetime) {
+  const NodeList parts = Collect(node, MatchValueClass);
+  if (parts.empty()) {
+    return std::nullopt;
+  }
+  const auto value_title = [](const Node& part) -> std::optional<std::string> {
+    if (HasClass(part, "value-title")) {
+      return Attr(part, "title");
+    }
+    return std::nullopt;
+  };
+  std::vector<std::string> values;
+  for (const Node* part : parts) {
+    std::optional<std::string> value;
+    if (datetime) {
+      value = Attr(*part, "datetime");
+    }
+    if (!value.has_value()) {
+      value = value_title(*part);
+    }
+    values.push_back(value.has_value() ? *value : TrimmedImageText(*part));
+  }
+  if (!datetime) {
+    return JsTrim(absl::StrJoin(values, ""));
+  }
+  std::stable_partition(values.begin(), values.end(), StartsWithYear);
+  std::string joined = JsTrim(absl::StrJoin(values, " "));
+  // "+05:00" at the end -> "+0500".
+  static const std::regex kZone("([+-][0-2][0-9]):([0-5][0-9])$");
+  joined = std::regex_replace(joined, kZone, "$1$2", std::regex_constants::format_first_only);
+  // "5pm", "5:30p.m." -> 24-hour time.
+  static const std::regex kMeridiem(
+      "([0-2]?[0-9])(:[0-5][0-9])?(:[0-5][0-9])?(a\\.?m\\.?|p\\.?m\\.?)", std::regex::icase);
+  std::smatch match;
+  if (std::regex_search(joined, match, kMeridiem)) {
+    std::string hour = match[1].str();
+    const bool am = match[4].str()[0] == 'a' || match[4].str()[0] == 'A';
+    if (am) {
+      if (hour.size() < 2) {
+        hour = "0" + hour;
+      }
+    } else {
+      hour = std::to_string(std::atoi(hour.c_str()) + 12);
+    }
+    const std::string minutes = match[2].matched ? match[2].str() : ":00";
+    const std::string seconds = match[3].matched ? match[3].str() : "";
+    joined = absl::StrCat(match.prefix().str(), hour, minutes, seconds, match.suffix().str());
+  }
+  return absl::AsciiStrToUpper(joined);
+}
+
+class Mf2Parser {
+ public:
+  explicit Mf2Parser(url::Url base) : base_(std::move(base)) {}
+
+  json::object Run(HtmlNode& root) {
+    Prepare(root, 0);
+    json::array items;
+    for (const Node* node : Collect(root, MatchRoot)) {
+      items.push_back(ParseItem(*node, Context{}));
+    }
+    json::object result;
+    result["items"] = std::move(items);
+    result["rels"] = std::move(rels_);
+    result["rel-urls"] = std::move(rel_urls_);
+    return result;
+  }
+
+ private:
+  // Resolves href/src (object: data) attributes and collects rels, in document order.
+  void Prepare(Node& node, int depth) {
+    for (const auto& child : node.children) {
+      if (!child->is_element()) {
+        continue;
+      }
+      for (absl::string_view name : child->tag == "object"
+                                        ? std::initializer_list<absl::string_view>{"data"}
+                                        : std::initializer_list<absl::string_view>{"href", "src"}) {
+        if (std::string* value = child->MutableAttribute(name); value != nullptr) {
+          *value = IsRelative(*value) ? Resolve(*value, base_) : JsTrim(*value);
+        }
+      }
+      if (child->Attribute("rel") != nullptr && child->Attribute("href") != nullptr) {
+        AddRel(*child);
+      }
+      if (depth < kMaxElementDepth * 2) {
+        Prepare(*child, depth + 1);
+      }
+    }
+  }
+
+  void AddRel(const Node& node) {
+    std::string text;
+    AltText(node, text);
+    const std::optional<std::string> rel = Attr(node, "rel");
+    std::optional<std::string> href = Attr(node, "href");
+    if (!rel.has_value() || !href.has_value()) {
+      return;
+    }
+    *href = JsTrim(*href);
+    for (const std::string& token : Tokens(&*rel)) {
+      json::array& urls =
+          rels_[token].is_array() ? rels_[token].as_array() : rels_[token].emplace_array();
+      if (std::find(urls.begin(), urls.end(), json::value(*href)) == urls.end()) {
+        urls.emplace_back(*href);
+      }
+      json::value& entry = rel_urls_[*href];
+      if (!entry.is_object()) {
+        json::object fresh;
+        fresh["rels"] = json::array{json::value(token)};
+        fresh["text"] = text;
+        entry = std::move(fresh);
+      } else {
+        json::array& entry_rels = entry.as_object()["rels"].as_array();
+        if (std::find(entry_rels.begin(), entry_rels.end(), json::value(token)) ==
+            entry_rels.end()) {
+          entry_rels.emplace_back(token);
+          std::sort(entry_rels.begin(), entry_rels.end(),
+                    [](const json::value& a, const json::value& b) {
+                      return a.as_string() < b.as_string();
+                    });
+        }
+      }
+      json::object& fields = entry.as_object();
+      if (!text.empty() && fields["text"].as_string().empty()) {
+        fields["text"] = text;
+      }
+      for (const char* name : {"title", "media", "hreflang", "type"}) {
+        if (std::optional<std::string> value = Attr(node, name);
+            value.has_value() && !fields.contains(name)) {
+          fields[name] = *value;
+        }
+      }
+    }
+  }
+
+  static std::vector<std::string> TypesOf(const Node& node) {
+    std::vector<std::string> types;
+    for (const std::string& cls : Classes(node)) {
+      if (absl::StartsWith(cls, "h-")) {
+        types.push_back(cls);
+      }
+    }
+    if (types.empty()) {
+      for (const std::string& name : ClassicRootsOf(node)) {
+        for (const char* type : FindClassicRoot(name)->types) {
+          types.push_back(type);
+        }
+      }
+      if (types.size() > 1) {
+        types.erase(std::remove(types.begin(), types.end(), "h-item"), types.end());
+      }
+    }
+    std::sort(types.begin(), types.end());
+    types.erase(std::unique(types.begin(), types.end()), types.end());
+    return types;
+  }
+
+  json::object ParseItem(const Node& node, const Context& context) {
+    const bool mf2 = IsMf2Root(node);
+    Context inner;
+    inner.roots = mf2 ? std::vector<std::string>{} : ClassicRootsOf(node);
+    json::object item;
+    json::array types;
+    for (const std::string& type : TypesOf(node)) {
+      types.emplace_back(type);
+    }
+    item["type"] = std::move(types);
+    const bool imply = Collect(node, MatchRoot).empty();
+    item["properties"] = ParseProperties(node, inner, imply);
+    if (mf2) {
+      if (std::optional<std::string> id = Attr(node, "id")) {
+        item["id"] = *id;
+      }
+    }
+    const NodeList children = Collect(node, MatchChild);
+    if (!children.empty()) {
+      json::array parsed;
+      for (const Node* child : children) {
+        parsed.push_back(ParseItem(*child, Context{}));
+      }
+      item["children"] = std::move(parsed);
+    }
+    const json::object& properties = item["properties"].as_object();
+    const auto first_string = [&](const std::string& key) -> std::optional<std::string> {
+      const json::value* values = properties.if_contains(key);
+      if (values == nullptr || values->as_array().empty()) {
+        return std::nullopt;
+      }
+      const json::value& first = values->as_array().front();
+      if (first.is_string()) {
+        return std::string(first.as_string());
+      }
+      if (const json::value* value = first.as_object().if_contains("value");
+          value != nullptr && value->is_string()) {
+        return std::string(value->as_string());
+      }
+      return std::nullopt;
+    };
+    std::optional<std::string> value;
+    if (context.value_type == "p") {
+      value = first_string("name");
+      if (!value.has_value()) {
+        value = Attr(node, "title");
+      }
+      if (!value.has_value()) {
+        value = TrimmedImageText(node);
+      }
+    } else if (context.value_type == "u") {
+      value = first_string("url");
+      if (!value.has_value()) {
+        value = TrimmedImageText(node);
+      }
+    } else if (context.value_type == "dt") {
+      value = DateTimeValue(node);
+    } else if (context.value_type == "e") {
+      item["value"] = TrimmedImageText(node);
+      item["html"] = JsTrim(SerializeChildren(node));
+      return item;
+    }
+    if (!context.value_key.empty() && (!value.has_value() || value->empty())) {
+      if (std::optional<std::string> own = first_string(context.value_key)) {
+        value = own;
+      }
+    }
+    if (value.has_value() && !context.value_type.empty()) {
+      item["value"] = *value;
+    }
+    return item;
+  }
+
+  json::object ParseProperties(const Node& node, const Context& context, bool imply) {
+    const NodeList elements =
+        context.roots.empty() ? Collect(node, MatchProperty) : Collect(node, MatchClassicProperty);
+    std::vector<Property> found;
+    for (const Node* element : elements) {
+      for (Property& property : PropertiesOf(*element, context)) {
+        found.push_back(std::move(property));
+      }
+    }
+    // dt-end with only a time takes its date from dt-start.
+    for (Property& property : found) {
+      if (property.type != "dt" || property.key != "end" || !property.value.is_string()) {
+        continue;
+      }
+      const std::string end(property.value.as_string());
+      static const std::regex kDate("^[0-9]{4}-[0-9]{2}-[0-9]{2}");
+      static const std::regex kTime("^[0-9]{2}:[0-9]{2}");
+      if (std::regex_search(end, kDate) || !std::regex_search(end, kTime)) {
+        continue;
+      }
+      for (const Property& start : found) {
+        if (start.type == "dt" && start.key == "start" && start.value.is_string()) {
+          const std::string start_value(start.value.as_string());
+          std::smatch date;
+          if (std::regex_search(start_value, date, kDate)) {
+            property.value = absl::StrCat(date.str(), " ", end);
+          }
+          break;
+        }
+      }
+    }
+    json::object properties;
+    for (Property& property : found) {
+      json::value& values = properties[property.key];
+      if (!values.is_array()) {
+        values.emplace_array();
+      }
+      values.as_array().push_back(std::move(property.value));
+    }
+    if (imply && context.roots.empty()) {
+      const auto any_class = [&](std::initializer_list<absl::string_view> prefixes) {
+        for (const Node* element : elements) {
+          for (const std::string& cls : Classes(*element)) {
+            for (absl::string_view prefix : prefixes) {
+              if (absl::StartsWith(cls, prefix)) {
+                return true;
+              }
+            }
+          }
+        }
+        return false;
+      };
+      if (!properties.contains("name") && !any_class({"p-", "e-", "h-"})) {
+        properties["name"] = json::array{json::value(ImpliedName(node))};
+      }
+      if (!properties.contains("url") && !any_class({"u-"})) {
+        if (std::optional<std::string> url = ImpliedUrl(node)) {
+          properties["url"] = json::array{json::value(*url)};
+        }
+      }
+      if (!properties.contains("photo") && !any_class({"u-"})) {
+        if (std::optional<json::value> photo = ImpliedPhoto(node)) {
+          properties["photo"] = json::array{std::move(*photo)};
+        }
+      }
+    }
+    return properties;
+  }
+
+  std::vector<Property> PropertiesOf(const Node& element, const Context& context) {
+    std::vector<std::string> names;
+    if (!context.roots.empty()) {
+      const std::vector<std::string> classes = Classes(element);
+      const std::vector<std::string> rels = Tokens(element.Attribute("rel"));
+      for (const std::string& root_name : context.roots) {
+        const ClassicRoot* root = FindClassicRoot(root_name);
+        for (const std::string& cls : classes) {
+          for (const auto& [from, to] : root->properties) {
+            if (cls == from) {
+              names.push_back(to);
+            }
+          }
+        }
+        for (const std::string& rel : rels) {
+          for (const auto& [from, to] : root->rels) {
+            if (rel == from) {
+              names.push_back(to);
+            }
+          }
+        }
+      }
+      std::vector<std::string> unique;
+      for (std::string& name : names) {
+        if (std::find(unique.begin(), unique.end(), name) == unique.end()) {
+          unique.push_back(std::move(name));
+        }
+      }
+      names = std::move(unique);
+    } else {
+      for (const std::string& cls : Classes(element)) {
+        if (!PropertyPrefix(cls).empty()) {
+          names.push_back(cls);
+        }
+      }
+    }
+    std::vector<Property> properties;
+    for (const std::string& name : names) {
+      Property property;
+      property.type = std::string(PropertyPrefix(name));
+      property.key = name.substr(property.type.size() + 1);
+      if (IsRoot(element)) {
+        Context nested;
+        nested.value_type = property.type;
+        nested.value_key = property.key;
+        property.value = ParseItem(element, nested);
+      } else {
+        property.value = PropertyValue(element, property.type, context);
+      }
+      properties.push_back(std::move(property));
+    }
+    return properties;
+  }
+
+  // <img>: its src, or {value: src, alt} when it has an alt (not for classic properties).
+  static std::optional<json::value> ImageValue(const Node& node, bool allow_alt) {
+    if (node.tag != "img") {
+      return std::nullopt;
+    }
+    const std::optional<std::string> alt = allow_alt ? Attr(node, "alt") : std::nullopt;
+    const std::optional<std::string> src = Attr(node, "src");
+    if (alt.has_value()) {
+      json::object object;
+      if (src.has_value()) {
+        object["value"] = *src;
+      }
+      object["alt"] = *alt;
+      return json::value(std::move(object));
+    }
+    if (src.has_value()) {
+      return json::value(*src);
+    }
+    return std::nullopt;
+  }
+
+  std::string DateTimeValue(const Node& node) {
+    std::optional<std::string> value = ValueClass(node, /*datetime=*/true);
+    if (!value) value = AttrOf(node, {"time", "ins", "del"}, "datetime");
+    if (!value) value = AttrOf(node, {"abbr"}, "title");
+    if (!value) value = AttrOf(node, {"data", "input"}, "value");
+    if (!value) value = AttrOf(node, {"meta"}, "content");
+    return value.has_value() ? *value : TrimmedImageText(node);
+  }
+
+  json::value PropertyValue(const Node& node, absl::string_view type, const Context& context) {
+    if (type == "p") {
+      std::optional<std::string> value = ValueClass(node, /*datetime=*/false);
+      if (!value) value = AttrOf(node, {"abbr", "link"}, "title");
+      if (!value) value = AttrOf(node, {"input", "data"}, "value");
+      if (!value) value = AttrOf(node, {"img", "area"}, "alt");
+      if (!value) value = AttrOf(node, {"meta"}, "content");
+      return json::value(value.has_value() ? *value : TrimmedAltText(node));
+    }
+    if (type == "e") {
+      json::object object;
+      object["value"] = TrimmedImageText(node);
+      object["html"] = JsTrim(SerializeChildren(node));
+      return object;
+    }
+    if (type == "u") {
+      std::optional<json::value> value;
+      const auto from = [&](std::optional<std::string> text) {
+        if (!value.has_value() && text.has_value()) {
+          value = json::value(*text);
+        }
+      };
+      from(AttrOf(node, {"a", "area", "link"}, "href"));
+      if (!value) value = ImageValue(node, /*allow_alt=*/context.roots.empty());
+      from(AttrOf(node, {"audio", "source", "iframe", "video"}, "src"));
+      from(AttrOf(node, {"video"}, "poster"));
+      from(AttrOf(node, {"object"}, "data"));
+      from(ValueClass(node, /*datetime=*/false));
+      from(AttrOf(node, {"abbr"}, "title"));
+      from(AttrOf(node, {"data", "input"}, "value"));
+      from(AttrOf(node, {"meta"}, "content"));
+      from(TrimmedImageText(node));
+      if (value->is_string()) {
+        const std::string text(value->as_string());
+        return json::value(IsRelative(text) ? Resolve(text, base_) : JsTrim(text));
+      }
+      return std::move(*value);
+    }
+    return json::value(DateTimeValue(node));
+  }
+
+  static std::optional<std::string> ImpliedNameOf(const Node& node) {
+    std::optional<std::string> value = AttrOf(node, {"img", "area"}, "alt");
+    if (!value) value = AttrOf(node, {"abbr"}, "title");
+    return value;
+  }
+
+  static std::optional<std::string> FirstChildName(const Node& node) {
+    const NodeList children = ElementChildren(node);
+    return children.empty() ? std::nullopt : ImpliedNameOf(*children.front());
+  }
+
+  static std::string ImpliedName(const Node& node) {
+    std::optional<std::string> name = ImpliedNameOf(node);
+    if (!name) name = FirstChildName(node);
+    if (!name) {
+      const NodeList children = ElementChildren(node);
+      if (children.size() == 1) {
+        name = FirstChildName(*children.front());
+      }
+    }
+    return name.has_value() ? *name : TrimmedAltText(node);
+  }
+
+  static std::optional<std::string> LinkOf(const Node& node) {
+    return AttrOf(node, {"a", "area"}, "href");
+  }
+
+  // The href of the only <a> child (else of the only <area> child) that is not a microformat.
+  static std::optional<std::string> OnlyLinkChild(const Node& node) {
+    const NodeList children = ElementChildren(node);
+    for (absl::string_view tag : {"a", "area"}) {
+      NodeList matching;
+      for (const Node* child : children) {
+        if (child->tag == tag) {
+          matching.push_back(child);
+        }
+      }
+      if (matching.size() == 1 && !IsMf2Root(*matching.front())) {
+        return LinkOf(*matching.front());
+      }
+    }
+    return std::nullopt;
+  }
+
+  static std::optional<std::string> ImpliedUrl(const Node& node) {
+    std::optional<std::string> url = LinkOf(node);
+    if (!url) url = OnlyLinkChild(node);
+    if (!url) {
+      const NodeList children = ElementChildren(node);
+      if (children.size() == 1) {
+        url = OnlyLinkChild(*children.front());
+      }
+    }
+    return url;
+  }
+
+  static std::optional<json::value> PhotoOf(const Node& node) {
+    if (node.tag == "img") {
+      return ImageValue(node, /*allow_alt=*/true);
+    }
+    if (node.tag == "object") {
+      if (std::optional<std::string> data = Attr(node, "data")) {
+        return json::value(*data);
+      }
+    }
+    return std::nullopt;
+  }
+
+  static std::optional<json::value> OnlyPhotoChild(const Node& node) {
+    const NodeList children = ElementChildren(node);
+    for (absl::string_view tag : {"img", "object"}) {
+      NodeList matching;
+      for (const Node* child : children) {
+        if (child->tag == tag) {
+          matching.push_back(child);
+        }
+      }
+      if (matching.size() == 1 && !IsMf2Root(*matching.front())) {
+        return PhotoOf(*matching.front());
+      }
+    }
+    return std::nullopt;
+  }
+
+  static std::optional<json::value> ImpliedPhoto(const Node& node) {
+    std::optional<json::value> photo = PhotoOf(node);
+    if (!photo) photo = OnlyPhotoChild(node);
+    if (!photo) {
+      const NodeList children = ElementChildren(node);
+      if (children.size() == 1) {
+        photo = OnlyPhotoChild(*children.front());
+      }
+    }
+    return photo;
+  }
+
+  url::Url base_;
+  json::object rels_;
+  json::object rel_urls_;
+};
+
+// The first <base href> in document order.
+const Node* FindBase(const Node& node, int depth) {
+  for (const auto& child : node.children) {
+    if (!child->is_element()) {
+      continue;
+    }
+    if (child->tag == "base" && child->Attribute("href") != nullptr) {
+      return child.get();
+    }
+    if (depth < kMaxElementDepth * 2) {
+      if (const Node* found = FindBase(*child, depth + 1)) {
+        return found;
+      }
+    }
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+json::object ParseMf2(HtmlDocument& document, const url::Url& document_url) {
+  url::Url base = document_url;
+  if (const Node* base_element = FindBase(document.root(), 0)) {
+    if (std::optional<std::string> href = Attr(*base_element, "href")) {
+      if (absl::StatusOr<url::Url> parsed = url::ParseUrl(*href, &document_url); parsed.ok()) {
+        base = *std::move(parsed);
+      }
+    }
+  }
+  return Mf2Parser(std::move(base)).Run(document.mutable_root());
+}
+
+absl::StatusOr<json::object> ParseMf2(absl::string_view html, absl::string_view document_url) {
+  absl::StatusOr<url::Url> url = url::ParseUrl(document_url);
+  if (!url.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("document URL is not an absolute http(s) URL: ", url.status().message()));
+  }
+  HtmlDocument document = HtmlDocument::Parse(html);
+  return ParseMf2(document, *url);
+}
+
+}  // namespace portcullis::verifier::html

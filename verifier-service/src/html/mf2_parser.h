@@ -1,0 +1,45 @@
+#pragma once
+
+// A microformats2 parser (https://microformats.org/wiki/microformats2-parsing) over HtmlDocument.
+//
+// Pure: no I/O. Follows the reference JavaScript parser (npm `microformats-parser`), which passes
+// the whole microformats-v2 suite, rule for rule: roots h-*, properties p-/u-/dt-/e- with the
+// value-class pattern (dt date and time parts joined), implied name/photo/url, nested
+// microformats as `children` or as property values with `value` (and `html` for e-*), rels and
+// rel-urls, backcompat for the classic roots (hentry, vcard, hfeed, hreview, vevent, adr, geo,
+// hproduct, hresume, hnews, item, hreview-aggregate) with their property and rel maps.
+// Known, deliberate differences from the reference (each a spec rule it does not follow):
+//   - hentry `published` is mapped to dt-published (the reference's map lacks it);
+//   - `children` of a microformat that is itself a property value carry no `value`;
+//   - class and rel attributes are split on any ASCII whitespace, and duplicate types dropped;
+//   - a URL that does not parse stays as written (the reference throws and parses nothing);
+//   - a relative <base href> is resolved against the document URL.
+//
+// URLs: href/src/data attributes that are relative (no "://" and not a "#fragment") are resolved
+// with common/url against <base href> (itself resolved against the document URL) or the document
+// URL, before anything is read, so e-* `html` carries absolute links; absolute URLs are kept as
+// written (trimmed), as the reference does.
+//
+// Text: "classic" plain-text extraction (textContent without <script>/<style>, trimmed): for p-*
+// and implied names an <img> reads as its alt; for e-* `value`, u-*/dt-* fallbacks and `value`
+// of nested microformats it reads as " alt " or, without alt, " src ".
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "boost/json/object.hpp"
+#include "common/url/url.h"
+#include "verifier-service/src/html/html_document.h"
+
+namespace portcullis::verifier::html {
+
+// Parses `document` as fetched from `document_url` into {"items", "rels", "rel-urls"}.
+// Rewrites the document's relative href/src/data attributes to absolute URLs (as the reference
+// parser does); the document stays usable for other readers, with absolute links.
+boost::json::object ParseMf2(HtmlDocument& document, const url::Url& document_url);
+
+// Parses `html` fetched from `document_url`. kInvalidArgument when `document_url` is not an
+// absolute http(s) URL.
+absl::StatusOr<boost::json::object> ParseMf2(absl::string_view html,
+                                             absl::string_view document_url);
+
+}  // namespace portcullis::verifier::html
