@@ -1,0 +1,194 @@
+// Differential test against an independent implementation: the reference microformats2 parser
+// from npm ("microformats-parser", pinned by tests/differential/microformats-parser/
+// package-lock.json) parses the same documents as ParseMf2 — every microformats-v2 suite input
+// and the webmention-shaped pages in tests/differential/microformats-parser/pages — and the two
+// results must be equal (object key order ignored). Installed at test time into the build tree
+// (never into the source tree). Without node, npm or the registry the test is skipped loudly;
+// under CI=true it fails.
+
+#include <algorithm>
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "boost/json/parse.hpp"
+#include "boost/json/serialize.hpp"
+#include "gtest/gtest.h"
+#include "tests/support/ci.h"
+#include "tests/support/shared_testdata.h"
+#include "tools/portcullis/src/mf2_commands.h"
+#include "verifier-service/src/html/mf2_parser.h"
+
+namespace portcullis::verifier::html {
+namespace {
+
+namespace fs = std::filesystem;
+namespace json = boost::json;
+
+std::string Quoted(const fs::path& path) { return absl::StrCat("'", path.string(), "'"); }
+
+// Runs `command` through the shell; its stdout, or nullopt when it exits non-zero.
+std::optional<std::string> RunShell(const std::string& command) {
+  struct PipeCloser {
+    void operator()(FILE* pipe) const {
+      if (pipe != nullptr) {
+        pclose(pipe);
+      }
+    }
+  };
+  FILE* raw = popen(command.c_str(), "r");
+  if (raw == nullptr) {
+    return std::nullopt;
+  }
+  std::unique_ptr<FILE, PipeCloser> pipe(raw);
+  std::string output;
+  std::array<char, 4096> buffer;
+  size_t n = 0;
+  while ((n = fread(buffer.data(), 1, buffer.size(), pipe.get())) > 0) {
+    output.append(buffer.data(), n);
+  }
+  if (pclose(pipe.release()) != 0) {
+    return std::nullopt;
+  }
+  return output;
+}
+
+struct Case {
+  fs::path file;
+  std::string base_url;
+};
+
+// The .html files under `dir`, in path order; with `paired_only`, only those with a .json beside.
+std::vector<fs::path> HtmlFiles(const fs::path& dir, bool paired_only) {
+  std::vector<fs::path> files;
+  std::error_code error;
+  for (const fs::directory_entry& entry : fs::recursive_directory_iterator(dir, error)) {
+    if (!entry.is_regular_file() || entry.path().extension() != ".html") {
+      continue;
+    }
+    fs::path expected = entry.path();
+    expected.replace_extension(".json");
+    if (!paired_only || fs::exists(expected)) {
+      files.push_back(entry.path());
+    }
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+class Mf2DifferentialTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const fs::path source = PORTCULLIS_ORACLE_SOURCE_DIR;
+    // One directory per test: ctest may run the tests of this file in parallel.
+    work_ = fs::path(PORTCULLIS_ORACLE_WORK_DIR) /
+            ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    fs::create_directories(work_);
+    for (const char* file : {"package.json", "package-lock.json", "oracle.js"}) {
+      fs::copy_file(source / file, work_ / file, fs::copy_options::overwrite_existing);
+    }
+    // npm ci: exactly the locked versions, checked against the lock file's integrity hashes.
+    const std::string install =
+        absl::StrCat("cd ", Quoted(work_),
+                     " && timeout 90 npm ci --no-audit --no-fund --prefer-offline --loglevel=error"
+                     " 1>&2");
+    if (!RunShell("command -v node >/dev/null && command -v npm >/dev/null").has_value() ||
+        !RunShell(install).has_value()) {
+      const std::string why =
+          "node/npm missing or `npm ci` of microformats-parser failed (offline?); the "
+          "differential check against the reference parser did not run";
+      if (::portcullis::testing::RunningInCi()) {
+        FAIL() << why;
+      }
+      GTEST_SKIP() << "SKIPPED: " << why;
+    }
+  }
+
+  // Runs both parsers on every case; one failure per disagreement. Returns {passed, failed}.
+  std::pair<int, int> Compare(const std::vector<Case>& cases, const std::string& label) {
+    json::array list;
+    for (const Case& c : cases) {
+      list.push_back(json::object{{"file", c.file.string()}, {"base_url", c.base_url}});
+    }
+    const fs::path list_file = work_ / (label + "-cases.json");
+    std::ofstream(list_file) << json::serialize(list);
+    const std::optional<std::string> output = RunShell(
+        absl::StrCat("cd ", Quoted(work_), " && timeout 120 node oracle.js ", Quoted(list_file)));
+    if (!output.has_value()) {
+      ADD_FAILURE() << "node oracle.js failed";
+      return {0, static_cast<int>(cases.size())};
+    }
+    const json::array results = json::parse(*output).as_array();
+    EXPECT_EQ(results.size(), cases.size());
+    int passed = 0;
+    int failed = 0;
+    for (size_t i = 0; i < std::min(results.size(), cases.size()); ++i) {
+      const Case& c = cases[i];
+      const json::object& reference = results[i].as_object();
+      std::vector<std::string> differences;
+      if (const json::value* error = reference.if_contains("error")) {
+        differences.push_back(
+            absl::StrCat("the reference parser threw: ", json::serialize(*error)));
+      } else {
+        std::ifstream in(c.file, std::ios::binary);
+        const std::string html((std::istreambuf_iterator<char>(in)),
+                               std::istreambuf_iterator<char>());
+        const absl::StatusOr<json::object> ours = ParseMf2(html, c.base_url);
+        if (!ours.ok()) {
+          differences.push_back(std::string(ours.status().message()));
+        } else {
+          differences = cli::JsonDifferences(*ours, reference.at("result"));
+        }
+      }
+      if (differences.empty()) {
+        ++passed;
+      } else {
+        ++failed;
+        ADD_FAILURE() << c.file.string() << " (base " << c.base_url
+                      << "), ours vs the reference:\n  " << absl::StrJoin(differences, "\n  ");
+      }
+    }
+    std::cout << "mf2 differential (" << label << "): " << passed << " passed, " << failed
+              << " failed\n";
+    return {passed, failed};
+  }
+
+  fs::path work_;
+};
+
+TEST_F(Mf2DifferentialTest, AgreesOnTheWebmentionShapedPages) {
+  std::vector<Case> cases;
+  for (const fs::path& file :
+       HtmlFiles(fs::path(PORTCULLIS_ORACLE_SOURCE_DIR) / "pages", /*paired_only=*/false)) {
+    cases.push_back({file, "https://source.example/notes/page"});
+  }
+  ASSERT_GE(cases.size(), 7u);
+  EXPECT_EQ(Compare(cases, "pages").second, 0);
+}
+
+TEST_F(Mf2DifferentialTest, AgreesOnEveryMicroformatsV2SuiteInput) {
+  const fs::path suite = fs::path(PORTCULLIS_SHARED_TESTDATA_DIR) / "mf2" / "microformats-v2";
+  if (!fs::is_directory(suite)) {
+    if (::portcullis::testing::RunningInCi()) {
+      FAIL() << "shared test data missing under CI=true: " << suite;
+    }
+    GTEST_SKIP() << "SKIPPED: shared test data not found at " << suite;
+  }
+  std::vector<Case> cases;
+  for (const fs::path& file : HtmlFiles(suite, /*paired_only=*/true)) {
+    cases.push_back({file, "http://example.com/"});
+  }
+  ASSERT_EQ(cases.size(), 58u);
+  EXPECT_EQ(Compare(cases, "microformats-v2").second, 0);
+}
+
+}  // namespace
+}  // namespace portcullis::verifier::html
