@@ -191,6 +191,26 @@ TEST(Mf2ParserTest, DeepNestingIsCappedNotFatal) {
   EXPECT_EQ(parsed.at("items").at(0).at("properties").at("name").at(0), "deep");
 }
 
+// 512 nested properties over 900 KB of text would repeat that text at every level.
+TEST(Mf2ParserTest, OutputIsBounded) {
+  std::string input = "<div class=h-entry>";
+  for (int i = 0; i < 600; ++i) {
+    input += "<div class='h-card p-author'>";
+  }
+  input += std::string(900000, 'x');
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(ParseMf2(input, "http://example.com/").status().code(),
+            absl::StatusCode::kResourceExhausted);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(20));
+  // The same page within a larger budget parses.
+  EXPECT_TRUE(ParseMf2(input.substr(0, 20000), "http://example.com/").ok());
+  EXPECT_EQ(
+      ParseMf2("<p class=h-card>0123456789</p>", "http://example.com/", {.max_output_bytes = 5})
+          .status()
+          .code(),
+      absl::StatusCode::kResourceExhausted);
+}
+
 TEST(Mf2ParserTest, AOneMebibytePageCompletes) {
   std::string input = "<!doctype html><html><body><div class=h-feed>";
   int entries = 0;

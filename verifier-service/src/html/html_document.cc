@@ -13,6 +13,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 
 namespace portcullis::verifier::html {
 namespace {
@@ -109,14 +110,17 @@ void EscapeInto(absl::string_view text, bool attribute, std::string& out) {
   }
 }
 
-void SerializeChildrenInto(const HtmlNode& node, std::string& out, int depth) {
-  if (depth > kMaxTreeDepth) {
+void SerializeChildrenInto(const HtmlNode& node, std::string& out, int depth, size_t max_bytes) {
+  if (depth > kMaxTreeDepth || out.size() > max_bytes) {
     return;
   }
   const bool raw_text_parent = node.is_element() && node.html_namespace &&
                                IsOneOf(node.tag, {"style", "script", "xmp", "iframe", "noembed",
                                                   "noframes", "plaintext", "noscript"});
   for (const std::unique_ptr<HtmlNode>& child : node.children) {
+    if (out.size() > max_bytes) {
+      return;
+    }
     switch (child->kind) {
       case HtmlNode::Kind::kText:
         if (raw_text_parent) {
@@ -139,7 +143,7 @@ void SerializeChildrenInto(const HtmlNode& node, std::string& out, int depth) {
         if (child->html_namespace && IsVoidElement(child->tag)) {
           break;
         }
-        SerializeChildrenInto(*child, out, depth + 1);
+        SerializeChildrenInto(*child, out, depth + 1, max_bytes);
         absl::StrAppend(&out, "</", child->tag, ">");
         break;
       case HtmlNode::Kind::kDocument:
@@ -346,6 +350,9 @@ HtmlDocument HtmlDocument::Parse(absl::string_view html) {
           const auto* attribute = static_cast<const GumboAttribute*>(attributes.data[k]);
           owned->attributes.emplace_back(attribute->name, attribute->value);
         }
+        if (const std::string* cls = owned->Attribute("class"); cls != nullptr) {
+          owned->classes = absl::StrSplit(*cls, absl::ByAnyChar(" \t\n\r\f"), absl::SkipEmpty());
+        }
         const GumboVector& children = node.v.element.children;
         HtmlNode* self = owned.get();
         for (unsigned k = children.length; k > 0; --k) {
@@ -363,9 +370,9 @@ HtmlDocument HtmlDocument::Parse(absl::string_view html) {
   return document;
 }
 
-std::string SerializeChildren(const HtmlNode& node) {
+std::string SerializeChildren(const HtmlNode& node, size_t max_bytes) {
   std::string out;
-  SerializeChildrenInto(node, out, 0);
+  SerializeChildrenInto(node, out, 0, max_bytes);
   return out;
 }
 

@@ -13,6 +13,7 @@
 // ignores them, as a browser's DOM keeps them out of the document's children).
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <utility>
@@ -37,6 +38,8 @@ struct HtmlNode {
   // Attributes in document order, names lowercase. Values may be rewritten by later passes (the
   // mf2 parser resolves href/src against the base URL, as the reference parsers do).
   std::vector<std::pair<std::string, std::string>> attributes;
+  // The class attribute split on ASCII whitespace (the DOM's classList), in order.
+  std::vector<std::string> classes;
   // Text of a text or comment node.
   std::string text;
   std::vector<std::unique_ptr<HtmlNode>> children;
@@ -70,6 +73,7 @@ class HtmlDocument {
 std::pair<std::string, size_t> CapNestingDepth(absl::string_view html, int max_depth);
 
 // Serializes the children of `node` as the HTML fragment serialization algorithm does (innerHTML).
-std::string SerializeChildren(const HtmlNode& node);
+// Stops early (with a truncated result) once longer than `max_bytes`.
+std::string SerializeChildren(const HtmlNode& node, size_t max_bytes = SIZE_MAX);
 
 }  // namespace portcullis::verifier::html

@@ -172,7 +172,7 @@ std::vector<std::string> Tokens(const std::string* value) {
   return absl::StrSplit(*value, absl::ByAnyChar(" \t\n\r\f"), absl::SkipEmpty());
 }
 
-std::vector<std::string> Classes(const Node& node) { return Tokens(node.Attribute("class")); }
+const std::vector<std::string>& Classes(const Node& node) { return node.classes; }
 
 bool HasClass(const Node& node, absl::string_view name) {
   for (const std::string& cls : Classes(node)) {
@@ -278,7 +278,7 @@ bool HasPropertyClass(const Node& node) {
 
 // Is `node` a property of one of the classic `roots` (by class or by rel)?
 bool IsClassicProperty(const Node& node, const std::vector<std::string>& roots) {
-  const std::vector<std::string> classes = Classes(node);
+  const std::vector<std::string>& classes = Classes(node);
   const std::vector<std::string> rels = Tokens(node.Attribute("rel"));
   for (const std::string& name : roots) {
     const ClassicRoot* root = FindClassicRoot(name);
@@ -358,30 +358,61 @@ std::string JsTrim(absl::string_view s) {
 
 bool IsScriptOrStyle(const Node& node) { return IsOneOf(node.tag, {"script", "style"}); }
 
+// What the result may still grow by. Text extraction is where a small page becomes a large result
+// (every level of nested properties repeats the text below it), so all extracted text is charged
+// here; extraction stops early once over.
+class Budget {
+ public:
+  explicit Budget(size_t bytes) : remaining_(bytes) {}
+  // How long a piece of text may get before extraction can stop.
+  size_t limit() const { return remaining_ + 1; }
+  bool exhausted() const { return exhausted_; }
+  // `text`, charged; empty once the budget is exhausted.
+  std::string Take(std::string text) {
+    if (exhausted_ || text.size() > remaining_) {
+      exhausted_ = true;
+      remaining_ = 0;
+      return {};
+    }
+    remaining_ -= text.size();
+    return text;
+  }
+
+ private:
+  size_t remaining_;
+  bool exhausted_ = false;
+};
+
 // textContent without script/style, an <img> read as its alt (the p-* and name text).
-void AltText(const Node& node, std::string& out) {
+void AltText(const Node& node, std::string& out, size_t limit) {
   for (const auto& child : node.children) {
+    if (out.size() > limit) {
+      return;
+    }
     if (child->kind == Node::Kind::kText) {
       out += child->text;
     } else if (child->is_element() && !IsScriptOrStyle(*child)) {
       if (child->tag == "img") {
         out += Attr(*child, "alt").value_or("");
       } else {
-        AltText(*child, out);
+        AltText(*child, out, limit);
       }
     }
   }
 }
 
-std::string TrimmedAltText(const Node& node) {
+std::string TrimmedAltText(const Node& node, Budget& budget) {
   std::string text;
-  AltText(node, text);
-  return JsTrim(text);
+  AltText(node, text, budget.limit());
+  return budget.Take(JsTrim(text));
 }
 
 // textContent without script/style, an <img> read as " alt " or " src " (the e-* value text).
-void ImageText(const Node& node, std::string& out) {
+void ImageText(const Node& node, std::string& out, size_t limit) {
   for (const auto& child : node.children) {
+    if (out.size() > limit) {
+      return;
+    }
     if (child->kind == Node::Kind::kText) {
       out += child->text;
     } else if (child->is_element() && !IsScriptOrStyle(*child)) {
@@ -396,15 +427,15 @@ void ImageText(const Node& node, std::string& out) {
           continue;
         }
       }
-      ImageText(*child, out);
+      ImageText(*child, out, limit);
     }
   }
 }
 
-std::string TrimmedImageText(const Node& node) {
+std::string TrimmedImageText(const Node& node, Budget& budget) {
   std::string text;
-  ImageText(node, text);
-  return JsTrim(text);
+  ImageText(node, text, budget.limit());
+  return budget.Take(JsTrim(text));
 }
 
 // ---- URLs ---------------------------------------------------------------------------------------
@@ -500,7 +531,7 @@ bool StartsWithYear(absl::string_view s) {
 }
 
 // The value-class pattern: nullopt when `node` has no value/value-title descendants.
-std::optional<std::string> ValueClass(const Node& node, bool datetime) {
+std::optional<std::string> ValueClass(const Node& node, bool datetime, Budget& budget) {
   const NodeList parts = Collect(node, MatchValueClass);
   if (parts.empty()) {
     return std::nullopt;
@@ -520,7 +551,7 @@ std::optional<std::string> ValueClass(const Node& node, bool datetime) {
     if (!value.has_value()) {
       value = value_title(*part);
     }
-    values.push_back(value.has_value() ? *value : TrimmedImageText(*part));
+    values.push_back(value.has_value() ? *value : TrimmedImageText(*part, budget));
   }
   if (!datetime) {
     return JsTrim(absl::StrJoin(values, ""));
@@ -553,9 +584,10 @@ std::optional<std::string> ValueClass(const Node& node, bool datetime) {
 
 class Mf2Parser {
  public:
-  explicit Mf2Parser(url::Url base) : base_(std::move(base)) {}
+  Mf2Parser(url::Url base, size_t max_output_bytes)
+      : base_(std::move(base)), budget_(max_output_bytes) {}
 
-  json::object Run(HtmlNode& root) {
+  absl::StatusOr<json::object> Run(HtmlNode& root) {
     Prepare(root, 0);
     json::array items;
     for (const Node* node : Collect(root, MatchRoot)) {
@@ -565,6 +597,10 @@ class Mf2Parser {
     result["items"] = std::move(items);
     result["rels"] = std::move(rels_);
     result["rel-urls"] = std::move(rel_urls_);
+    if (budget_.exhausted()) {
+      return absl::ResourceExhaustedError(
+          "the microformats in this document would parse to more text than the output limit");
+    }
     return result;
   }
 
@@ -593,7 +629,8 @@ class Mf2Parser {
 
   void AddRel(const Node& node) {
     std::string text;
-    AltText(node, text);
+    AltText(node, text, budget_.limit());
+    text = budget_.Take(std::move(text));
     const std::optional<std::string> rel = Attr(node, "rel");
     std::optional<std::string> href = Attr(node, "href");
     if (!rel.has_value() || !href.has_value()) {
@@ -706,18 +743,18 @@ class Mf2Parser {
         value = Attr(node, "title");
       }
       if (!value.has_value()) {
-        value = TrimmedImageText(node);
+        value = TrimmedImageText(node, budget_);
       }
     } else if (context.value_type == "u") {
       value = first_string("url");
       if (!value.has_value()) {
-        value = TrimmedImageText(node);
+        value = TrimmedImageText(node, budget_);
       }
     } else if (context.value_type == "dt") {
       value = DateTimeValue(node);
     } else if (context.value_type == "e") {
-      item["value"] = TrimmedImageText(node);
-      item["html"] = JsTrim(SerializeChildren(node));
+      item["value"] = TrimmedImageText(node, budget_);
+      item["html"] = budget_.Take(JsTrim(SerializeChildren(node, budget_.limit())));
       return item;
     }
     if (!context.value_key.empty() && (!value.has_value() || value->empty())) {
@@ -803,7 +840,7 @@ class Mf2Parser {
   std::vector<Property> PropertiesOf(const Node& element, const Context& context) {
     std::vector<std::string> names;
     if (!context.roots.empty()) {
-      const std::vector<std::string> classes = Classes(element);
+      const std::vector<std::string>& classes = Classes(element);
       const std::vector<std::string> rels = Tokens(element.Attribute("rel"));
       for (const std::string& root_name : context.roots) {
         const ClassicRoot* root = FindClassicRoot(root_name);
@@ -876,27 +913,27 @@ class Mf2Parser {
   }
 
   std::string DateTimeValue(const Node& node) {
-    std::optional<std::string> value = ValueClass(node, /*datetime=*/true);
+    std::optional<std::string> value = ValueClass(node, /*datetime=*/true, budget_);
     if (!value) value = AttrOf(node, {"time", "ins", "del"}, "datetime");
     if (!value) value = AttrOf(node, {"abbr"}, "title");
     if (!value) value = AttrOf(node, {"data", "input"}, "value");
     if (!value) value = AttrOf(node, {"meta"}, "content");
-    return value.has_value() ? *value : TrimmedImageText(node);
+    return value.has_value() ? *value : TrimmedImageText(node, budget_);
   }
 
   json::value PropertyValue(const Node& node, absl::string_view type, const Context& context) {
     if (type == "p") {
-      std::optional<std::string> value = ValueClass(node, /*datetime=*/false);
+      std::optional<std::string> value = ValueClass(node, /*datetime=*/false, budget_);
       if (!value) value = AttrOf(node, {"abbr", "link"}, "title");
       if (!value) value = AttrOf(node, {"input", "data"}, "value");
       if (!value) value = AttrOf(node, {"img", "area"}, "alt");
       if (!value) value = AttrOf(node, {"meta"}, "content");
-      return json::value(value.has_value() ? *value : TrimmedAltText(node));
+      return json::value(value.has_value() ? *value : TrimmedAltText(node, budget_));
     }
     if (type == "e") {
       json::object object;
-      object["value"] = TrimmedImageText(node);
-      object["html"] = JsTrim(SerializeChildren(node));
+      object["value"] = TrimmedImageText(node, budget_);
+      object["html"] = budget_.Take(JsTrim(SerializeChildren(node, budget_.limit())));
       return object;
     }
     if (type == "u") {
@@ -911,11 +948,11 @@ class Mf2Parser {
       from(AttrOf(node, {"audio", "source", "iframe", "video"}, "src"));
       from(AttrOf(node, {"video"}, "poster"));
       from(AttrOf(node, {"object"}, "data"));
-      from(ValueClass(node, /*datetime=*/false));
+      from(ValueClass(node, /*datetime=*/false, budget_));
       from(AttrOf(node, {"abbr"}, "title"));
       from(AttrOf(node, {"data", "input"}, "value"));
       from(AttrOf(node, {"meta"}, "content"));
-      from(TrimmedImageText(node));
+      from(TrimmedImageText(node, budget_));
       if (value->is_string()) {
         const std::string text(value->as_string());
         return json::value(IsRelative(text) ? Resolve(text, base_) : JsTrim(text));
@@ -936,7 +973,7 @@ class Mf2Parser {
     return children.empty() ? std::nullopt : ImpliedNameOf(*children.front());
   }
 
-  static std::string ImpliedName(const Node& node) {
+  std::string ImpliedName(const Node& node) {
     std::optional<std::string> name = ImpliedNameOf(node);
     if (!name) name = FirstChildName(node);
     if (!name) {
@@ -945,7 +982,7 @@ class Mf2Parser {
         name = FirstChildName(*children.front());
       }
     }
-    return name.has_value() ? *name : TrimmedAltText(node);
+    return name.has_value() ? *name : TrimmedAltText(node, budget_);
   }
 
   static std::optional<std::string> LinkOf(const Node& node) {
@@ -1022,6 +1059,7 @@ class Mf2Parser {
   }
 
   url::Url base_;
+  Budget budget_;
   json::object rels_;
   json::object rel_urls_;
 };
@@ -1046,7 +1084,8 @@ const Node* FindBase(const Node& node, int depth) {
 
 }  // namespace
 
-json::object ParseMf2(HtmlDocument& document, const url::Url& document_url) {
+absl::StatusOr<json::object> ParseMf2(HtmlDocument& document, const url::Url& document_url,
+                                      const Mf2Limits& limits) {
   url::Url base = document_url;
   if (const Node* base_element = FindBase(document.root(), 0)) {
     if (std::optional<std::string> href = Attr(*base_element, "href")) {
@@ -1055,17 +1094,18 @@ json::object ParseMf2(HtmlDocument& document, const url::Url& document_url) {
       }
     }
   }
-  return Mf2Parser(std::move(base)).Run(document.mutable_root());
+  return Mf2Parser(std::move(base), limits.max_output_bytes).Run(document.mutable_root());
 }
 
-absl::StatusOr<json::object> ParseMf2(absl::string_view html, absl::string_view document_url) {
+absl::StatusOr<json::object> ParseMf2(absl::string_view html, absl::string_view document_url,
+                                      const Mf2Limits& limits) {
   absl::StatusOr<url::Url> url = url::ParseUrl(document_url);
   if (!url.ok()) {
     return absl::InvalidArgumentError(
         absl::StrCat("document URL is not an absolute http(s) URL: ", url.status().message()));
   }
   HtmlDocument document = HtmlDocument::Parse(html);
-  return ParseMf2(document, *url);
+  return ParseMf2(document, *url, limits);
 }
 
 }  // namespace portcullis::verifier::html

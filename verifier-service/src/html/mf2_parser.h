@@ -24,6 +24,8 @@
 // and implied names an <img> reads as its alt; for e-* `value`, u-*/dt-* fallbacks and `value`
 // of nested microformats it reads as " alt " or, without alt, " src ".
 
+#include <cstddef>
+
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "boost/json/object.hpp"
@@ -32,14 +34,24 @@
 
 namespace portcullis::verifier::html {
 
+struct Mf2Limits {
+  // Most bytes of text (property values, `value`, `html`, rel text) one parse may produce. Nested
+  // properties repeat the text below them, so without a cap a 1 MiB page of 512 nested
+  // properties parses to half a gigabyte. Typical pages produce less text than their size.
+  size_t max_output_bytes = size_t{16} << 20;
+};
+
 // Parses `document` as fetched from `document_url` into {"items", "rels", "rel-urls"}.
+// kResourceExhausted when the result would exceed `limits`.
 // Rewrites the document's relative href/src/data attributes to absolute URLs (as the reference
-// parser does); the document stays usable for other readers, with absolute links.
-boost::json::object ParseMf2(HtmlDocument& document, const url::Url& document_url);
+// parser does: "#fragment" values and values containing "://" are only trimmed); the document
+// stays usable for other readers.
+absl::StatusOr<boost::json::object> ParseMf2(HtmlDocument& document, const url::Url& document_url,
+                                             const Mf2Limits& limits = {});
 
 // Parses `html` fetched from `document_url`. kInvalidArgument when `document_url` is not an
-// absolute http(s) URL.
-absl::StatusOr<boost::json::object> ParseMf2(absl::string_view html,
-                                             absl::string_view document_url);
+// absolute http(s) URL; kResourceExhausted as above.
+absl::StatusOr<boost::json::object> ParseMf2(absl::string_view html, absl::string_view document_url,
+                                             const Mf2Limits& limits = {});
 
 }  // namespace portcullis::verifier::html
