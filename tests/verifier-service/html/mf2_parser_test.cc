@@ -99,6 +99,19 @@ TEST(Mf2ParserTest, ResolvesUrlsAgainstBaseHref) {
               JsonEq(R"({"https://site.example/blog/me": {"rels": ["me"], "text": ""}})"));
 }
 
+TEST(Mf2ParserTest, DocumentBaseUrl) {
+  const absl::StatusOr<url::Url> final_url = url::ParseUrl("https://site.example/a/b?q");
+  ASSERT_TRUE(final_url.ok());
+  EXPECT_EQ(DocumentBaseUrl(HtmlDocument::Parse("<p>no base</p>"), *final_url).href(),
+            "https://site.example/a/b?q");
+  EXPECT_EQ(
+      DocumentBaseUrl(HtmlDocument::Parse("<base target=_top><base href='../c/'>"), *final_url)
+          .href(),
+      "https://site.example/c/");
+  EXPECT_EQ(DocumentBaseUrl(HtmlDocument::Parse("<base href='http://[bad'>"), *final_url).href(),
+            "https://site.example/a/b?q");
+}
+
 TEST(Mf2ParserTest, ScriptAndStyleAreNotText) {
   EXPECT_THAT(Properties(R"(<div class="h-entry"><p class="p-name">A<style>p{}</style>B</p>
                             <div class="e-content">C<script>alert(1)</script></div></div>)"),

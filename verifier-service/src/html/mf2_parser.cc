@@ -1084,16 +1084,20 @@ const Node* FindBase(const Node& node, int depth) {
 
 }  // namespace
 
-absl::StatusOr<json::object> ParseMf2(HtmlDocument& document, const url::Url& document_url,
-                                      const Mf2Limits& limits) {
-  url::Url base = document_url;
+url::Url DocumentBaseUrl(const HtmlDocument& document, const url::Url& document_url) {
   if (const Node* base_element = FindBase(document.root(), 0)) {
     if (std::optional<std::string> href = Attr(*base_element, "href")) {
       if (absl::StatusOr<url::Url> parsed = url::ParseUrl(*href, &document_url); parsed.ok()) {
-        base = *std::move(parsed);
+        return *std::move(parsed);
       }
     }
   }
+  return document_url;
+}
+
+absl::StatusOr<json::object> ParseMf2(HtmlDocument& document, const url::Url& document_url,
+                                      const Mf2Limits& limits) {
+  url::Url base = DocumentBaseUrl(document, document_url);
   return Mf2Parser(std::move(base), limits.max_output_bytes).Run(document.mutable_root());
 }
 

@@ -34,6 +34,11 @@
 
 namespace portcullis::verifier::html {
 
+// The URL relative references in `document` resolve against: the first <base href> resolved
+// against `document_url` (the final URL after redirects), or `document_url` when there is none or
+// it does not parse. For link matching and authorship, which must resolve as ParseMf2 does.
+url::Url DocumentBaseUrl(const HtmlDocument& document, const url::Url& document_url);
+
 struct Mf2Limits {
   // Most bytes of text (property values, `value`, `html`, rel text) one parse may produce. Nested
   // properties repeat the text below them, so without a cap a 1 MiB page of 512 nested
