@@ -72,6 +72,14 @@ TEST(Mf2ParserTest, ImpliesNamePhotoAndUrl) {
               JsonEq(R"({"name": ["Bob"]})"));
   EXPECT_THAT(Properties(R"(<abbr class="h-card" title="Carol Ann">CA</abbr>)"),
               JsonEq(R"({"name": ["Carol Ann"]})"));
+  // The child rules need an only child; an alt is trimmed; an image without src is no photo.
+  EXPECT_THAT(Properties(R"(<div class="h-card"><hr><img alt="Alt"> Valid</div>)"),
+              JsonEq(R"({"name": ["Alt Valid"]})"));
+  EXPECT_THAT(Properties(R"(<img class="h-card h-1" alt=" Do Trim ">)"),
+              JsonEq(R"({"name": ["Do Trim"]})"));
+  EXPECT_THAT(
+      json::value(Parse(R"(<img class="h-card h-1 h-card" alt="x">)").at("items").at(0).at("type")),
+      JsonEq(R"(["h-card"])"));
   // An explicit p-* property stops the implied name; a nested microformat stops all three.
   EXPECT_THAT(Properties(R"(<a class="h-card" href="/d"><span class="p-nickname">D</span></a>)"),
               JsonEq(R"({"nickname": ["D"], "url": ["http://example.com/d"]})"));
@@ -119,7 +127,8 @@ TEST(Mf2ParserTest, ScriptAndStyleAreNotText) {
                          "content": [{"value": "C", "html": "C<script>alert(1)</script>"}]})"));
 }
 
-// An explicit u-* property (here u-photo) stops the implied url, as the spec says.
+// An explicit u-* property (here u-photo) stops the implied url, as the spec says; an empty alt
+// still makes the photo an object.
 TEST(Mf2ParserTest, WebmentionShapedEntry) {
   const json::object parsed = Parse(R"(
     <article class="h-entry">
@@ -133,7 +142,8 @@ TEST(Mf2ParserTest, WebmentionShapedEntry) {
     </article>)",
                                     "https://source.example/reply");
   EXPECT_THAT(parsed.at("items").at(0), JsonEq(R"({"type": ["h-entry"], "properties": {
-      "author": [{"type": ["h-card"], "properties": {"photo": ["https://source.example/ann.jpg"],
+      "author": [{"type": ["h-card"], "properties": {
+                  "photo": [{"value": "https://source.example/ann.jpg", "alt": ""}],
                   "name": ["Ann"]}, "value": "Ann"}],
       "in-reply-to": ["https://target.example/post-1"],
       "like-of": ["https://target.example/post-2"],

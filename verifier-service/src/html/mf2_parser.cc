@@ -676,7 +676,7 @@ class Mf2Parser {
   static std::vector<std::string> TypesOf(const Node& node) {
     std::vector<std::string> types;
     for (const std::string& cls : Classes(node)) {
-      if (absl::StartsWith(cls, "h-")) {
+      if (IsRootClass(cls)) {
         types.push_back(cls);
       }
     }
@@ -892,24 +892,24 @@ class Mf2Parser {
   }
 
   // <img>: its src, or {value: src, alt} when it has an alt (not for classic properties).
+  // An alt attribute counts even when empty, and an image without src is no URL (the spec; the
+  // reference parser drops empty alts and keeps {alt} without a value).
   static std::optional<json::value> ImageValue(const Node& node, bool allow_alt) {
     if (node.tag != "img") {
       return std::nullopt;
     }
-    const std::optional<std::string> alt = allow_alt ? Attr(node, "alt") : std::nullopt;
+    const std::string* alt = allow_alt ? node.Attribute("alt") : nullptr;
     const std::optional<std::string> src = Attr(node, "src");
-    if (alt.has_value()) {
+    if (!src.has_value()) {
+      return std::nullopt;
+    }
+    if (alt != nullptr) {
       json::object object;
-      if (src.has_value()) {
-        object["value"] = *src;
-      }
+      object["value"] = *src;
       object["alt"] = *alt;
       return json::value(std::move(object));
     }
-    if (src.has_value()) {
-      return json::value(*src);
-    }
-    return std::nullopt;
+    return json::value(*src);
   }
 
   std::string DateTimeValue(const Node& node) {
@@ -962,24 +962,35 @@ class Mf2Parser {
     return json::value(DateTimeValue(node));
   }
 
-  static std::optional<std::string> ImpliedNameOf(const Node& node) {
-    std::optional<std::string> value = AttrOf(node, {"img", "area"}, "alt");
-    if (!value) value = AttrOf(node, {"abbr"}, "title");
-    return value;
+  // img/area alt or abbr title, trimmed; on the microformat itself even when empty, on a child
+  // only when not (the spec; the reference parser skips empty ones and does not trim).
+  static std::optional<std::string> ImpliedNameOf(const Node& node, bool allow_empty) {
+    const std::string* value = nullptr;
+    if (node.tag == "img" || node.tag == "area") {
+      value = node.Attribute("alt");
+    } else if (node.tag == "abbr") {
+      value = node.Attribute("title");
+    }
+    if (value == nullptr || (value->empty() && !allow_empty)) {
+      return std::nullopt;
+    }
+    return JsTrim(*value);
   }
 
-  static std::optional<std::string> FirstChildName(const Node& node) {
+  // The only element child, when there is exactly one and it is not a microformat.
+  static const Node* OnlyChild(const Node& node) {
     const NodeList children = ElementChildren(node);
-    return children.empty() ? std::nullopt : ImpliedNameOf(*children.front());
+    return children.size() == 1 && !IsMf2Root(*children.front()) ? children.front() : nullptr;
   }
 
+  // .h-x>img:only-child, .h-x>:only-child>img:only-child and the same for area and abbr (the
+  // spec; the reference parser reads the first child whatever its siblings).
   std::string ImpliedName(const Node& node) {
-    std::optional<std::string> name = ImpliedNameOf(node);
-    if (!name) name = FirstChildName(node);
-    if (!name) {
-      const NodeList children = ElementChildren(node);
-      if (children.size() == 1) {
-        name = FirstChildName(*children.front());
+    std::optional<std::string> name = ImpliedNameOf(node, /*allow_empty=*/true);
+    if (const Node* child = OnlyChild(node); !name && child != nullptr) {
+      name = ImpliedNameOf(*child, /*allow_empty=*/false);
+      if (const Node* grandchild = OnlyChild(*child); !name && grandchild != nullptr) {
+        name = ImpliedNameOf(*grandchild, /*allow_empty=*/false);
       }
     }
     return name.has_value() ? *name : TrimmedAltText(node, budget_);

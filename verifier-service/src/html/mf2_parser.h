@@ -13,7 +13,12 @@
 //   - `children` of a microformat that is itself a property value carry no `value`;
 //   - class and rel attributes are split on any ASCII whitespace, and duplicate types dropped;
 //   - a URL that does not parse stays as written (the reference throws and parses nothing);
-//   - a relative <base href> is resolved against the document URL.
+//   - a relative <base href> is resolved against the document URL;
+//   - types are only h-* names the spec allows ("h-1" is no type);
+//   - implied name: img/area alt and abbr title count when empty and are trimmed; the child rules
+//     need an only child (CSS :only-child), not the first one;
+//   - an <img> alt counts when empty ({"value", "alt": ""}); an <img> without src is no URL.
+// None of these changes a microformats-v2 result (the differential test holds both to it).
 //
 // URLs: href/src/data attributes that are relative (no "://" and not a "#fragment") are resolved
 // with common/url against <base href> (itself resolved against the document URL) or the document
