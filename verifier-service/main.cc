@@ -64,6 +64,31 @@ ABSL_FLAG(std::string, retry_cap, EnvOr("RETRY_CAP", "1h"), "Longest retry delay
 ABSL_FLAG(std::string, retry_max_attempts, EnvOr("RETRY_MAX_ATTEMPTS", "8"),
           "Attempts before a transiently failing mention is FAILED 'unreachable' "
           "(env RETRY_MAX_ATTEMPTS).");
+ABSL_FLAG(std::string, dns_servers, EnvOr("DNS_SERVERS", ""),
+          "DNS servers of the fetcher, host[:port] separated by commas; empty uses "
+          "/etc/resolv.conf (env DNS_SERVERS).");
+ABSL_FLAG(std::string, fetch_timeout, EnvOr("FETCH_TIMEOUT", "5s"),
+          "Longest fetch, every hop and lookup included; SafeFetch callers get at most this "
+          "(env FETCH_TIMEOUT).");
+ABSL_FLAG(std::string, fetch_max_body_bytes, EnvOr("FETCH_MAX_BODY_BYTES", "1048576"),
+          "Largest decoded body fetched; SafeFetch callers get at most this "
+          "(env FETCH_MAX_BODY_BYTES).");
+ABSL_FLAG(std::string, fetch_max_redirects, EnvOr("FETCH_MAX_REDIRECTS", "3"),
+          "Redirects followed at most; SafeFetch callers get at most this "
+          "(env FETCH_MAX_REDIRECTS).");
+ABSL_FLAG(std::string, fetch_allowed_ports, EnvOr("FETCH_ALLOWED_PORTS", ""),
+          "Ports the fetcher may connect to besides 80 and 443, separated by commas "
+          "(env FETCH_ALLOWED_PORTS).");
+ABSL_FLAG(std::string, egress_deny_cidrs, EnvOr("EGRESS_DENY_CIDRS", ""),
+          "Address blocks refused besides the built-in ones, e.g. 168.63.129.16/32 "
+          "(env EGRESS_DENY_CIDRS).");
+ABSL_FLAG(std::string, egress_allow_cidrs, EnvOr("EGRESS_ALLOW_CIDRS", ""),
+          "Address blocks allowed despite the built-in ones: tests and demos ONLY, logged loudly "
+          "at startup; empty in production (env EGRESS_ALLOW_CIDRS).");
+ABSL_FLAG(std::string, fetch_max_per_host, EnvOr("FETCH_MAX_PER_HOST", "2"),
+          "Fetches to one host in flight at once; more wait (env FETCH_MAX_PER_HOST).");
+ABSL_FLAG(std::string, fetch_max_in_flight, EnvOr("FETCH_MAX_IN_FLIGHT", "1000"),
+          "Fetches in flight at once; more wait (env FETCH_MAX_IN_FLIGHT).");
 
 namespace {
 
@@ -105,6 +130,15 @@ int main(int argc, char** argv) {
   flags.retry_base = absl::GetFlag(FLAGS_retry_base);
   flags.retry_cap = absl::GetFlag(FLAGS_retry_cap);
   flags.retry_max_attempts = absl::GetFlag(FLAGS_retry_max_attempts);
+  flags.dns_servers = absl::GetFlag(FLAGS_dns_servers);
+  flags.fetch_timeout = absl::GetFlag(FLAGS_fetch_timeout);
+  flags.fetch_max_body_bytes = absl::GetFlag(FLAGS_fetch_max_body_bytes);
+  flags.fetch_max_redirects = absl::GetFlag(FLAGS_fetch_max_redirects);
+  flags.fetch_allowed_ports = absl::GetFlag(FLAGS_fetch_allowed_ports);
+  flags.egress_deny_cidrs = absl::GetFlag(FLAGS_egress_deny_cidrs);
+  flags.egress_allow_cidrs = absl::GetFlag(FLAGS_egress_allow_cidrs);
+  flags.fetch_max_per_host = absl::GetFlag(FLAGS_fetch_max_per_host);
+  flags.fetch_max_in_flight = absl::GetFlag(FLAGS_fetch_max_in_flight);
   const absl::StatusOr<portcullis::verifier::VerifierConfig> config =
       portcullis::verifier::BuildVerifierConfig(flags);
   if (!config.ok()) {
@@ -136,7 +170,9 @@ int main(int argc, char** argv) {
       portcullis::verifier::server::VerifierServer::Start(
           *config, [] { kill(getpid(), SIGTERM); });  // Give up: run the shutdown below.
   if (!server.ok()) {
-    return Fail(kExitFailure, server.status().message());
+    // A bad DNS server list or fetch limit is a misconfiguration, like a bad flag.
+    return Fail(absl::IsInvalidArgument(server.status()) ? kExitUsage : kExitFailure,
+                server.status().message());
   }
   const int signal_number = portcullis::lifecycle::WaitForTerminationSignal();
   portcullis::logging::Info("received signal={}", signal_number);

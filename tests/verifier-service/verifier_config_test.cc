@@ -127,5 +127,62 @@ TEST(VerifierConfigTest, QueueAndLifecycleValues) {
   refused([](VerifierFlagValues& f) { f.retry_max_attempts = "0"; }, "retry_max_attempts");
 }
 
+TEST(VerifierConfigTest, FetchDefaults) {
+  absl::StatusOr<VerifierConfig> config = BuildVerifierConfig(Defaults());
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->dns_servers, "");
+  EXPECT_EQ(config->fetcher.total_timeout, absl::Seconds(5));
+  EXPECT_EQ(config->fetcher.max_body_bytes, 1 << 20);
+  EXPECT_EQ(config->fetcher.max_redirects, 3);
+  EXPECT_EQ(config->fetcher.max_per_host, 2);
+  EXPECT_EQ(config->fetcher.max_in_flight, 1000);
+  EXPECT_TRUE(config->egress.extra_allowed_ports.empty());
+  EXPECT_TRUE(config->egress.extra_deny.empty());
+  EXPECT_TRUE(config->egress.allow.empty());
+}
+
+TEST(VerifierConfigTest, ParsesFetchValues) {
+  VerifierFlagValues flags = Defaults();
+  flags.dns_servers = "127.0.0.1:5353";
+  flags.fetch_timeout = "2s";
+  flags.fetch_max_body_bytes = "4096";
+  flags.fetch_max_redirects = "0";
+  flags.fetch_allowed_ports = "8080, 8443";
+  flags.egress_deny_cidrs = "168.63.129.16/32";
+  flags.egress_allow_cidrs = "127.0.0.1/32";
+  flags.fetch_max_per_host = "4";
+  flags.fetch_max_in_flight = "50";
+  absl::StatusOr<VerifierConfig> config = BuildVerifierConfig(flags);
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->dns_servers, "127.0.0.1:5353");
+  EXPECT_EQ(config->fetcher.total_timeout, absl::Seconds(2));
+  EXPECT_EQ(config->fetcher.max_body_bytes, 4096);
+  EXPECT_EQ(config->fetcher.max_redirects, 0);
+  EXPECT_EQ(config->egress.extra_allowed_ports, (std::vector<uint16_t>{8080, 8443}));
+  EXPECT_EQ(config->egress.extra_deny.size(), 1u);
+  EXPECT_EQ(config->egress.allow.size(), 1u);
+  EXPECT_EQ(config->fetcher.max_per_host, 4);
+  EXPECT_EQ(config->fetcher.max_in_flight, 50);
+}
+
+TEST(VerifierConfigTest, RefusesBadFetchValuesNamingTheFlag) {
+  const auto refused = [](void (*set)(VerifierFlagValues&), const char* flag) {
+    VerifierFlagValues flags = Defaults();
+    set(flags);
+    const absl::StatusOr<VerifierConfig> config = BuildVerifierConfig(flags);
+    EXPECT_TRUE(absl::IsInvalidArgument(config.status())) << flag;
+    EXPECT_NE(config.status().message().find(flag), absl::string_view::npos) << config.status();
+  };
+  refused([](VerifierFlagValues& f) { f.fetch_timeout = "0s"; }, "--fetch_timeout");
+  refused([](VerifierFlagValues& f) { f.fetch_max_body_bytes = "0"; }, "--fetch_max_body_bytes");
+  refused([](VerifierFlagValues& f) { f.fetch_max_redirects = "-1"; }, "--fetch_max_redirects");
+  refused([](VerifierFlagValues& f) { f.fetch_allowed_ports = "80,0"; }, "--fetch_allowed_ports");
+  refused([](VerifierFlagValues& f) { f.fetch_allowed_ports = "http"; }, "--fetch_allowed_ports");
+  refused([](VerifierFlagValues& f) { f.egress_deny_cidrs = "10.0.0.1/8"; }, "--egress_deny_cidrs");
+  refused([](VerifierFlagValues& f) { f.egress_allow_cidrs = "nope"; }, "--egress_allow_cidrs");
+  refused([](VerifierFlagValues& f) { f.fetch_max_per_host = "0"; }, "--fetch_max_per_host");
+  refused([](VerifierFlagValues& f) { f.fetch_max_in_flight = "x"; }, "--fetch_max_in_flight");
+}
+
 }  // namespace
 }  // namespace portcullis::verifier

@@ -15,6 +15,8 @@ ABSL_FLAG(std::string, verifier,
           portcullis::config::EnvOr("PORTCULLIS_VERIFIER", "127.0.0.1:50051"),
           "gRPC target of the verifier (env PORTCULLIS_VERIFIER)");
 ABSL_FLAG(absl::Duration, timeout, absl::Seconds(5), "deadline of each call");
+ABSL_FLAG(int64_t, max_body_bytes, 0,
+          "`url fetch`: largest body to fetch (clamped by the verifier); 0 for its maximum");
 ABSL_FLAG(std::string, base_url, "",
           "base URL for `mf2` and `conformance mf2` (default http://example.com/)");
 
@@ -26,6 +28,7 @@ int main(int argc, char** argv) {
   const portcullis::cli::CliOptions options{
       .verifier_target = absl::GetFlag(FLAGS_verifier),
       .timeout = absl::GetFlag(FLAGS_timeout),
+      .max_body_bytes = absl::GetFlag(FLAGS_max_body_bytes),
       .base_url = absl::GetFlag(FLAGS_base_url),
   };
   if (options.timeout <= absl::ZeroDuration()) {

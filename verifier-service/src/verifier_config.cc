@@ -4,6 +4,8 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "common/net/cidr.h"
 #include "common/status/status_macros.h"
 
 namespace portcullis::verifier {
@@ -116,6 +118,46 @@ absl::StatusOr<VerifierConfig> BuildVerifierConfig(const VerifierFlagValues& fla
   ASSIGN_OR_RETURN(const int64_t attempts, ParseCount("retry_max_attempts", "RETRY_MAX_ATTEMPTS",
                                                       flags.retry_max_attempts, 1000));
   config.retry_max_attempts = static_cast<int>(attempts);
+
+  config.dns_servers = flags.dns_servers;
+  ASSIGN_OR_RETURN(config.fetcher.total_timeout,
+                   ParseDuration("fetch_timeout", "FETCH_TIMEOUT", flags.fetch_timeout, false));
+  ASSIGN_OR_RETURN(config.fetcher.max_body_bytes,
+                   ParseCount("fetch_max_body_bytes", "FETCH_MAX_BODY_BYTES",
+                              flags.fetch_max_body_bytes, int64_t{1} << 30));
+  int64_t redirects = 0;
+  if (!absl::SimpleAtoi(flags.fetch_max_redirects, &redirects) || redirects < 0 || redirects > 20) {
+    return Invalid("fetch_max_redirects", "FETCH_MAX_REDIRECTS", flags.fetch_max_redirects,
+                   "a whole number from 0 to 20");
+  }
+  config.fetcher.max_redirects = static_cast<int>(redirects);
+  ASSIGN_OR_RETURN(const int64_t per_host, ParseCount("fetch_max_per_host", "FETCH_MAX_PER_HOST",
+                                                      flags.fetch_max_per_host, 10000));
+  config.fetcher.max_per_host = static_cast<int>(per_host);
+  ASSIGN_OR_RETURN(const int64_t in_flight, ParseCount("fetch_max_in_flight", "FETCH_MAX_IN_FLIGHT",
+                                                       flags.fetch_max_in_flight, 1000000));
+  config.fetcher.max_in_flight = static_cast<int>(in_flight);
+  for (absl::string_view port :
+       absl::StrSplit(flags.fetch_allowed_ports, absl::ByAnyChar(", "), absl::SkipEmpty())) {
+    int64_t value = 0;
+    if (!absl::SimpleAtoi(port, &value) || value < 1 || value > 65535) {
+      return Invalid("fetch_allowed_ports", "FETCH_ALLOWED_PORTS", flags.fetch_allowed_ports,
+                     "a list of ports from 1 to 65535");
+    }
+    config.egress.extra_allowed_ports.push_back(static_cast<uint16_t>(value));
+  }
+  absl::StatusOr<std::vector<net::Cidr>> deny = net::Cidr::ParseList(flags.egress_deny_cidrs);
+  if (!deny.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--egress_deny_cidrs (EGRESS_DENY_CIDRS): ", deny.status().message()));
+  }
+  config.egress.extra_deny = *std::move(deny);
+  absl::StatusOr<std::vector<net::Cidr>> allow = net::Cidr::ParseList(flags.egress_allow_cidrs);
+  if (!allow.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--egress_allow_cidrs (EGRESS_ALLOW_CIDRS): ", allow.status().message()));
+  }
+  config.egress.allow = *std::move(allow);
   return config;
 }
 

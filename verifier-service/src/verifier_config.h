@@ -6,6 +6,8 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "common/config/listen_address.h"
+#include "verifier-service/src/fetch/egress_policy.h"
+#include "verifier-service/src/fetch/safe_fetcher.h"
 
 namespace portcullis::verifier {
 
@@ -32,6 +34,15 @@ struct VerifierFlagValues {
   std::string retry_base = "30s";
   std::string retry_cap = "1h";
   std::string retry_max_attempts = "8";
+  std::string dns_servers;
+  std::string fetch_timeout = "5s";
+  std::string fetch_max_body_bytes = "1048576";
+  std::string fetch_max_redirects = "3";
+  std::string fetch_allowed_ports;
+  std::string egress_deny_cidrs;
+  std::string egress_allow_cidrs;
+  std::string fetch_max_per_host = "2";
+  std::string fetch_max_in_flight = "1000";
 };
 
 // Every limit and timeout of the verifier, validated once at startup and never changed.
@@ -75,6 +86,12 @@ struct VerifierConfig {
   absl::Duration retry_base = absl::Seconds(30);
   absl::Duration retry_cap = absl::Hours(1);
   int retry_max_attempts = 8;
+  // DNS servers of the fetcher, "host[:port]" separated by commas; empty: /etc/resolv.conf.
+  std::string dns_servers;
+  // Extra ports, extra refused blocks, and the allow list (tests and demos only: loud warning).
+  fetch::EgressPolicyConfig egress;
+  // The fetcher's maximums (a SafeFetch caller gets at most these) and in-flight limits.
+  fetch::SafeFetcherConfig fetcher;
 };
 
 // Parses and checks every value. InvalidArgument with one line naming the flag (and its

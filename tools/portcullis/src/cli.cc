@@ -11,6 +11,7 @@
 #include "tools/portcullis/src/mf2_commands.h"
 #include "tools/portcullis/src/ssrf_conformance.h"
 #include "tools/portcullis/src/site_commands.h"
+#include "tools/portcullis/src/url_commands.h"
 #include "tools/portcullis/src/url_conformance.h"
 
 namespace portcullis::cli {
@@ -33,6 +34,10 @@ std::string Usage() {
          "  url parse URL [BASE]           parse an http(s) URL the WHATWG way; prints href, "
          "origin\n"
          "                                 and the components as JSON\n"
+         "  url check URL                  ask the verifier whether URL may be fetched (egress\n"
+         "                                 policy, DNS); prints the answer as JSON\n"
+         "  url fetch URL [--max_body_bytes=N]  fetch URL through the verifier's SSRF-guarded\n"
+         "                                 fetcher; prints outcome, headers and body (base64)\n"
          "  conformance url FILE           run the URL parser on WHATWG urltestdata.json or\n"
          "                                 toascii.json; prints failures and\n"
          "                                 'N passed, M failed, K skipped'; exit 0 only if none "
@@ -116,6 +121,18 @@ int Run(const std::vector<std::string>& args, const CliOptions& options, std::os
   };
   if (args.empty()) {
     return usage_error("no command");
+  }
+  if (args[0] == "url" && args.size() >= 2 && (args[1] == "check" || args[1] == "fetch")) {
+    if (args.size() != 3) {
+      return usage_error("wrong number of arguments for 'url " + args[1] + "'");
+    }
+    auto channel =
+        grpc::CreateChannel(options.verifier_target, grpc::InsecureChannelCredentials());
+    auto stub = verifier::v1::Verifier::NewStub(channel);
+    if (args[1] == "check") {
+      return CheckUrl(*stub, options.timeout, args[2], out, err);
+    }
+    return SafeFetch(*stub, options.timeout, args[2], options.max_body_bytes, out, err);
   }
   if (args[0] == "url") {
     if (args.size() < 2 || args[1] != "parse") {

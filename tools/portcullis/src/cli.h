@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstdint>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -19,6 +20,7 @@ inline constexpr int kExitUsage = 2;
 struct CliOptions {
   std::string verifier_target;  // gRPC target, e.g. "127.0.0.1:50051".
   absl::Duration timeout;       // Deadline of every call.
+  int64_t max_body_bytes = 0;   // `url fetch`: --max_body_bytes; 0 for the server's maximum.
   std::string base_url;         // `mf2`, `conformance mf2`: --base-url; empty for the default.
 };
 

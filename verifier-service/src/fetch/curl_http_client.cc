@@ -298,6 +298,9 @@ class CurlHttpClient::Loop {
       response.content_type = content_type != nullptr ? content_type : "";
       response.location = Header(easy, "Location");
       response.retry_after = Header(easy, "Retry-After");
+      response.content_length = Header(easy, "Content-Length");
+      response.etag = Header(easy, "ETag");
+      response.last_modified = Header(easy, "Last-Modified");
       response.body = std::move(transfer->body);
       response.body_skipped = transfer->body_skipped;
       result = std::move(response);

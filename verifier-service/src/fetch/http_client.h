@@ -47,6 +47,10 @@ struct HttpResponse {
   std::optional<std::string> location;
   // The Retry-After header as sent, for 429 and 503.
   std::optional<std::string> retry_after;
+  // Content-Length, ETag and Last-Modified as sent, reported to callers of the fetch RPC.
+  std::optional<std::string> content_length;
+  std::optional<std::string> etag;
+  std::optional<std::string> last_modified;
   // Decoded; empty when body_skipped.
   std::string body;
   // The response had a body that was not read (see HttpRequest::body_media_types).

@@ -186,6 +186,7 @@ struct SafeFetcher::FetchState {
   Callback done;
   absl::Time accepted;
   absl::Time deadline;
+  FetchLimits limits;
   absl::Time lookup_started;
   std::optional<url::Url> current;
   int redirects = 0;
@@ -275,7 +276,16 @@ FetchOutcome SafeFetcher::RefusedUrl(absl::string_view stage, const absl::Status
 }
 
 void SafeFetcher::Fetch(absl::string_view input, Callback done) {
+  Fetch(input, max_limits(), std::move(done));
+}
+
+void SafeFetcher::Fetch(absl::string_view input, FetchLimits limits, Callback done) {
   auto fetch = std::make_shared<FetchState>();
+  fetch->limits.max_redirects = std::clamp(limits.max_redirects, 0, config_.max_redirects);
+  fetch->limits.total_timeout =
+      std::clamp(limits.total_timeout, absl::ZeroDuration(), config_.total_timeout);
+  fetch->limits.max_body_bytes =
+      std::clamp<int64_t>(limits.max_body_bytes, 0, config_.max_body_bytes);
   fetch->input = std::string(input);
   fetch->done = std::move(done);
   fetch->result.final_url = fetch->input;
@@ -283,7 +293,7 @@ void SafeFetcher::Fetch(absl::string_view input, Callback done) {
   observer_->OnFetchStarted();
   limiter_->AcquireGlobal([this, fetch]() mutable {
     fetch->holds_global = true;
-    fetch->deadline = absl::Now() + config_.total_timeout;
+    fetch->deadline = absl::Now() + fetch->limits.total_timeout;
     absl::StatusOr<url::Url> url = policy_->ParseAndCheckUrl(fetch->input);
     if (!url.ok()) {
       Finish(fetch, RefusedUrl("url", url.status(), fetch->input, nullptr),
@@ -371,7 +381,7 @@ void SafeFetcher::ConnectPinned(std::shared_ptr<FetchState> fetch, const net::Ip
   request.timeout = left;
   request.low_speed_bytes_per_second = config_.low_speed_bytes_per_second;
   request.low_speed_time = config_.low_speed_time;
-  request.max_body_bytes = config_.max_body_bytes;
+  request.max_body_bytes = fetch->limits.max_body_bytes;
   http_->Fetch(std::move(request), [this, fetch](absl::StatusOr<HttpResponse> response) mutable {
     Responded(std::move(fetch), std::move(response));
   });
@@ -413,6 +423,10 @@ void SafeFetcher::Responded(std::shared_ptr<FetchState> fetch,
   result.status = response->status;
   result.content_type = response->content_type;
   result.retry_after = response->retry_after;
+  result.location = response->location;
+  result.content_length = response->content_length;
+  result.etag = response->etag;
+  result.last_modified = response->last_modified;
   const int code = response->status;
   if (IsRedirect(code)) {
     if (!response->location.has_value()) {
@@ -420,9 +434,10 @@ void SafeFetcher::Responded(std::shared_ptr<FetchState> fetch,
              absl::StrCat("HTTP ", code, " without a Location"));
       return;
     }
-    if (fetch->redirects >= config_.max_redirects) {
+    if (fetch->redirects >= fetch->limits.max_redirects) {
+      const int max_redirects = fetch->limits.max_redirects;
       Finish(std::move(fetch), FetchOutcome::kTooManyRedirects,
-             absl::StrCat("more than ", config_.max_redirects, " redirects"));
+             absl::StrCat("more than ", max_redirects, " redirects"));
       return;
     }
     ++fetch->redirects;

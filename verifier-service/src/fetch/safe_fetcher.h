@@ -70,6 +70,11 @@ struct FetchResult {
   std::string content_type;
   // Retry-After as sent, for kHttp429 and kHttp5xx.
   std::optional<std::string> retry_after;
+  // Headers of the last response, as sent, when present.
+  std::optional<std::string> location;
+  std::optional<std::string> content_length;
+  std::optional<std::string> etag;
+  std::optional<std::string> last_modified;
   // For kOk only.
   std::string body;
   // Redirects followed.
@@ -93,6 +98,13 @@ struct SafeFetcherConfig {
   int max_in_flight = 1000;
 };
 
+// The limits of one fetch; SafeFetcher::Fetch clamps each to the fetcher's config.
+struct FetchLimits {
+  int max_redirects = 3;
+  absl::Duration total_timeout = absl::Seconds(5);
+  int64_t max_body_bytes = 1 << 20;
+};
+
 class SafeFetcher {
  public:
   using Callback = absl::AnyInvocable<void(FetchResult) &&>;
@@ -108,6 +120,12 @@ class SafeFetcher {
   // Fetches `url` (user input: parsed and checked here); calls `done` exactly once, on any thread
   // (possibly before Fetch returns).
   void Fetch(absl::string_view url, Callback done);
+  // The same within `limits`, each clamped to the config's (never above it).
+  void Fetch(absl::string_view url, FetchLimits limits, Callback done);
+  // The config's limits: the most any fetch gets.
+  FetchLimits max_limits() const {
+    return {config_.max_redirects, config_.total_timeout, config_.max_body_bytes};
+  }
 
   const SafeFetcherConfig& config() const { return config_; }
 

@@ -70,8 +70,13 @@ absl::StatusOr<std::unique_ptr<VerifierServer>> VerifierServer::Start(
   server->blocking_pool_ =
       std::make_unique<BlockingPool>(config.db_pool_size, config.max_queued_work);
   server->site_store_ = std::make_unique<store::PgSiteStore>(*server->db_pool_);
-  server->service_ = std::make_unique<VerifierService>(*server->store_, *server->site_store_,
-                                                       *server->blocking_pool_);
+  if (absl::Status status = server->StartFetcher(); !status.ok()) {
+    server->blocking_pool_->Stop();
+    return status;
+  }
+  server->service_ = std::make_unique<VerifierService>(
+      *server->store_, *server->site_store_, *server->blocking_pool_,
+      FetchBackend{server->egress_policy_.get(), server->resolver_.get(), server->fetcher_.get()});
 
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
@@ -101,6 +106,49 @@ absl::StatusOr<std::unique_ptr<VerifierServer>> VerifierServer::Start(
 
   server->readiness_thread_ = std::thread([raw = server.get()] { raw->ReadinessLoop(); });
   return server;
+}
+
+absl::Status VerifierServer::StartFetcher() {
+  absl::StatusOr<fetch::EgressPolicy> policy = fetch::EgressPolicy::Create(config_.egress);
+  if (!policy.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("egress policy: ", policy.status().message()));
+  }
+  egress_policy_ = std::make_unique<fetch::EgressPolicy>(*std::move(policy));
+  fetch::CaresResolverConfig resolver_config;
+  resolver_config.servers = config_.dns_servers;
+  absl::StatusOr<std::unique_ptr<fetch::CaresResolver>> resolver =
+      fetch::CaresResolver::Create(resolver_config);
+  if (!resolver.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--dns_servers (DNS_SERVERS): ", resolver.status().message()));
+  }
+  resolver_ = *std::move(resolver);
+  absl::StatusOr<std::unique_ptr<fetch::CurlHttpClient>> http =
+      fetch::CurlHttpClient::Create({}, egress_policy_.get());
+  if (!http.ok()) {
+    return http.status();
+  }
+  http_client_ = *std::move(http);
+  absl::StatusOr<std::unique_ptr<fetch::SafeFetcher>> fetcher = fetch::SafeFetcher::Create(
+      config_.fetcher, egress_policy_.get(), resolver_.get(), http_client_.get());
+  if (!fetcher.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("fetch limits: ", fetcher.status().message()));
+  }
+  fetcher_ = *std::move(fetcher);
+  if (egress_policy_->allow_list_active()) {
+    logging::Warn(
+        "EGRESS ALLOW LIST ACTIVE (--egress_allow_cidrs): the fetcher may connect to addresses "
+        "the SSRF policy refuses; for tests and demos only, NEVER in production");
+  }
+  return absl::OkStatus();
+}
+
+void VerifierServer::StopFetcher() {
+  // No call is in flight any more (the gRPC server drained). Lookups and transfers still running
+  // (none, unless a worker fetches) are answered kCancelled as their loops stop.
+  resolver_.reset();
+  http_client_.reset();
+  fetcher_.reset();
 }
 
 VerifierServer::~VerifierServer() { Shutdown(); }
@@ -241,6 +289,7 @@ void VerifierServer::Shutdown() {
   if (blocking_pool_ != nullptr) {
     blocking_pool_->Stop();
   }
+  StopFetcher();
   logging::Info("stopped");
 }
 

@@ -11,6 +11,10 @@
 #include "absl/synchronization/mutex.h"
 #include "common/config/listen_address.h"
 #include "grpcpp/server.h"
+#include "verifier-service/src/fetch/cares_resolver.h"
+#include "verifier-service/src/fetch/curl_http_client.h"
+#include "verifier-service/src/fetch/egress_policy.h"
+#include "verifier-service/src/fetch/safe_fetcher.h"
 #include "verifier-service/src/queue/mention_verifier.h"
 #include "verifier-service/src/queue/verification_worker.h"
 #include "verifier-service/src/server/blocking_pool.h"
@@ -35,14 +39,15 @@ inline constexpr char kVerifierServiceName[] = "portcullis.verifier.v1.Verifier"
 // flips SERVING / NOT_SERVING.
 class VerifierServer {
  public:
-  // Starts listening and the readiness thread. Fails only when the server cannot listen or the
-  // embedded migrations are broken. `on_fatal` runs (on the readiness thread) when the server
-  // gives up for good — the database has a newer schema than this binary knows, or a migration
-  // fails — after fatal_error() is set; main uses it to begin shutdown and exit non-zero.
-  // `on_fatal` must not call Shutdown().
-  // With config.workers > 0, `verifier` (which must outlive the server) verifies queued mentions
-  // once the schema is ready; InvalidArgument when it is null then. With 0 workers, mentions are
-  // queued and not verified, and the log says so at startup.
+  // Starts listening and the readiness thread. Fails only when the server cannot listen, the
+  // embedded migrations are broken, or the fetcher cannot be built (InvalidArgument for a bad
+  // DNS server list or fetch limits: a startup misconfiguration). `on_fatal` runs (on the readiness
+  // thread) when the server gives up for good — the database has a newer schema than this binary
+  // knows, or a migration fails — after fatal_error() is set; main uses it to begin shutdown and
+  // exit non-zero. `on_fatal` must not call Shutdown(). With config.workers > 0, `verifier` (which
+  // must outlive the server) verifies queued mentions once the schema is ready; InvalidArgument
+  // when it is null then. With 0 workers, mentions are queued and not verified, and the log says so
+  // at startup.
   static absl::StatusOr<std::unique_ptr<VerifierServer>> Start(
       const VerifierConfig& config, absl::AnyInvocable<void()> on_fatal = nullptr,
       queue::MentionVerifier* verifier = nullptr);
@@ -60,13 +65,17 @@ class VerifierServer {
   absl::Status fatal_error() const;
 
   // The SIGTERM sequence: health NOT_SERVING at once, wait the shutdown delay, stop accepting
-  // calls and give in-flight calls until the drain timeout, then stop the readiness thread and
-  // the blocking pool. Idempotent.
+  // calls and give in-flight calls until the drain timeout, then stop the readiness thread, the
+  // blocking pool and the fetcher. Idempotent.
   void Shutdown();
 
  private:
   explicit VerifierServer(const VerifierConfig& config);
 
+  // Builds the egress policy, resolver, HTTP client and fetcher from the config.
+  absl::Status StartFetcher();
+  // After the gRPC server drained: stops the resolver and HTTP client loops, then the fetcher.
+  void StopFetcher();
   void ReadinessLoop();
   // Once the schema is ready: the verification workers, or a loud line that there are none.
   void StartWorkers();
@@ -87,6 +96,11 @@ class VerifierServer {
   std::unique_ptr<queue::VerificationWorker> worker_;
   std::unique_ptr<store::Migrator> migrator_;
   std::unique_ptr<BlockingPool> blocking_pool_;
+  // The fetcher behind CheckUrl and SafeFetch, built once; stopped after the gRPC server drained.
+  std::unique_ptr<fetch::EgressPolicy> egress_policy_;
+  std::unique_ptr<fetch::CaresResolver> resolver_;
+  std::unique_ptr<fetch::CurlHttpClient> http_client_;
+  std::unique_ptr<fetch::SafeFetcher> fetcher_;
   std::unique_ptr<VerifierService> service_;
   std::unique_ptr<grpc::Server> grpc_server_;
   absl::AnyInvocable<void()> on_fatal_;

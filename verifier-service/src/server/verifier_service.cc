@@ -10,6 +10,7 @@
 #include "google/protobuf/util/time_util.h"
 #include "verifier-service/src/intake/mention_request_validation.h"
 #include "verifier-service/src/intake/site_request_validation.h"
+#include "verifier-service/src/server/fetch_rpc.h"
 
 namespace portcullis::verifier::server {
 namespace {
@@ -364,6 +365,83 @@ grpc::ServerUnaryReactor* VerifierService::RemoveTarget(grpc::CallbackServerCont
               ToProto(*removed, response->mutable_target());
               return absl::OkStatus();
             });
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* VerifierService::CheckUrl(grpc::CallbackServerContext* context,
+                                                    const v1::CheckUrlRequest* request,
+                                                    v1::CheckUrlResponse* response) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  if (absl::Status status = Validate(*request); !status.ok()) {
+    reactor->Finish(status::ToGrpcStatus(status));
+    return reactor;
+  }
+  if (fetch_.policy == nullptr || fetch_.resolver == nullptr) {
+    reactor->Finish(grpc::Status(grpc::StatusCode::UNIMPLEMENTED, "no fetcher configured"));
+    return reactor;
+  }
+  absl::StatusOr<url::Url> url = fetch_.policy->ParseAndCheckUrl(request->url());
+  if (!url.ok()) {
+    const absl::StatusOr<url::Url> parsed = url::ParseUrl(request->url());
+    RefuseUrl(url.status(), parsed.ok() && fetch::IsIpLiteralHost(*parsed), response);
+    reactor->Finish(grpc::Status::OK);
+    return reactor;
+  }
+  if (fetch::IsIpLiteralHost(*url)) {
+    const std::optional<net::IpAddress> literal = net::IpAddress::FromUrl(*url);
+    if (!literal.has_value()) {
+      RefuseUrl(absl::InvalidArgumentError("not an IP address"), true, response);
+    } else {
+      AnswerAddresses(absl::MakeConstSpan(&*literal, 1),
+                      fetch_.policy->CheckAddresses(*url, absl::MakeConstSpan(&*literal, 1)),
+                      response);
+    }
+    reactor->Finish(grpc::Status::OK);
+    return reactor;
+  }
+  // The callback runs on the resolver's loop (or at once); it only formats and finishes.
+  fetch_.resolver->Resolve(
+      url->host(), [policy = fetch_.policy, url = *url, reactor,
+                    response](absl::StatusOr<std::vector<net::IpAddress>> answers) mutable {
+        if (absl::IsCancelled(answers.status())) {
+          reactor->Finish(
+              grpc::Status(grpc::StatusCode::UNAVAILABLE, "resolver shutting down, retry later"));
+          return;
+        }
+        if (!answers.ok()) {
+          RefuseLookup(answers.status(), response);
+        } else {
+          AnswerAddresses(*answers, policy->CheckAddresses(url, *answers), response);
+        }
+        reactor->Finish(grpc::Status::OK);
+      });
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* VerifierService::SafeFetch(grpc::CallbackServerContext* context,
+                                                     const v1::SafeFetchRequest* request,
+                                                     v1::SafeFetchResponse* response) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  if (fetch_.fetcher == nullptr) {
+    reactor->Finish(grpc::Status(grpc::StatusCode::UNIMPLEMENTED, "no fetcher configured"));
+    return reactor;
+  }
+  absl::StatusOr<fetch::FetchLimits> limits = Validate(*request, fetch_.fetcher->max_limits());
+  if (!limits.ok()) {
+    reactor->Finish(status::ToGrpcStatus(limits.status()));
+    return reactor;
+  }
+  // The callback runs on the fetcher's loops (or at once); it only formats and finishes.
+  fetch_.fetcher->Fetch(
+      request->url(), *limits, [reactor, response, limits = *limits](fetch::FetchResult result) {
+        if (result.outcome == fetch::FetchOutcome::kCancelled) {
+          reactor->Finish(
+              grpc::Status(grpc::StatusCode::UNAVAILABLE, "fetcher shutting down, retry later"));
+          return;
+        }
+        ToProto(result, limits, response);
+        reactor->Finish(grpc::Status::OK);
+      });
   return reactor;
 }
 

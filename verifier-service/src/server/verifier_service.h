@@ -4,20 +4,34 @@
 
 #include "common/url/normalize.h"
 #include "portcullis/verifier/v1/verifier.grpc.pb.h"
+#include "verifier-service/src/fetch/egress_policy.h"
+#include "verifier-service/src/fetch/resolver.h"
+#include "verifier-service/src/fetch/safe_fetcher.h"
 #include "verifier-service/src/server/blocking_pool.h"
 #include "verifier-service/src/store/mention_store.h"
 #include "verifier-service/src/store/site_store.h"
 
 namespace portcullis::verifier::server {
 
+// What CheckUrl and SafeFetch run on; borrowed, they must outlive the service. When `fetcher` is
+// null those RPCs answer UNIMPLEMENTED.
+struct FetchBackend {
+  const fetch::EgressPolicy* policy = nullptr;
+  fetch::Resolver* resolver = nullptr;
+  fetch::SafeFetcher* fetcher = nullptr;
+};
+
 // portcullis.verifier.v1.Verifier on the gRPC callback API. Requests are validated inline (cheap,
 // no I/O); store calls run on the blocking pool, which finishes the reactor. When the pool's
 // queue is full, or before the database schema is ready, calls are answered UNAVAILABLE at once.
+// CheckUrl and SafeFetch need no database: they run on the resolver's and the fetcher's event
+// loops, whose callbacks finish the reactor.
 class VerifierService final : public portcullis::verifier::v1::Verifier::CallbackService {
  public:
   // The stores and `pool` must outlive the service and any call in flight.
-  VerifierService(store::MentionStore& store, store::SiteStore& sites, BlockingPool& pool)
-      : store_(store), sites_(sites), pool_(pool) {}
+  VerifierService(store::MentionStore& store, store::SiteStore& sites, BlockingPool& pool,
+                  FetchBackend fetch = {})
+      : store_(store), sites_(sites), pool_(pool), fetch_(fetch) {}
 
   // Calls are answered UNAVAILABLE until this is set (migrations applied).
   void SetReady(bool ready) { ready_.store(ready); }
@@ -66,6 +80,15 @@ class VerifierService final : public portcullis::verifier::v1::Verifier::Callbac
       const portcullis::verifier::v1::RemoveTargetRequest* request,
       portcullis::verifier::v1::RemoveTargetResponse* response) override;
 
+  grpc::ServerUnaryReactor* CheckUrl(grpc::CallbackServerContext* context,
+                                     const portcullis::verifier::v1::CheckUrlRequest* request,
+                                     portcullis::verifier::v1::CheckUrlResponse* response) override;
+
+  grpc::ServerUnaryReactor* SafeFetch(
+      grpc::CallbackServerContext* context,
+      const portcullis::verifier::v1::SafeFetchRequest* request,
+      portcullis::verifier::v1::SafeFetchResponse* response) override;
+
  private:
   // Finishes `reactor` at once when not ready or the pool is full; otherwise runs `work` on the
   // pool (skipped when the call was cancelled meanwhile), which returns the call's status.
@@ -75,6 +98,7 @@ class VerifierService final : public portcullis::verifier::v1::Verifier::Callbac
   store::MentionStore& store_;
   store::SiteStore& sites_;
   BlockingPool& pool_;
+  const FetchBackend fetch_;
   // Query parameters left out of the de-duplication key.
   const url::TrackingParameters tracking_ = url::TrackingParameters::Default();
   std::atomic<bool> ready_{false};
