@@ -54,6 +54,16 @@ TEST(Mf2ParserTest, ValueClassConcatenatesParts) {
               JsonEq(R"({"name": ["John"], "tel": ["+1 555"]})"));
 }
 
+// Value parts are not looked for inside another part, property or microformat; data, abbr and
+// img parts give their value, title and alt, even when empty.
+TEST(Mf2ParserTest, ValueClassPartsAreTheSpecsParts) {
+  EXPECT_THAT(Properties(R"(<div class="h-test"><p class="p-x"><span class="value">A<span
+      class="value">B</span></span><span class="p-y"><span class="value">C</span></span><data
+      class="value" value="D">no</data><abbr class="value" title="">no</abbr><img class="value"
+      alt="E"><span class="h-z"><span class="value">no</span></span></p></div>)"),
+              JsonEq(R"({"x": ["ABDE"], "y": ["C"]})"));
+}
+
 TEST(Mf2ParserTest, ValueClassJoinsDateAndTime) {
   EXPECT_THAT(Properties(R"(<div class="h-event"><p class=p-name>E</p>
         <span class="dt-start"><time class="value">7pm</time> on <time class="value" datetime="2024-03-01">March 1st</time></span>

@@ -201,6 +201,18 @@ std::optional<std::string> AttrOf(const Node& node, std::initializer_list<absl::
   return Attr(node, name);
 }
 
+// The attribute's value when the element is one of `tags` and has it, even empty (the spec's
+// "abbr.p-x[title]"; the reference parser skips empty values).
+std::optional<std::string> PresentAttrOf(const Node& node,
+                                         std::initializer_list<absl::string_view> tags,
+                                         absl::string_view name) {
+  if (!IsOneOf(node.tag, tags)) {
+    return std::nullopt;
+  }
+  const std::string* value = node.Attribute(name);
+  return value == nullptr ? std::nullopt : std::optional<std::string>(*value);
+}
+
 bool IsLowerAlpha(absl::string_view s) {
   return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= 'a' && c <= 'z'; });
 }
@@ -475,9 +487,6 @@ bool MatchClassicProperty(const Node& node, const std::vector<std::string>& root
 bool MatchChild(const Node& node, const std::vector<std::string>& roots) {
   return !HasPropertyClass(node) && !IsClassicProperty(node, roots) && IsRoot(node);
 }
-bool MatchValueClass(const Node& node, const std::vector<std::string>&) {
-  return HasClass(node, "value") || HasClass(node, "value-title");
-}
 
 void CollectInto(const Node& node, Matcher matcher, const std::vector<std::string>& roots,
                  NodeList& out) {
@@ -531,27 +540,44 @@ bool StartsWithYear(absl::string_view s) {
 }
 
 // The value-class pattern: nullopt when `node` has no value/value-title descendants.
+// The value/value-title elements of a property: not inside another value element, another
+// property or a microformat (the spec; the reference parser looks inside all but microformats).
+void CollectValueParts(const Node& node, NodeList& out) {
+  for (const auto& child : node.children) {
+    if (!child->is_element()) {
+      continue;
+    }
+    if (HasClass(*child, "value") || HasClass(*child, "value-title")) {
+      out.push_back(child.get());
+    } else if (!IsRoot(*child) && !HasPropertyClass(*child)) {
+      CollectValueParts(*child, out);
+    }
+  }
+}
+
+// One part's value: value-title's title, img/area alt, data value, abbr title, (for dates)
+// del/ins/time datetime, else its text (the spec's value class pattern).
+std::string ValuePart(const Node& part, bool datetime, Budget& budget) {
+  std::optional<std::string> value;
+  if (HasClass(part, "value-title")) {
+    value = PresentAttrOf(part, {part.tag}, "title");
+  }
+  if (!value) value = PresentAttrOf(part, {"img", "area"}, "alt");
+  if (!value) value = PresentAttrOf(part, {"data"}, "value");
+  if (!value) value = PresentAttrOf(part, {"abbr"}, "title");
+  if (!value && datetime) value = PresentAttrOf(part, {"del", "ins", "time"}, "datetime");
+  return value.has_value() ? *value : TrimmedImageText(part, budget);
+}
+
 std::optional<std::string> ValueClass(const Node& node, bool datetime, Budget& budget) {
-  const NodeList parts = Collect(node, MatchValueClass);
+  NodeList parts;
+  CollectValueParts(node, parts);
   if (parts.empty()) {
     return std::nullopt;
   }
-  const auto value_title = [](const Node& part) -> std::optional<std::string> {
-    if (HasClass(part, "value-title")) {
-      return Attr(part, "title");
-    }
-    return std::nullopt;
-  };
   std::vector<std::string> values;
   for (const Node* part : parts) {
-    std::optional<std::string> value;
-    if (datetime) {
-      value = Attr(*part, "datetime");
-    }
-    if (!value.has_value()) {
-      value = value_title(*part);
-    }
-    values.push_back(value.has_value() ? *value : TrimmedImageText(*part, budget));
+    values.push_back(ValuePart(*part, datetime, budget));
   }
   if (!datetime) {
     return JsTrim(absl::StrJoin(values, ""));
@@ -914,20 +940,20 @@ class Mf2Parser {
 
   std::string DateTimeValue(const Node& node) {
     std::optional<std::string> value = ValueClass(node, /*datetime=*/true, budget_);
-    if (!value) value = AttrOf(node, {"time", "ins", "del"}, "datetime");
-    if (!value) value = AttrOf(node, {"abbr"}, "title");
-    if (!value) value = AttrOf(node, {"data", "input"}, "value");
-    if (!value) value = AttrOf(node, {"meta"}, "content");
+    if (!value) value = PresentAttrOf(node, {"time", "ins", "del"}, "datetime");
+    if (!value) value = PresentAttrOf(node, {"abbr"}, "title");
+    if (!value) value = PresentAttrOf(node, {"data", "input"}, "value");
+    if (!value) value = PresentAttrOf(node, {"meta"}, "content");
     return value.has_value() ? *value : TrimmedImageText(node, budget_);
   }
 
   json::value PropertyValue(const Node& node, absl::string_view type, const Context& context) {
     if (type == "p") {
       std::optional<std::string> value = ValueClass(node, /*datetime=*/false, budget_);
-      if (!value) value = AttrOf(node, {"abbr", "link"}, "title");
-      if (!value) value = AttrOf(node, {"input", "data"}, "value");
-      if (!value) value = AttrOf(node, {"img", "area"}, "alt");
-      if (!value) value = AttrOf(node, {"meta"}, "content");
+      if (!value) value = PresentAttrOf(node, {"abbr", "link"}, "title");
+      if (!value) value = PresentAttrOf(node, {"input", "data"}, "value");
+      if (!value) value = PresentAttrOf(node, {"img", "area"}, "alt");
+      if (!value) value = PresentAttrOf(node, {"meta"}, "content");
       return json::value(value.has_value() ? *value : TrimmedAltText(node, budget_));
     }
     if (type == "e") {
@@ -943,15 +969,15 @@ class Mf2Parser {
           value = json::value(*text);
         }
       };
-      from(AttrOf(node, {"a", "area", "link"}, "href"));
+      from(PresentAttrOf(node, {"a", "area", "link"}, "href"));
       if (!value) value = ImageValue(node, /*allow_alt=*/context.roots.empty());
-      from(AttrOf(node, {"audio", "source", "iframe", "video"}, "src"));
-      from(AttrOf(node, {"video"}, "poster"));
-      from(AttrOf(node, {"object"}, "data"));
+      from(PresentAttrOf(node, {"audio", "source", "iframe", "video"}, "src"));
+      from(PresentAttrOf(node, {"video"}, "poster"));
+      from(PresentAttrOf(node, {"object"}, "data"));
       from(ValueClass(node, /*datetime=*/false, budget_));
-      from(AttrOf(node, {"abbr"}, "title"));
-      from(AttrOf(node, {"data", "input"}, "value"));
-      from(AttrOf(node, {"meta"}, "content"));
+      from(PresentAttrOf(node, {"abbr"}, "title"));
+      from(PresentAttrOf(node, {"data", "input"}, "value"));
+      from(PresentAttrOf(node, {"meta"}, "content"));
       from(TrimmedImageText(node, budget_));
       if (value->is_string()) {
         const std::string text(value->as_string());

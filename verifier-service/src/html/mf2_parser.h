@@ -17,7 +17,11 @@
 //   - types are only h-* names the spec allows ("h-1" is no type);
 //   - implied name: img/area alt and abbr title count when empty and are trimmed; the child rules
 //     need an only child (CSS :only-child), not the first one;
-//   - an <img> alt counts when empty ({"value", "alt": ""}); an <img> without src is no URL.
+//   - an <img> alt counts when empty ({"value", "alt": ""}); an <img> without src is no URL;
+//   - attributes that give a property its value (title, value, datetime, alt, content) count when
+//     present but empty;
+//   - value-class parts are not looked for inside another part or property, and a part reads as
+//     the spec says (img/area alt, data value, abbr title, del/ins/time datetime, else text).
 // None of these changes a microformats-v2 result (the differential test holds both to it).
 //
 // URLs: href/src/data attributes that are relative (no "://" and not a "#fragment") are resolved
