@@ -57,50 +57,41 @@ void GrpcVerifierClient::CallFinished() {
   idle_.notify_all();
 }
 
-void GrpcVerifierClient::SubmitMention(const verifier::v1::SubmitMentionRequest& request,
-                                       SubmitCallback callback) {
-  using SubmitCall =
-      Call<verifier::v1::SubmitMentionRequest, verifier::v1::SubmitMentionResponse, SubmitCallback>;
-  auto* call = new SubmitCall();
+template <typename Response, typename Request, typename Callback, typename Start>
+void GrpcVerifierClient::Invoke(const Request& request, Callback callback, Start start) {
+  using CallState = Call<Request, Response, Callback>;
+  auto* call = new CallState();
   call->request = request;
   call->callback = std::move(callback);
   call->context.set_deadline(absl::ToChronoTime(absl::Now() + timeout_));
   CallStarted();
-  stub_->async()->SubmitMention(&call->context, &call->request, &call->response,
-                                [this, call](grpc::Status grpc_status) {
-                                  std::unique_ptr<SubmitCall> owned(call);
-                                  absl::Status result = status::FromGrpcStatus(grpc_status);
-                                  if (result.ok()) {
-                                    owned->callback(std::move(owned->response));
-                                  } else {
-                                    owned->callback(std::move(result));
-                                  }
-                                  owned.reset();
-                                  CallFinished();
-                                });
+  start(&call->context, &call->request, &call->response, [this, call](grpc::Status grpc_status) {
+    std::unique_ptr<CallState> owned(call);
+    absl::Status result = status::FromGrpcStatus(grpc_status);
+    if (result.ok()) {
+      owned->callback(std::move(owned->response));
+    } else {
+      owned->callback(std::move(result));
+    }
+    owned.reset();
+    CallFinished();
+  });
+}
+
+void GrpcVerifierClient::SubmitMention(const verifier::v1::SubmitMentionRequest& request,
+                                       SubmitCallback callback) {
+  Invoke<verifier::v1::SubmitMentionResponse>(
+      request, std::move(callback), [this](auto* context, auto* req, auto* resp, auto done) {
+        stub_->async()->SubmitMention(context, req, resp, std::move(done));
+      });
 }
 
 void GrpcVerifierClient::GetMention(const verifier::v1::GetMentionRequest& request,
                                     GetCallback callback) {
-  using GetCall =
-      Call<verifier::v1::GetMentionRequest, verifier::v1::GetMentionResponse, GetCallback>;
-  auto* call = new GetCall();
-  call->request = request;
-  call->callback = std::move(callback);
-  call->context.set_deadline(absl::ToChronoTime(absl::Now() + timeout_));
-  CallStarted();
-  stub_->async()->GetMention(&call->context, &call->request, &call->response,
-                             [this, call](grpc::Status grpc_status) {
-                               std::unique_ptr<GetCall> owned(call);
-                               absl::Status result = status::FromGrpcStatus(grpc_status);
-                               if (result.ok()) {
-                                 owned->callback(std::move(owned->response));
-                               } else {
-                                 owned->callback(std::move(result));
-                               }
-                               owned.reset();
-                               CallFinished();
-                             });
+  Invoke<verifier::v1::GetMentionResponse>(
+      request, std::move(callback), [this](auto* context, auto* req, auto* resp, auto done) {
+        stub_->async()->GetMention(context, req, resp, std::move(done));
+      });
 }
 
 }  // namespace portcullis::gateway

@@ -31,6 +31,11 @@ class GrpcVerifierClient final : public VerifierClient {
   void GetMention(const verifier::v1::GetMentionRequest& request, GetCallback callback) override;
 
  private:
+  // Starts one unary call: `start(context, request, response, done)` issues it on the stub; the
+  // deadline is set, the call is counted in flight, and `callback` gets the response or status.
+  template <typename Response, typename Request, typename Callback, typename Start>
+  void Invoke(const Request& request, Callback callback, Start start);
+
   void CallStarted();
   void CallFinished();
 
