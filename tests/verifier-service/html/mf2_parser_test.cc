@@ -165,6 +165,13 @@ TEST(Mf2ParserTest, WebmentionShapedEntry) {
                    "name": ["C"]}, "value": "https://source.example/c"}]}})"));
 }
 
+TEST(Mf2ParserTest, NestedUrlValuesAreUrls) {
+  EXPECT_THAT(Properties(R"(<div class="h-x"><p class="p-name">N</p>
+      <div class="u-in-reply-to h-cite">Va<span class="p-1">l</span>id</div></div>)"),
+              JsonEq(R"({"name": ["N"], "in-reply-to": [{"type": ["h-cite"],
+                  "properties": {"name": ["Valid"]}, "value": "http://example.com/Valid"}]})"));
+}
+
 TEST(Mf2ParserTest, ChildrenAndIds) {
   EXPECT_THAT(json::value(Parse(R"(<div class="h-feed" id="f"><p class="p-name">F</p>
       <div class="h-entry"><p class="p-name">One</p></div></div>)")

@@ -772,10 +772,19 @@ class Mf2Parser {
         value = TrimmedImageText(node, budget_);
       }
     } else if (context.value_type == "u") {
-      value = first_string("url");
-      if (!value.has_value()) {
-        value = TrimmedImageText(node, budget_);
+      // The first url as it is ({value, alt} included), else the element read as a u-* property
+      // (a URL resolved against the base; the reference parser takes the bare text).
+      const json::value* urls = properties.if_contains("url");
+      if (urls != nullptr && !urls->as_array().empty()) {
+        item["value"] = urls->as_array().front();
+        return item;
       }
+      json::value own = PropertyValue(node, "u", Context{});
+      if (own.is_string() && !own.as_string().empty()) {
+        item["value"] = std::move(own);
+        return item;
+      }
+      value = own.is_string() ? std::string(own.as_string()) : std::string();
     } else if (context.value_type == "dt") {
       value = DateTimeValue(node);
     } else if (context.value_type == "e") {
@@ -894,7 +903,7 @@ class Mf2Parser {
       names = std::move(unique);
     } else {
       for (const std::string& cls : Classes(element)) {
-        if (!PropertyPrefix(cls).empty()) {
+        if (IsPropertyClass(cls)) {
           names.push_back(cls);
         }
       }

@@ -22,6 +22,8 @@
 //     present but empty;
 //   - value-class parts are not looked for inside another part or property, and a part reads as
 //     the spec says (img/area alt, data value, abbr title, del/ins/time datetime, else text).
+//   - property class names must match the spec's pattern ("p-1" is no property);
+//   - a u-* microformat's value is its first url as it is, else the element read as a u-* URL.
 // None of these changes a microformats-v2 result (the differential test holds both to it).
 //
 // URLs: href/src/data attributes that are relative (no "://" and not a "#fragment") are resolved
