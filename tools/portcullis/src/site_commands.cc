@@ -8,49 +8,13 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
-#include "absl/time/clock.h"
-#include "common/status/status_mapping.h"
-#include "google/protobuf/util/json_util.h"
-#include "grpcpp/client_context.h"
 #include "tools/portcullis/src/cli.h"
+#include "tools/portcullis/src/rpc_output.h"
 
 namespace portcullis::cli {
 namespace {
 
 namespace v1 = verifier::v1;
-
-void SetDeadline(grpc::ClientContext& context, absl::Duration timeout) {
-  context.set_deadline(absl::ToChronoTime(absl::Now() + timeout));
-}
-
-int PrintJson(const google::protobuf::Message& message, std::ostream& out, std::ostream& err) {
-  google::protobuf::util::JsonPrintOptions options;
-  options.add_whitespace = true;
-  options.preserve_proto_field_names = true;
-  options.always_print_primitive_fields = true;
-  std::string json;
-  if (const auto status = google::protobuf::util::MessageToJsonString(message, &json, options);
-      !status.ok()) {
-    err << "error: cannot print the answer as JSON: " << status.ToString() << "\n";
-    return kExitFailed;
-  }
-  out << json;
-  return kExitOk;
-}
-
-int ReportRpcError(const grpc::Status& status, std::ostream& err) {
-  err << "error: " << status::FromGrpcStatus(status).ToString() << "\n";
-  return kExitFailed;
-}
-
-// Calls `method` on `stub` with a fresh deadline.
-template <typename Request, typename Response, typename Method>
-grpc::Status Call(v1::Verifier::StubInterface& stub, Method method, absl::Duration timeout,
-                  const Request& request, Response* response) {
-  grpc::ClientContext context;
-  SetDeadline(context, timeout);
-  return (stub.*method)(&context, request, response);
-}
 
 }  // namespace
 
@@ -88,7 +52,7 @@ int AddSite(v1::Verifier::StubInterface& stub, absl::Duration timeout, const std
   request.set_domain(domain);
   v1::AddSiteResponse response;
   if (const grpc::Status status =
-          Call(stub, &v1::Verifier::StubInterface::AddSite, timeout, request, &response);
+          CallWithDeadline(stub, &v1::Verifier::StubInterface::AddSite, timeout, request, &response);
       !status.ok()) {
     return ReportRpcError(status, err);
   }
@@ -103,7 +67,7 @@ int ListSites(v1::Verifier::StubInterface& stub, absl::Duration timeout, std::os
   do {
     v1::ListSitesResponse page;
     if (const grpc::Status status =
-            Call(stub, &v1::Verifier::StubInterface::ListSites, timeout, request, &page);
+            CallWithDeadline(stub, &v1::Verifier::StubInterface::ListSites, timeout, request, &page);
         !status.ok()) {
       return ReportRpcError(status, err);
     }
@@ -119,7 +83,7 @@ int RemoveSite(v1::Verifier::StubInterface& stub, absl::Duration timeout, const 
   request.set_domain(domain);
   v1::RemoveSiteResponse response;
   if (const grpc::Status status =
-          Call(stub, &v1::Verifier::StubInterface::RemoveSite, timeout, request, &response);
+          CallWithDeadline(stub, &v1::Verifier::StubInterface::RemoveSite, timeout, request, &response);
       !status.ok()) {
     return ReportRpcError(status, err);
   }
@@ -131,7 +95,7 @@ int AddTarget(v1::Verifier::StubInterface& stub, absl::Duration timeout, const s
   const v1::AddTargetRequest request = TargetArgument(target);
   v1::AddTargetResponse response;
   if (const grpc::Status status =
-          Call(stub, &v1::Verifier::StubInterface::AddTarget, timeout, request, &response);
+          CallWithDeadline(stub, &v1::Verifier::StubInterface::AddTarget, timeout, request, &response);
       !status.ok()) {
     return ReportRpcError(status, err);
   }
@@ -164,7 +128,7 @@ int ImportTargets(v1::Verifier::StubInterface& stub, absl::Duration timeout,
     // A batch of a thousand rows takes longer than one call: allow a second per hundred.
     const absl::Duration batch_timeout =
         std::max(timeout, absl::Seconds(static_cast<double>(end - start) / 100));
-    if (const grpc::Status status = Call(stub, &v1::Verifier::StubInterface::ImportTargets,
+    if (const grpc::Status status = CallWithDeadline(stub, &v1::Verifier::StubInterface::ImportTargets,
                                          batch_timeout, request, &response);
         !status.ok()) {
       // The verifier names the first bad entry of the batch ("target N (...): ..."): say which
@@ -198,7 +162,7 @@ int ListTargets(v1::Verifier::StubInterface& stub, absl::Duration timeout,
   do {
     v1::ListTargetsResponse page;
     if (const grpc::Status status =
-            Call(stub, &v1::Verifier::StubInterface::ListTargets, timeout, request, &page);
+            CallWithDeadline(stub, &v1::Verifier::StubInterface::ListTargets, timeout, request, &page);
         !status.ok()) {
       return ReportRpcError(status, err);
     }
@@ -216,7 +180,7 @@ int RemoveTarget(v1::Verifier::StubInterface& stub, absl::Duration timeout,
   request.set_kind(rule.kind());
   v1::RemoveTargetResponse response;
   if (const grpc::Status status =
-          Call(stub, &v1::Verifier::StubInterface::RemoveTarget, timeout, request, &response);
+          CallWithDeadline(stub, &v1::Verifier::StubInterface::RemoveTarget, timeout, request, &response);
       !status.ok()) {
     return ReportRpcError(status, err);
   }
