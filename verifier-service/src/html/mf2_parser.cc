@@ -580,7 +580,7 @@ std::optional<std::string> ValueClass(const Node& node, bool datetime, Budget& b
     values.push_back(ValuePart(*part, datetime, budget));
   }
   if (!datetime) {
-    return JsTrim(absl::StrJoin(values, ""));
+    return absl::StrJoin(values, "");
   }
   std::stable_partition(values.begin(), values.end(), StartsWithYear);
   std::string joined = JsTrim(absl::StrJoin(values, " "));

@@ -21,7 +21,8 @@
 //   - attributes that give a property its value (title, value, datetime, alt, content) count when
 //     present but empty;
 //   - value-class parts are not looked for inside another part or property, and a part reads as
-//     the spec says (img/area alt, data value, abbr title, del/ins/time datetime, else text).
+//     the spec says (img/area alt, data value, abbr title, del/ins/time datetime, else text);
+//     joined parts are not trimmed again (text parts are trimmed one by one).
 //   - property class names must match the spec's pattern ("p-1" is no property);
 //   - a u-* microformat's value is its first url as it is, else the element read as a u-* URL.
 // None of these changes a microformats-v2 result (the differential test holds both to it).
