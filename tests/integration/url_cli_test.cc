@@ -186,5 +186,19 @@ TEST_F(UrlCliTest, BadRequestsAreUsageOrRpcErrors) {
   EXPECT_EQ(Cli({"url", "check", ""}).exit_code, 1);
 }
 
+// A bad fetch setting is a startup misconfiguration: one line naming the flag, exit 2, before
+// listening (no database needed).
+TEST(VerifierFetchFlagsTest, BadFetchSettingsExitTwoNamingTheFlag) {
+  for (const std::string flag : {"--dns_servers=not a server", "--egress_allow_cidrs=nope",
+                                 "--fetch_allowed_ports=0", "--fetch_max_redirects=x"}) {
+    const testing::CommandResult result = testing::RunCommand(
+        PORTCULLIS_VERIFIER_BINARY,
+        {"--database_url=host=/nonexistent", "--grpc_listen=127.0.0.1:0", flag});
+    EXPECT_EQ(result.exit_code, 2) << flag << ": " << result.output;
+    EXPECT_NE(result.output.find(flag.substr(0, flag.find('='))), std::string::npos)
+        << result.output;
+  }
+}
+
 }  // namespace
 }  // namespace portcullis::integration
