@@ -1,6 +1,7 @@
 #include "verifier-service/src/html/mf2_parser.h"
 
 #include <algorithm>
+#include <array>
 #include <cstdlib>
 #include <optional>
 #include <regex>
@@ -13,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "absl/types/span.h"
 #include "boost/json/array.hpp"
 #include "boost/json/value.hpp"
 
@@ -637,9 +639,12 @@ class Mf2Parser {
       if (!child->is_element()) {
         continue;
       }
-      for (absl::string_view name : child->tag == "object"
-                                        ? std::initializer_list<absl::string_view>{"data"}
-                                        : std::initializer_list<absl::string_view>{"href", "src"}) {
+      static constexpr std::array<const char*, 1> kObjectUrls = {"data"};
+      static constexpr std::array<const char*, 2> kUrls = {"href", "src"};
+      const absl::Span<const char* const> names = child->tag == "object"
+                                                      ? absl::Span<const char* const>(kObjectUrls)
+                                                      : absl::Span<const char* const>(kUrls);
+      for (const char* name : names) {
         if (std::string* value = child->MutableAttribute(name); value != nullptr) {
           *value = IsRelative(*value) ? Resolve(*value, base_) : JsTrim(*value);
         }
