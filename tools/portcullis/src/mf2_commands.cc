@@ -148,16 +148,11 @@ int PrintMf2(const std::string& path, const std::string& base_url, std::ostream&
 
 int RunMf2Conformance(const std::string& dir, const std::string& base_url, MissingData missing,
                       bool ci, std::ostream& out, std::ostream& err) {
-  std::error_code error;
-  if (!fs::is_directory(dir, error)) {
-    if (missing == MissingData::kSkipUnlessCi && !ci) {
-      err << "SKIPPED: mf2 test suite not found at " << dir
-          << " (expected ../shared/testdata beside the repository)\n";
-      return kExitSkipped;
-    }
-    err << "error: mf2 test suite not found at " << dir << "\n";
-    return kExitFailed;
+  if (const std::optional<int> exit_code =
+          ExitUnlessPresent(dir, "mf2 test suite", missing, ci, err)) {
+    return *exit_code;
   }
+  std::error_code error;
   if (!url::ParseUrl(base_url).ok()) {
     err << "error: --base-url is not an absolute http(s) URL: " << base_url << "\n";
     return kExitFailed;

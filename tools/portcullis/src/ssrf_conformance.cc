@@ -60,25 +60,14 @@ absl::StatusOr<SsrfConformanceSummary> RunSsrfConformance(absl::string_view json
 
 int RunSsrfConformanceFile(const std::string& path, MissingData missing, bool ci, std::ostream& out,
                            std::ostream& err) {
-  std::error_code exists_error;
-  if (!std::filesystem::exists(path, exists_error)) {
-    if (missing == MissingData::kSkipUnlessCi && !ci) {
-      err << "SKIPPED: SSRF vectors not found at " << path
-          << " (the shared test data is not checked out beside the repository); "
-             "with CI=true this is a failure\n";
-      return kExitSkipped;
-    }
-    err << "error: SSRF vectors not found at " << path << "\n";
+  if (const std::optional<int> exit_code = ExitUnlessPresent(path, "SSRF vectors", missing, ci, err)) {
+    return *exit_code;
+  }
+  const std::optional<std::string> text = ReadWholeFile(path, err);
+  if (!text) {
     return kExitFailed;
   }
-  std::ifstream file(path, std::ios::binary);
-  std::ostringstream text;
-  text << file.rdbuf();
-  if (!file.good() && !file.eof()) {
-    err << "error: cannot read " << path << "\n";
-    return kExitFailed;
-  }
-  const absl::StatusOr<SsrfConformanceSummary> summary = RunSsrfConformance(text.str(), out);
+  const absl::StatusOr<SsrfConformanceSummary> summary = RunSsrfConformance(*text, out);
   if (!summary.ok()) {
     err << "error: " << path << ": " << summary.status().message() << "\n";
     return kExitFailed;

@@ -338,25 +338,14 @@ absl::StatusOr<UrlConformanceSummary> RunUrlConformance(absl::string_view json_t
 
 int RunUrlConformanceFile(const std::string& path, MissingData missing, bool ci, std::ostream& out,
                           std::ostream& err) {
-  std::error_code exists_error;
-  if (!std::filesystem::exists(path, exists_error)) {
-    if (missing == MissingData::kSkipUnlessCi && !ci) {
-      err << "SKIPPED: URL conformance data not found at " << path
-          << " (the shared test data is not checked out beside the repository); "
-             "with CI=true this is a failure\n";
-      return kExitSkipped;
-    }
-    err << "error: URL conformance data not found at " << path << "\n";
+  if (const std::optional<int> exit_code = ExitUnlessPresent(path, "URL conformance data", missing, ci, err)) {
+    return *exit_code;
+  }
+  const std::optional<std::string> text = ReadWholeFile(path, err);
+  if (!text) {
     return kExitFailed;
   }
-  std::ifstream file(path, std::ios::binary);
-  std::ostringstream text;
-  text << file.rdbuf();
-  if (!file.good() && !file.eof()) {
-    err << "error: cannot read " << path << "\n";
-    return kExitFailed;
-  }
-  const absl::StatusOr<UrlConformanceSummary> summary = RunUrlConformance(text.str(), out);
+  const absl::StatusOr<UrlConformanceSummary> summary = RunUrlConformance(*text, out);
   if (!summary.ok()) {
     err << "error: " << path << ": " << summary.status().message() << "\n";
     return kExitFailed;

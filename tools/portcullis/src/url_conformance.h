@@ -10,6 +10,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "tools/portcullis/src/conformance_data.h"
 
 namespace portcullis::cli {
 
@@ -38,17 +39,6 @@ struct UrlConformanceSummary {
 // of neither shape, before running anything.
 absl::StatusOr<UrlConformanceSummary> RunUrlConformance(absl::string_view json_text,
                                                         std::ostream& out);
-
-// What to do when the data file does not exist.
-enum class MissingData {
-  kFail,  // an error, exit 1
-  // Exit kExitSkipped with a loud message, unless `ci` is set: then an error, exit 1. For ctest,
-  // where the shared test data may be absent on a developer machine but never in CI.
-  kSkipUnlessCi,
-};
-
-// Exit code of a skipped conformance run (ctest's SKIP_RETURN_CODE).
-inline constexpr int kExitSkipped = 77;
 
 // Reads `path` and runs it. Returns 0 when no case failed, 1 on failures or unreadable or
 // malformed data, kExitSkipped as described for MissingData.
