@@ -156,26 +156,6 @@ std::string SanitizeUtf8(absl::string_view input) {
   return out;
 }
 
-// Trims leading and trailing C0 control or space, removes every ASCII tab or newline, and makes
-// the text valid UTF-8.
-std::string Preprocess(absl::string_view input) {
-  size_t begin = 0;
-  size_t end = input.size();
-  while (begin < end && static_cast<unsigned char>(input[begin]) <= 0x20) {
-    ++begin;
-  }
-  while (end > begin && static_cast<unsigned char>(input[end - 1]) <= 0x20) {
-    --end;
-  }
-  std::string stripped;
-  stripped.reserve(end - begin);
-  for (size_t i = begin; i < end; ++i) {
-    if (input[i] != '\t' && input[i] != '\n' && input[i] != '\r') {
-      stripped.push_back(input[i]);
-    }
-  }
-  return SanitizeUtf8(stripped);
-}
 
 bool IsSupportedScheme(absl::string_view scheme) { return scheme == "http" || scheme == "https"; }
 
@@ -818,6 +798,25 @@ class Parser {
 
 }  // namespace
 
+std::string PreprocessInput(absl::string_view input) {
+  size_t begin = 0;
+  size_t end = input.size();
+  while (begin < end && static_cast<unsigned char>(input[begin]) <= 0x20) {
+    ++begin;
+  }
+  while (end > begin && static_cast<unsigned char>(input[end - 1]) <= 0x20) {
+    --end;
+  }
+  std::string stripped;
+  stripped.reserve(end - begin);
+  for (size_t i = begin; i < end; ++i) {
+    if (input[i] != '\t' && input[i] != '\n' && input[i] != '\r') {
+      stripped.push_back(input[i]);
+    }
+  }
+  return SanitizeUtf8(stripped);
+}
+
 uint16_t Url::effective_port() const { return port_.value_or(DefaultPort(scheme_)); }
 
 std::string Url::href() const {
@@ -852,11 +851,11 @@ std::string Url::origin() const {
 }
 
 absl::StatusOr<Url> ParseUrl(absl::string_view input, const Url* base) {
-  return Parser(Preprocess(input), base).Run();
+  return Parser(PreprocessInput(input), base).Run();
 }
 
 std::string SchemeOf(absl::string_view input) {
-  const std::string text = Preprocess(input);
+  const std::string text = PreprocessInput(input);
   if (text.empty() || !IsAsciiAlpha(text[0])) {
     return "";
   }

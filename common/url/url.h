@@ -89,6 +89,11 @@ absl::StatusOr<Url> ParseUrl(absl::string_view input, const Url* base = nullptr)
 // removal), or "" when it has none and would be read as a relative reference.
 std::string SchemeOf(absl::string_view input);
 
+// The URL parser's pre-processing of raw input: leading and trailing C0 controls and spaces
+// trimmed, every ASCII tab and newline removed, ill-formed UTF-8 replaced by U+FFFD. What ParseUrl
+// reads; callers that inspect the spelling of a URL (the SSRF guard) read the same text.
+std::string PreprocessInput(absl::string_view input);
+
 // Dotted-decimal form of an IPv4 address (0x7f000001 -> "127.0.0.1").
 std::string SerializeIpv4(uint32_t address);
 // Canonical RFC 5952 form of an IPv6 address, without brackets ("::1", "2001:db8::ff00:42:8329").

@@ -29,27 +29,6 @@ constexpr SpecialName kSpecialNames[] = {
     {"onion", "Tor only (RFC 7686)"},
 };
 
-// The WHATWG URL parser's pre-processing: leading and trailing C0 controls and spaces trimmed,
-// ASCII tab and newline removed anywhere.
-std::string Preprocess(absl::string_view input) {
-  size_t begin = 0;
-  size_t end = input.size();
-  while (begin < end && static_cast<unsigned char>(input[begin]) <= 0x20) {
-    ++begin;
-  }
-  while (end > begin && static_cast<unsigned char>(input[end - 1]) <= 0x20) {
-    --end;
-  }
-  std::string text;
-  text.reserve(end - begin);
-  for (const char c : input.substr(begin, end - begin)) {
-    if (c != '\t' && c != '\n' && c != '\r') {
-      text.push_back(c);
-    }
-  }
-  return text;
-}
-
 absl::Status Differential(absl::string_view why) {
   return absl::PermissionDeniedError(
       absl::StrCat("URL refused: ", why,
@@ -59,7 +38,7 @@ absl::Status Differential(absl::string_view why) {
 }  // namespace
 
 absl::Status CheckUrlSpelling(absl::string_view input) {
-  const std::string text = Preprocess(input);
+  const std::string text = url::PreprocessInput(input);
   const std::string scheme = url::SchemeOf(text);
   if (!scheme.empty() && scheme != "http" && scheme != "https") {
     return absl::OkStatus();  // url::ParseUrl refuses other schemes.
