@@ -7,12 +7,9 @@
 // under CI=true it fails.
 
 #include <algorithm>
-#include <array>
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
-#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -23,6 +20,7 @@
 #include "boost/json/serialize.hpp"
 #include "gtest/gtest.h"
 #include "tests/support/ci.h"
+#include "tests/support/npm_oracle.h"
 #include "tests/support/shared_testdata.h"
 #include "tools/portcullis/src/mf2_commands.h"
 #include "verifier-service/src/html/mf2_parser.h"
@@ -32,34 +30,6 @@ namespace {
 
 namespace fs = std::filesystem;
 namespace json = boost::json;
-
-std::string Quoted(const fs::path& path) { return absl::StrCat("'", path.string(), "'"); }
-
-// Runs `command` through the shell; its stdout, or nullopt when it exits non-zero.
-std::optional<std::string> RunShell(const std::string& command) {
-  struct PipeCloser {
-    void operator()(FILE* pipe) const {
-      if (pipe != nullptr) {
-        pclose(pipe);
-      }
-    }
-  };
-  FILE* raw = popen(command.c_str(), "r");
-  if (raw == nullptr) {
-    return std::nullopt;
-  }
-  std::unique_ptr<FILE, PipeCloser> pipe(raw);
-  std::string output;
-  std::array<char, 4096> buffer;
-  size_t n = 0;
-  while ((n = fread(buffer.data(), 1, buffer.size(), pipe.get())) > 0) {
-    output.append(buffer.data(), n);
-  }
-  if (pclose(pipe.release()) != 0) {
-    return std::nullopt;
-  }
-  return output;
-}
 
 struct Case {
   fs::path file;
@@ -87,29 +57,23 @@ std::vector<fs::path> HtmlFiles(const fs::path& dir, bool paired_only) {
 class Mf2DifferentialTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    const fs::path source = PORTCULLIS_ORACLE_SOURCE_DIR;
     // One directory per test: ctest may run the tests of this file in parallel.
-    work_ = fs::path(PORTCULLIS_ORACLE_WORK_DIR) /
-            ::testing::UnitTest::GetInstance()->current_test_info()->name();
-    fs::create_directories(work_);
-    for (const char* file : {"package.json", "package-lock.json", "oracle.js"}) {
-      fs::copy_file(source / file, work_ / file, fs::copy_options::overwrite_existing);
-    }
-    // npm ci: exactly the locked versions, checked against the lock file's integrity hashes.
-    const std::string install =
-        absl::StrCat("cd ", Quoted(work_),
-                     " && timeout 90 npm ci --no-audit --no-fund --prefer-offline --loglevel=error"
-                     " 1>&2");
-    if (!RunShell("command -v node >/dev/null && command -v npm >/dev/null").has_value() ||
-        !RunShell(install).has_value()) {
+    absl::StatusOr<testing::NpmOracle> oracle = testing::NpmOracle::Install(
+        PORTCULLIS_ORACLE_SOURCE_DIR,
+        fs::path(PORTCULLIS_ORACLE_WORK_DIR) /
+            ::testing::UnitTest::GetInstance()->current_test_info()->name(),
+        absl::Seconds(90));
+    if (!oracle.ok()) {
       const std::string why =
-          "node/npm missing or `npm ci` of microformats-parser failed (offline?); the "
-          "differential check against the reference parser did not run";
-      if (::portcullis::testing::RunningInCi()) {
+          absl::StrCat(oracle.status().message(),
+                       "; the differential check against the reference parser did not run");
+      if (testing::RunningInCi()) {
         FAIL() << why;
       }
       GTEST_SKIP() << "SKIPPED: " << why;
     }
+    oracle_.emplace(*std::move(oracle));
+    work_ = oracle_->work_dir();
   }
 
   // Runs both parsers on every case; one failure per disagreement. Returns {passed, failed}.
@@ -120,8 +84,8 @@ class Mf2DifferentialTest : public ::testing::Test {
     }
     const fs::path list_file = work_ / (label + "-cases.json");
     std::ofstream(list_file) << json::serialize(list);
-    const std::optional<std::string> output = RunShell(
-        absl::StrCat("cd ", Quoted(work_), " && timeout 120 node oracle.js ", Quoted(list_file)));
+    const std::optional<std::string> output =
+        oracle_->Run(testing::ShellQuoted(list_file), absl::Seconds(120));
     if (!output.has_value()) {
       ADD_FAILURE() << "node oracle.js failed";
       return {0, static_cast<int>(cases.size())};
@@ -161,6 +125,7 @@ class Mf2DifferentialTest : public ::testing::Test {
     return {passed, failed};
   }
 
+  std::optional<testing::NpmOracle> oracle_;
   fs::path work_;
 };
 

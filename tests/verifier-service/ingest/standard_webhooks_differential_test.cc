@@ -4,13 +4,10 @@
 // deliveries we sign. Installed at test time into the build tree (never into the source tree).
 // Without node, npm or the registry the test is skipped loudly; under CI=true it fails.
 
-#include <array>
-#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
-#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -22,6 +19,7 @@
 #include "boost/json/serialize.hpp"
 #include "common/crypto/random.h"
 #include "gtest/gtest.h"
+#include "tests/support/npm_oracle.h"
 #include "tests/support/shared_testdata.h"
 #include "verifier-service/src/ingest/standard_webhooks.h"
 
@@ -36,68 +34,33 @@ std::string Str(const boost::json::value& value) {
   return std::string(value.as_string().data(), value.as_string().size());
 }
 
-std::string Quoted(const fs::path& path) { return absl::StrCat("'", path.string(), "'"); }
-
-// Runs `command` through the shell; its stdout, or nullopt when it exits non-zero.
-std::optional<std::string> RunShell(const std::string& command) {
-  struct PipeCloser {
-    void operator()(FILE* pipe) const {
-      if (pipe != nullptr) {
-        pclose(pipe);
-      }
-    }
-  };
-  FILE* raw = popen(command.c_str(), "r");
-  if (raw == nullptr) {
-    return std::nullopt;
-  }
-  std::unique_ptr<FILE, PipeCloser> pipe(raw);
-  std::string output;
-  std::array<char, 4096> buffer;
-  size_t n = 0;
-  while ((n = fread(buffer.data(), 1, buffer.size(), pipe.get())) > 0) {
-    output.append(buffer.data(), n);
-  }
-  const int status = pclose(pipe.release());
-  if (status != 0) {
-    return std::nullopt;
-  }
-  return output;
-}
-
 class StandardWebhooksDifferentialTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    const fs::path source = PORTCULLIS_ORACLE_SOURCE_DIR;
     // One directory per test: ctest may run the tests of this file in parallel.
-    work_ = fs::path(PORTCULLIS_ORACLE_WORK_DIR) /
-            ::testing::UnitTest::GetInstance()->current_test_info()->name();
-    fs::create_directories(work_);
-    for (const char* file : {"package.json", "package-lock.json", "oracle.js"}) {
-      fs::copy_file(source / file, work_ / file, fs::copy_options::overwrite_existing);
-    }
-    // npm ci: exactly the locked versions, checked against the lock file's integrity hashes.
-    const std::string install =
-        absl::StrCat("cd ", Quoted(work_),
-                     " && timeout 45 npm ci --no-audit --no-fund --prefer-offline --loglevel=error"
-                     " 1>&2");
-    if (!RunShell("command -v node >/dev/null && command -v npm >/dev/null").has_value() ||
-        !RunShell(install).has_value()) {
+    absl::StatusOr<testing::NpmOracle> oracle = testing::NpmOracle::Install(
+        PORTCULLIS_ORACLE_SOURCE_DIR,
+        fs::path(PORTCULLIS_ORACLE_WORK_DIR) /
+            ::testing::UnitTest::GetInstance()->current_test_info()->name(),
+        absl::Seconds(45));
+    if (!oracle.ok()) {
       const std::string why =
-          "node/npm missing or `npm ci` of standardwebhooks failed (offline?); the differential "
-          "check against the reference library did not run";
-      if (::portcullis::testing::RunningInCi()) {
+          absl::StrCat(oracle.status().message(),
+                       "; the differential check against the reference library did not run");
+      if (testing::RunningInCi()) {
         FAIL() << why;
       }
       GTEST_SKIP() << "SKIPPED: " << why;
     }
+    oracle_.emplace(*std::move(oracle));
+    work_ = oracle_->work_dir();
   }
 
   std::optional<std::string> Oracle(const std::string& arguments) const {
-    return RunShell(
-        absl::StrCat("cd ", Quoted(work_), " && timeout 20 node oracle.js ", arguments));
+    return oracle_->Run(arguments);
   }
 
+  std::optional<testing::NpmOracle> oracle_;
   fs::path work_;
 };
 
@@ -188,7 +151,8 @@ TEST_F(StandardWebhooksDifferentialTest, TheReferenceAcceptsWhatWeSign) {
   }
   const fs::path file = work_ / "ours.json";
   std::ofstream(file) << boost::json::serialize(deliveries);
-  const std::optional<std::string> output = Oracle(absl::StrCat("verify ", Quoted(file)));
+  const std::optional<std::string> output =
+      Oracle(absl::StrCat("verify ", testing::ShellQuoted(file)));
   ASSERT_TRUE(output.has_value()) << "node oracle.js verify failed";
   const boost::json::array verdicts = boost::json::parse(*output).as_array();
   ASSERT_EQ(verdicts.size(), expected.size());
