@@ -4,10 +4,9 @@
 #include <cstdint>
 
 #include "absl/time/clock.h"
-#include "common/status/status_mapping.h"
-#include "google/protobuf/util/json_util.h"
 #include "grpcpp/client_context.h"
 #include "tools/portcullis/src/cli.h"
+#include "tools/portcullis/src/rpc_output.h"
 
 namespace portcullis::cli {
 namespace {
@@ -17,26 +16,6 @@ namespace {
 void SetDeadline(grpc::ClientContext& context, absl::Duration timeout) {
   context.set_deadline(absl::ToChronoTime(absl::Now() + timeout));
   context.set_wait_for_ready(true);
-}
-
-int PrintJson(const google::protobuf::Message& message, std::ostream& out, std::ostream& err) {
-  google::protobuf::util::JsonPrintOptions options;
-  options.add_whitespace = true;
-  options.preserve_proto_field_names = true;
-  options.always_print_primitive_fields = true;
-  std::string json;
-  if (const auto status = google::protobuf::util::MessageToJsonString(message, &json, options);
-      !status.ok()) {
-    err << "error: cannot print the answer as JSON: " << status.ToString() << "\n";
-    return kExitFailed;
-  }
-  out << json;
-  return kExitOk;
-}
-
-int ReportRpcError(const grpc::Status& status, std::ostream& err) {
-  err << "error: " << status::FromGrpcStatus(status).ToString() << "\n";
-  return kExitFailed;
 }
 
 }  // namespace
