@@ -87,6 +87,9 @@ ABSL_FLAG(std::string, egress_allow_cidrs, EnvOr("EGRESS_ALLOW_CIDRS", ""),
           "at startup; empty in production (env EGRESS_ALLOW_CIDRS).");
 ABSL_FLAG(std::string, fetch_max_per_host, EnvOr("FETCH_MAX_PER_HOST", "2"),
           "Fetches to one host in flight at once; more wait (env FETCH_MAX_PER_HOST).");
+ABSL_FLAG(std::string, admin_listen, EnvOr("ADMIN_LISTEN", ""),
+          "host:port serving GET /metrics (Prometheus text); port 0 picks one; empty: no admin "
+          "listener (env ADMIN_LISTEN).");
 ABSL_FLAG(std::string, fetch_max_in_flight, EnvOr("FETCH_MAX_IN_FLIGHT", "1000"),
           "Fetches in flight at once; more wait (env FETCH_MAX_IN_FLIGHT).");
 
@@ -139,6 +142,7 @@ int main(int argc, char** argv) {
   flags.egress_allow_cidrs = absl::GetFlag(FLAGS_egress_allow_cidrs);
   flags.fetch_max_per_host = absl::GetFlag(FLAGS_fetch_max_per_host);
   flags.fetch_max_in_flight = absl::GetFlag(FLAGS_fetch_max_in_flight);
+  flags.admin_listen = absl::GetFlag(FLAGS_admin_listen);
   const absl::StatusOr<portcullis::verifier::VerifierConfig> config =
       portcullis::verifier::BuildVerifierConfig(flags);
   if (!config.ok()) {

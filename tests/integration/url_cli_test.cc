@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "tests/integration/fixture.h"
+#include "tests/support/http_client.h"
 
 namespace portcullis::integration {
 namespace {
@@ -91,6 +92,19 @@ json::value Parse(const testing::CommandResult& result) {
   return value;
 }
 
+// A port free right now on 127.0.0.1 (for a listener that cannot report the one it bound).
+int FreePort() {
+  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address));
+  socklen_t length = sizeof(address);
+  getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
+  close(fd);
+  return ntohs(address.sin_port);
+}
+
 class UrlCliTest : public StackTest {
  protected:
   void SetUp() override {
@@ -101,7 +115,8 @@ class UrlCliTest : public StackTest {
     }
     ASSERT_NE(origin_.port(), 0);
     std::vector<std::string> args = {absl::StrCat("--fetch_allowed_ports=", origin_.port()),
-                                     "--fetch_timeout=3s"};
+                                     "--fetch_timeout=3s",
+                                     absl::StrCat("--admin_listen=127.0.0.1:", admin_port_)};
     if (allow_loopback_) {
       args.push_back("--egress_allow_cidrs=127.0.0.1/32");
     }
@@ -109,6 +124,7 @@ class UrlCliTest : public StackTest {
     ASSERT_TRUE(started.ok()) << started;
   }
 
+  const int admin_port_ = FreePort();
   // Whether the verifier starts with the allow list 127.0.0.1/32 (set before SetUp).
   bool allow_loopback_ = true;
 
@@ -162,6 +178,21 @@ TEST_F(UrlCliTest, RefusesAnAddressOutsideTheAllowList) {
   EXPECT_EQ(result.exit_code, 1) << result.output;
   EXPECT_FALSE(Parse(result).at("allowed").as_bool());
   EXPECT_EQ(Parse(result).at("reason").as_string(), "forbidden_address");
+}
+
+TEST_F(UrlCliTest, FetchesAreCountedOnTheAdminMetricsPort) {
+  EXPECT_EQ(Cli({"url", "fetch", OriginUrl()}).exit_code, 0);
+  EXPECT_EQ(Cli({"url", "fetch", OriginUrl("127.0.0.2")}).exit_code, 1);
+  const testing::HttpResult metrics = testing::SendHttp(admin_port_, "GET", "/metrics");
+  ASSERT_EQ(metrics.status, 200) << metrics.body;
+  EXPECT_NE(metrics.body.find("portcullis_verifier_fetch_fetches_total{outcome=\"ok\"} 1"),
+            std::string::npos)
+      << metrics.body;
+  EXPECT_NE(
+      metrics.body.find("portcullis_verifier_fetch_fetches_total{outcome=\"forbidden_address\"} 1"),
+      std::string::npos)
+      << metrics.body;
+  EXPECT_NE(metrics.body.find("portcullis_verifier_fetch_in_flight 0"), std::string::npos);
 }
 
 // The production policy (no allow list): a hexadecimal spelling of 127.0.0.1 is still loopback.

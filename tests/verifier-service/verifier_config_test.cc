@@ -139,6 +139,7 @@ TEST(VerifierConfigTest, FetchDefaults) {
   EXPECT_TRUE(config->egress.extra_allowed_ports.empty());
   EXPECT_TRUE(config->egress.extra_deny.empty());
   EXPECT_TRUE(config->egress.allow.empty());
+  EXPECT_FALSE(config->admin_listen.has_value());
 }
 
 TEST(VerifierConfigTest, ParsesFetchValues) {
@@ -182,6 +183,7 @@ TEST(VerifierConfigTest, RefusesBadFetchValuesNamingTheFlag) {
   refused([](VerifierFlagValues& f) { f.egress_allow_cidrs = "nope"; }, "--egress_allow_cidrs");
   refused([](VerifierFlagValues& f) { f.fetch_max_per_host = "0"; }, "--fetch_max_per_host");
   refused([](VerifierFlagValues& f) { f.fetch_max_in_flight = "x"; }, "--fetch_max_in_flight");
+  refused([](VerifierFlagValues& f) { f.admin_listen = "nope"; }, "--admin_listen");
 }
 
 }  // namespace

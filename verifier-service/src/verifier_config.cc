@@ -158,6 +158,15 @@ absl::StatusOr<VerifierConfig> BuildVerifierConfig(const VerifierFlagValues& fla
         absl::StrCat("--egress_allow_cidrs (EGRESS_ALLOW_CIDRS): ", allow.status().message()));
   }
   config.egress.allow = *std::move(allow);
+  if (!flags.admin_listen.empty()) {
+    absl::StatusOr<config::HostPort> admin =
+        config::ParseHostPort(flags.admin_listen, /*allow_port_zero=*/true);
+    if (!admin.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--admin_listen (ADMIN_LISTEN): ", admin.status().message()));
+    }
+    config.admin_listen = *std::move(admin);
+  }
   return config;
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -43,6 +44,7 @@ struct VerifierFlagValues {
   std::string egress_allow_cidrs;
   std::string fetch_max_per_host = "2";
   std::string fetch_max_in_flight = "1000";
+  std::string admin_listen;
 };
 
 // Every limit and timeout of the verifier, validated once at startup and never changed.
@@ -92,6 +94,9 @@ struct VerifierConfig {
   fetch::EgressPolicyConfig egress;
   // The fetcher's maximums (a SafeFetch caller gets at most these) and in-flight limits.
   fetch::SafeFetcherConfig fetcher;
+  // Where GET /metrics is served (Prometheus text); port 0 picks a free port. Unset: no admin
+  // listener.
+  std::optional<config::HostPort> admin_listen;
 };
 
 // Parses and checks every value. InvalidArgument with one line naming the flag (and its

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <climits>
 #include <cstdint>
+#include <exception>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -74,6 +75,10 @@ absl::StatusOr<std::unique_ptr<VerifierServer>> VerifierServer::Start(
     server->blocking_pool_->Stop();
     return status;
   }
+  if (absl::Status status = server->StartAdmin(); !status.ok()) {
+    server->blocking_pool_->Stop();
+    return status;
+  }
   server->service_ = std::make_unique<VerifierService>(
       *server->store_, *server->site_store_, *server->blocking_pool_,
       FetchBackend{server->egress_policy_.get(), server->resolver_.get(), server->fetcher_.get()});
@@ -129,8 +134,10 @@ absl::Status VerifierServer::StartFetcher() {
     return http.status();
   }
   http_client_ = *std::move(http);
-  absl::StatusOr<std::unique_ptr<fetch::SafeFetcher>> fetcher = fetch::SafeFetcher::Create(
-      config_.fetcher, egress_policy_.get(), resolver_.get(), http_client_.get());
+  fetch_metrics_ = std::make_unique<fetch::FetchMetrics>(*registry_);
+  absl::StatusOr<std::unique_ptr<fetch::SafeFetcher>> fetcher =
+      fetch::SafeFetcher::Create(config_.fetcher, egress_policy_.get(), resolver_.get(),
+                                 http_client_.get(), fetch_metrics_.get());
   if (!fetcher.ok()) {
     return absl::InvalidArgumentError(absl::StrCat("fetch limits: ", fetcher.status().message()));
   }
@@ -140,6 +147,26 @@ absl::Status VerifierServer::StartFetcher() {
         "EGRESS ALLOW LIST ACTIVE (--egress_allow_cidrs): the fetcher may connect to addresses "
         "the SSRF policy refuses; for tests and demos only, NEVER in production");
   }
+  return absl::OkStatus();
+}
+
+absl::Status VerifierServer::StartAdmin() {
+  if (!config_.admin_listen.has_value()) {
+    return absl::OkStatus();
+  }
+  try {
+    exposer_ = std::make_unique<prometheus::Exposer>(config_.admin_listen->ToString());
+  } catch (const std::exception& error) {
+    return absl::UnavailableError(
+        absl::StrCat("cannot listen on ", config_.admin_listen->ToString(), ": ", error.what()));
+  }
+  exposer_->RegisterCollectable(registry_, "/metrics");
+  const std::vector<int> ports = exposer_->GetListeningPorts();
+  admin_address_ = config_.admin_listen;
+  if (!ports.empty()) {
+    admin_address_->port = static_cast<uint16_t>(ports.front());
+  }
+  logging::Info("listening admin={} (GET /metrics)", admin_address_->ToString());
   return absl::OkStatus();
 }
 
@@ -290,6 +317,7 @@ void VerifierServer::Shutdown() {
     blocking_pool_->Stop();
   }
   StopFetcher();
+  exposer_.reset();
   logging::Info("stopped");
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -11,9 +12,12 @@
 #include "absl/synchronization/mutex.h"
 #include "common/config/listen_address.h"
 #include "grpcpp/server.h"
+#include "prometheus/exposer.h"
+#include "prometheus/registry.h"
 #include "verifier-service/src/fetch/cares_resolver.h"
 #include "verifier-service/src/fetch/curl_http_client.h"
 #include "verifier-service/src/fetch/egress_policy.h"
+#include "verifier-service/src/fetch/fetch_metrics.h"
 #include "verifier-service/src/fetch/safe_fetcher.h"
 #include "verifier-service/src/queue/mention_verifier.h"
 #include "verifier-service/src/queue/verification_worker.h"
@@ -60,6 +64,9 @@ class VerifierServer {
 
   // The address actually bound (the real port when configured with port 0).
   const config::HostPort& address() const { return address_; }
+  // Where /metrics is served (the real port when configured with port 0); unset without
+  // --admin_listen.
+  const std::optional<config::HostPort>& admin_address() const { return admin_address_; }
 
   // Why the server gave up (see Start); OK while it has not.
   absl::Status fatal_error() const;
@@ -74,6 +81,8 @@ class VerifierServer {
 
   // Builds the egress policy, resolver, HTTP client and fetcher from the config.
   absl::Status StartFetcher();
+  // GET /metrics on config_.admin_listen, when set.
+  absl::Status StartAdmin();
   // After the gRPC server drained: stops the resolver and HTTP client loops, then the fetcher.
   void StopFetcher();
   void ReadinessLoop();
@@ -97,6 +106,11 @@ class VerifierServer {
   std::unique_ptr<store::Migrator> migrator_;
   std::unique_ptr<BlockingPool> blocking_pool_;
   // The fetcher behind CheckUrl and SafeFetch, built once; stopped after the gRPC server drained.
+  // Every metric of the process, served on the admin listener (when configured).
+  std::shared_ptr<prometheus::Registry> registry_ = std::make_shared<prometheus::Registry>();
+  std::unique_ptr<fetch::FetchMetrics> fetch_metrics_;
+  std::unique_ptr<prometheus::Exposer> exposer_;
+  std::optional<config::HostPort> admin_address_;
   std::unique_ptr<fetch::EgressPolicy> egress_policy_;
   std::unique_ptr<fetch::CaresResolver> resolver_;
   std::unique_ptr<fetch::CurlHttpClient> http_client_;
