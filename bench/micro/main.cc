@@ -1,0 +1,395 @@
+// Micro-benchmarks of the hot pure functions (issue 8, bench/micro). Every input is generated here;
+// nothing is read from disk. Not a test: not registered with ctest, but built by the default build
+// so that it cannot rot. Run from the release preset (see bench/README.md):
+//
+//   build/release/bench/micro/micro_bench --benchmark_repetitions=5
+//       --benchmark_report_aggregates_only=true
+//
+// The mf2 figure is a ratio: BM_Mf2Parse against BM_GumboRawParse of the same page, in one run.
+#include <gumbo.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "benchmark/benchmark.h"
+#include "common/crypto/ed25519.h"
+#include "common/crypto/sha256.h"
+#include "common/json/jcs.h"
+#include "common/net/address_policy.h"
+#include "common/net/ip_address.h"
+#include "common/url/normalize.h"
+#include "common/url/url.h"
+#include "ingest-gateway/src/form_decoding.h"
+#include "verifier-service/src/fetch/egress_policy.h"
+#include "verifier-service/src/html/html_document.h"
+#include "verifier-service/src/html/mf2_parser.h"
+#include "verifier-service/src/ingest/standard_webhooks.h"
+
+namespace portcullis::bench {
+namespace {
+
+// Stops the run when a fixed input unexpectedly fails: a benchmark of an error path by accident
+// would report a meaningless figure.
+void Require(benchmark::State& state, bool ok, absl::string_view what) {
+  if (!ok) {
+    state.SkipWithError(std::string(what).c_str());
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// URL parse + normalize
+
+// Realistic webmention sources and targets: plain, with tracking parameters, fragments, ports,
+// percent-encoding, IDN hosts (UTS 46 processing to punycode) and the IPv4 spellings the WHATWG
+// parser reads (dotted, shortened, hex, octal, a single integer).
+const std::vector<std::string>& UrlMix() {
+  static const auto* const kUrls = new std::vector<std::string>{
+      "https://alice.example/posts/2026/11/30/hello-world",
+      "https://bob.example/notes/42?utm_source=feed&utm_medium=rss&ref=home#comments",
+      "http://www.Example.COM:80/a/b/../c/./d.html",
+      "https://blog.example.org/2026/11/a%20post%20with%20spaces/?p=12&fbclid=abc123",
+      "https://bücher.example/katalog/übersicht?sort=preis",
+      "https://例え.テスト/パス/ページ",
+      "https://xn--nxasmq6b.example/path",
+      "http://127.0.0.1:8080/callback",
+      "http://0x7f.1/",
+      "http://0177.0.0.1/",
+      "http://2130706433/",
+      "http://[2001:db8::1]/feed.xml",
+      "https://user:pass@secure.example:8443/private?q=1",
+      "https://micro.blog/username/1234567890",
+      "https://indieweb.social/@someone/112233445566778899",
+      "https://example.com/?a=1&b=2&gclid=xyz&c=3#top",
+  };
+  return *kUrls;
+}
+
+void BM_UrlParseNormalize(benchmark::State& state) {
+  const std::vector<std::string>& urls = UrlMix();
+  const url::TrackingParameters tracking = url::TrackingParameters::Default();
+  for (const std::string& text : urls) {
+    Require(state, url::ParseUrl(text).ok(), absl::StrCat("does not parse: ", text));
+  }
+  size_t i = 0;
+  for (auto _ : state) {
+    absl::StatusOr<url::Url> parsed = url::ParseUrl(urls[i]);
+    std::string normalized = url::Normalize(*parsed, tracking);
+    benchmark::DoNotOptimize(normalized);
+    i = (i + 1 == urls.size()) ? 0 : i + 1;
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_UrlParseNormalize);
+
+// ---------------------------------------------------------------------------------------------
+// Address classification
+
+// Resolver-style answers: public and refused IPv4, global and refused IPv6, IPv4 embeddings.
+std::vector<net::IpAddress> AddressMix() {
+  std::vector<net::IpAddress> addresses;
+  for (const char* text :
+       {"93.184.216.34", "10.1.2.3", "127.0.0.1", "169.254.169.254", "192.168.1.20", "8.8.8.8",
+        "100.64.0.1", "203.0.113.7", "2606:4700::6810:85e5", "::1", "fe80::1", "fd00::42",
+        "::ffff:7f00:1", "64:ff9b::a00:1", "2001:db8::1", "2a00:1450:4001:82b::200e"}) {
+    absl::StatusOr<net::IpAddress> address = net::IpAddress::Parse(text);
+    if (address.ok()) {
+      addresses.push_back(*address);
+    }
+  }
+  return addresses;
+}
+
+void BM_AddressClassify(benchmark::State& state) {
+  const std::vector<net::IpAddress> addresses = AddressMix();
+  Require(state, addresses.size() == 16, "an address of the mix does not parse");
+  const net::AddressPolicy policy;
+  size_t i = 0;
+  for (auto _ : state) {
+    net::AddressVerdict verdict = policy.Classify(addresses[i]);
+    benchmark::DoNotOptimize(verdict);
+    i = (i + 1) & 15;
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_AddressClassify);
+
+// Parse (resolver text) + classify: what the fetcher does per DNS answer.
+void BM_AddressParseClassify(benchmark::State& state) {
+  const std::vector<std::string> texts = {"93.184.216.34", "10.1.2.3", "2606:4700::6810:85e5",
+                                          "::ffff:7f00:1"};
+  const net::AddressPolicy policy;
+  size_t i = 0;
+  for (auto _ : state) {
+    absl::StatusOr<net::IpAddress> address = net::IpAddress::Parse(texts[i]);
+    net::AddressVerdict verdict = policy.Classify(*address);
+    benchmark::DoNotOptimize(verdict);
+    i = (i + 1) & 3;
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_AddressParseClassify);
+
+// ---------------------------------------------------------------------------------------------
+// Form decoding of a webmention body
+
+void BM_DecodeWebmentionForm(benchmark::State& state) {
+  const std::string body =
+      "source=https%3A%2F%2Falice.example%2Fposts%2F2026%2F11%2F30%2Fhello-world%3Futm_source%3D"
+      "feed&target=https%3A%2F%2Fbob.example%2Fnotes%2F42%23comments";
+  Require(state, gateway::DecodeForm(body).ok(), "webmention body does not decode");
+  for (auto _ : state) {
+    absl::StatusOr<std::vector<gateway::FormField>> fields = gateway::DecodeForm(body);
+    benchmark::DoNotOptimize(fields);
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * body.size()));
+}
+BENCHMARK(BM_DecodeWebmentionForm);
+
+// ---------------------------------------------------------------------------------------------
+// JCS canonicalization + SHA-256 of a ~1 KiB ingest item
+
+// An ingest item of about 1 KiB with unsorted members, whitespace, non-ASCII text, escapes and
+// numbers in non-canonical spellings.
+std::string IngestItem() {
+  return R"({
+  "type": "entry",
+  "id": "https://alice.example/posts/2026/11/30/hello-world",
+  "url": "https://alice.example/posts/2026/11/30/hello-world",
+  "published": "2026-11-30T01:23:45Z",
+  "updated": "2026-11-30T02:00:00+01:00",
+  "author": {"name": "Alice Exämple", "url": "https://alice.example/", "photo": "https://alice.example/me.jpg"},
+  "name": "Hello, world — a first post",
+  "summary": "A short summary with \"quotes\", a tab\t and a newline\n in it.",
+  "content": {"text": "Déjà vu: this is the body of the post, long enough to look like a real one. It mentions https://bob.example/notes/42 and says thanks. ✓ ünïcödé 日本語 テキスト", "html": "<p>Déjà vu: this is the <b>body</b> of the post.</p>"},
+  "category": ["indieweb", "webmention", "c++", "benchmarks", "portcullis"],
+  "in-reply-to": ["https://bob.example/notes/42", "https://carol.example/2026/11/29/reply"],
+  "rating": 4.50,
+  "score": 45e-1,
+  "views": 1234567,
+  "ratio": 0.000001,
+  "big": 1e21,
+  "flags": [true, false, null],
+  "location": {"latitude": 52.5200, "longitude": 13.4050, "altitude": 34.0},
+  "syndication": ["https://social.example/@alice/112233445566778899"]
+})";
+}
+
+void BM_JcsCanonicalizeSha256(benchmark::State& state) {
+  const std::string item = IngestItem();
+  Require(state, json::CanonicalizeText(item).ok(), "ingest item does not canonicalize");
+  for (auto _ : state) {
+    absl::StatusOr<std::string> canonical = json::CanonicalizeText(item);
+    crypto::Sha256Digest hash = json::ContentHash(*canonical);
+    benchmark::DoNotOptimize(hash);
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * item.size()));
+  state.counters["item_bytes"] = static_cast<double>(item.size());
+}
+BENCHMARK(BM_JcsCanonicalizeSha256);
+
+// ---------------------------------------------------------------------------------------------
+// Standard Webhooks verification, v1 (HMAC-SHA256) and v1a (Ed25519)
+
+struct SignedFixture {
+  std::string msg_id = "msg_2KWPBgLlAfxdpx2AI54pPJ85f4W";
+  std::string timestamp = "1796001825";  // 2026-11-30T01:23:45Z
+  std::string body = IngestItem();
+  std::string header;
+  std::vector<verifier::ingest::VerificationKey> keys;
+  absl::Time now = absl::FromUnixSeconds(1796001825 + 30);
+};
+
+SignedFixture SignedV1() {
+  SignedFixture fixture;
+  const std::string secret(32, '\x5a');
+  fixture.header = verifier::ingest::SignV1(
+      secret, verifier::ingest::SignedContent(fixture.msg_id, 1796001825, fixture.body));
+  fixture.keys.push_back({"k1", verifier::ingest::SignatureVersion::kV1, secret});
+  return fixture;
+}
+
+SignedFixture SignedV1a() {
+  SignedFixture fixture;
+  const absl::StatusOr<crypto::Ed25519PrivateKey> key =
+      crypto::Ed25519PrivateKey::FromSeed(std::string(crypto::kEd25519SeedSize, '\x17'));
+  if (!key.ok()) {
+    return fixture;  // no keys: the benchmark reports the failure
+  }
+  fixture.header = verifier::ingest::SignV1a(
+      *key, verifier::ingest::SignedContent(fixture.msg_id, 1796001825, fixture.body));
+  fixture.keys.push_back(
+      {"k1", verifier::ingest::SignatureVersion::kV1a, std::string(key->PublicKey().raw())});
+  return fixture;
+}
+
+void RunVerify(benchmark::State& state, const SignedFixture& fixture) {
+  const verifier::ingest::SignedDelivery delivery{fixture.msg_id, fixture.timestamp, fixture.header,
+                                                  fixture.body};
+  Require(state, verifier::ingest::VerifyDelivery(delivery, fixture.keys, fixture.now).ok(),
+          "signature does not verify");
+  for (auto _ : state) {
+    absl::StatusOr<verifier::ingest::VerifiedSignature> verified =
+        verifier::ingest::VerifyDelivery(delivery, fixture.keys, fixture.now);
+    benchmark::DoNotOptimize(verified);
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+
+void BM_WebhookVerifyV1(benchmark::State& state) { RunVerify(state, SignedV1()); }
+BENCHMARK(BM_WebhookVerifyV1);
+
+void BM_WebhookVerifyV1a(benchmark::State& state) { RunVerify(state, SignedV1a()); }
+BENCHMARK(BM_WebhookVerifyV1a);
+
+// ---------------------------------------------------------------------------------------------
+// mf2 parse against gumbo's raw parse of the same page
+
+// An h-feed page of at least `min_bytes`: h-entries, each with an author h-card, dates (one by the
+// value-class pattern), categories, a reply context, a like, a comment, e-content with markup and
+// relative links (about 1.9 KiB per entry), plus rel links in the head.
+std::string FeedPage(size_t min_bytes) {
+  std::string html = R"(<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Alice's notes</title>
+<link rel="me" href="https://social.example/@alice"><link rel="webmention" href="/webmention">
+<link rel="stylesheet" href="/style.css"><link rel="alternate" type="application/rss+xml" href="/feed.xml">
+</head><body><header><nav><a href="/">Home</a> <a href="/about" rel="author">About</a></nav></header>
+<main class="h-feed"><h1 class="p-name">Alice's notes</h1>
+<div class="p-author h-card"><img class="u-photo" src="/me.jpg" alt="Alice"><a class="p-name u-url" href="/">Alice Example</a></div>
+)";
+  const absl::string_view end = "</main><footer><p>© 2026 Alice</p></footer></body></html>\n";
+  for (int i = 0; html.size() + end.size() < min_bytes; ++i) {
+    absl::StrAppend(
+        &html, "<article class=\"h-entry\" id=\"post-", i, "\">\n",
+        "<h2 class=\"p-name\"><a href=\"/posts/", i, "\" class=\"u-url u-uid\">Post number ", i,
+        ": on webmentions and feeds</a></h2>\n",
+        "<div class=\"meta\">Posted <time class=\"dt-published\" datetime=\"2026-11-", 10 + i % 20,
+        "T0", i % 10, ":15:00Z\">November ", 10 + i % 20,
+        "</time> by <span class=\"p-author h-card\"><img class=\"u-photo\" src=\"/me.jpg\" "
+        "alt=\"\"><a class=\"p-name u-url\" href=\"https://alice.example/\">Alice</a></span>",
+        " <span class=\"dt-updated\"><span class=\"value\">2026-11-30</span> at <span "
+        "class=\"value\">12:00</span></span></div>\n",
+        "<div class=\"u-in-reply-to h-cite\"><a class=\"u-url p-name\" "
+        "href=\"https://bob.example/notes/",
+        i, "\">Bob's note ", i, "</a> by <span class=\"p-author\">Bob</span></div>\n",
+        "<div class=\"e-content\"><p>This is the body of post ", i,
+        ", long enough to look like a real post. It links to <a href=\"https://bob.example/notes/",
+        i, "\">Bob's note</a>, to <a href=\"../archive/", i,
+        "\">the archive</a> and to <a href=\"#comments\">the comments</a>.</p>\n",
+        "<p>Déjà vu, ünïcödé, 日本語: a second paragraph with <em>emphasis</em>, <code>code</code>"
+        " and an image <img src=\"/img/",
+        i, ".jpg\" alt=\"a picture\">.</p>\n",
+        "<ul><li>one point</li><li>another point</li><li>a <strong>third</strong> point</li></ul>"
+        "<blockquote><p>A quotation from somewhere else, kept short.</p></blockquote></div>\n",
+        "<footer>Tagged <a class=\"p-category\" href=\"/tags/indieweb\">indieweb</a>, <a "
+        "class=\"p-category\" href=\"/tags/webmention\">webmention</a>, <span "
+        "class=\"p-category\">notes</span>. <a class=\"u-syndication\" "
+        "href=\"https://social.example/@alice/",
+        1000000 + i,
+        "\" rel=\"syndication\">Also on social</a>. <a class=\"u-like-of\" "
+        "href=\"https://carol.example/",
+        i, "\">liked</a></footer>\n", "<section class=\"comments\" id=\"comments-", i,
+        "\"><div class=\"p-comment h-cite\">"
+        "<span class=\"p-author h-card\"><a class=\"u-url p-name\" "
+        "href=\"https://dave.example/\">Dave</a></span>: <span class=\"p-content\">Nice post "
+        "number ",
+        i, "!</span></div></section>\n</article>\n");
+  }
+  absl::StrAppend(&html, end);
+  return html;
+}
+
+// Pages of about 100 KiB and 1 MiB (the fetcher's body cap).
+const std::string& Page(int64_t kib) {
+  static const auto* const kSmall = new std::string(FeedPage(size_t{100} << 10));
+  static const auto* const kLarge = new std::string(FeedPage(size_t{1} << 20));
+  return kib <= 100 ? *kSmall : *kLarge;
+}
+
+struct GumboOutputDeleter {
+  void operator()(GumboOutput* output) const {
+    if (output != nullptr) {
+      gumbo_destroy_output(&kGumboDefaultOptions, output);
+    }
+  }
+};
+using GumboOutputPtr = std::unique_ptr<GumboOutput, GumboOutputDeleter>;
+
+// The reference: gumbo's parse and teardown of the page, with the options HtmlDocument uses.
+void BM_GumboRawParse(benchmark::State& state) {
+  const std::string& page = Page(state.range(0));
+  GumboOptions options = kGumboDefaultOptions;
+  options.max_errors = 0;
+  for (auto _ : state) {
+    GumboOutputPtr output(gumbo_parse_with_options(&options, page.data(), page.size()));
+    benchmark::DoNotOptimize(output.get());
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * page.size()));
+  state.counters["page_bytes"] = static_cast<double>(page.size());
+}
+BENCHMARK(BM_GumboRawParse)->Arg(100)->Arg(1024)->Unit(benchmark::kMillisecond);
+
+// HtmlDocument::Parse alone: depth cap + gumbo + the copy into the owned tree.
+void BM_HtmlDocumentParse(benchmark::State& state) {
+  const std::string& page = Page(state.range(0));
+  for (auto _ : state) {
+    verifier::html::HtmlDocument document = verifier::html::HtmlDocument::Parse(page);
+    benchmark::DoNotOptimize(document.root());
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * page.size()));
+}
+BENCHMARK(BM_HtmlDocumentParse)->Arg(100)->Arg(1024)->Unit(benchmark::kMillisecond);
+
+// The figure: text to mf2 JSON, everything the verifier does with a fetched page
+// (ParseMf2(html, url) = HtmlDocument::Parse + the mf2 walk).
+void BM_Mf2Parse(benchmark::State& state) {
+  const std::string& page = Page(state.range(0));
+  const std::string page_url = "https://alice.example/notes/";
+  absl::StatusOr<boost::json::object> first = verifier::html::ParseMf2(page, page_url);
+  Require(state, first.ok(), "mf2 parse failed");
+  if (first.ok()) {
+    const boost::json::value* items = first->if_contains("items");
+    Require(state, items != nullptr && items->is_array() && !items->as_array().empty(),
+            "mf2 parse found no items");
+  }
+  for (auto _ : state) {
+    absl::StatusOr<boost::json::object> parsed = verifier::html::ParseMf2(page, page_url);
+    benchmark::DoNotOptimize(parsed);
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * page.size()));
+}
+BENCHMARK(BM_Mf2Parse)->Arg(100)->Arg(1024)->Unit(benchmark::kMillisecond);
+
+// ---------------------------------------------------------------------------------------------
+// Egress policy check of a URL (before DNS: spelling, parse, scheme, port, host name or literal)
+
+void BM_EgressParseAndCheckUrl(benchmark::State& state) {
+  const std::vector<std::string> urls = {
+      "https://alice.example/posts/2026/11/30/hello-world",
+      "https://bob.example/notes/42?utm_source=feed#comments",
+      "https://bücher.example/katalog/übersicht",
+      "http://93.184.216.34/page",
+      "http://127.0.0.1/",           // refused: loopback literal
+      "http://metadata.internal/",   // refused: special-use name
+      "https://example.com:8443/x",  // refused: port
+      "http://[::ffff:7f00:1]/",     // refused: IPv4-mapped loopback
+  };
+  const verifier::fetch::EgressPolicy policy;
+  size_t i = 0;
+  for (auto _ : state) {
+    absl::StatusOr<url::Url> checked = policy.ParseAndCheckUrl(urls[i]);
+    benchmark::DoNotOptimize(checked);
+    i = (i + 1) & 7;
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_EgressParseAndCheckUrl);
+
+}  // namespace
+}  // namespace portcullis::bench
+
+BENCHMARK_MAIN();
