@@ -260,22 +260,6 @@ std::optional<IpAddress> IpAddress::FromSockaddr(const sockaddr* address, sockle
   return std::nullopt;
 }
 
-uint64_t IpAddress::ipv6_high() const {
-  uint64_t value = 0;
-  for (size_t k = 0; k < 4; ++k) {
-    value = (value << 16) | ipv6_[k];
-  }
-  return value;
-}
-
-uint64_t IpAddress::ipv6_low() const {
-  uint64_t value = 0;
-  for (size_t k = 4; k < 8; ++k) {
-    value = (value << 16) | ipv6_[k];
-  }
-  return value;
-}
-
 std::string IpAddress::ToString() const {
   if (is_ipv4()) {
     return Ipv4ToString(ipv4_);

@@ -71,8 +71,14 @@ class IpAddress {
   // The eight IPv6 groups; all zero for IPv4 addresses.
   const std::array<uint16_t, 8>& ipv6() const { return ipv6_; }
   // The 128 IPv6 bits as two halves (for prefix arithmetic); 0 for IPv4 addresses.
-  uint64_t ipv6_high() const;
-  uint64_t ipv6_low() const;
+  uint64_t ipv6_high() const {
+    return (uint64_t{ipv6_[0]} << 48) | (uint64_t{ipv6_[1]} << 32) | (uint64_t{ipv6_[2]} << 16) |
+           uint64_t{ipv6_[3]};
+  }
+  uint64_t ipv6_low() const {
+    return (uint64_t{ipv6_[4]} << 48) | (uint64_t{ipv6_[5]} << 32) | (uint64_t{ipv6_[6]} << 16) |
+           uint64_t{ipv6_[7]};
+  }
   // The IPv6 zone id without "%"; empty when absent (always for IPv4).
   const std::string& zone() const { return zone_; }
   bool has_zone() const { return !zone_.empty(); }

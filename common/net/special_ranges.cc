@@ -1,5 +1,7 @@
 #include "common/net/special_ranges.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -98,17 +100,83 @@ absl::Span<const SpecialRange> Ipv6RefusedRanges() {
   return *ranges;
 }
 
-const SpecialRange* FindRefusedRange(const IpAddress& address) {
-  const absl::Span<const SpecialRange> ranges =
-      address.is_ipv4() ? Ipv4RefusedRanges() : Ipv6RefusedRanges();
-  const SpecialRange* best = nullptr;
+namespace {
+
+// The tables above compiled for lookup: each block as (network, mask) over the 128 address bits
+// (IPv4 in `low`), ordered by prefix length, longest first, keeping the policy's order among equal
+// lengths. The first row that matches is then the one the definition asks for: the longest
+// prefix, and of equal ones the first in the policy's table.
+struct CompiledRange {
+  uint64_t high;
+  uint64_t low;
+  uint64_t mask_high;
+  uint64_t mask_low;
+  const SpecialRange* range;
+};
+
+uint64_t PrefixMask64(int bits) {
+  if (bits <= 0) {
+    return 0;
+  }
+  if (bits >= 64) {
+    return ~uint64_t{0};
+  }
+  return ~uint64_t{0} << (64 - bits);
+}
+
+std::vector<CompiledRange> Compile(absl::Span<const SpecialRange> ranges) {
+  std::vector<CompiledRange> compiled;
+  compiled.reserve(ranges.size());
   for (const SpecialRange& range : ranges) {
-    if (range.cidr.Contains(address) &&
-        (best == nullptr || range.cidr.prefix_length() > best->cidr.prefix_length())) {
-      best = &range;
+    const IpAddress& network = range.cidr.network();
+    const int length = range.cidr.prefix_length();
+    if (network.is_ipv4()) {
+      compiled.push_back(CompiledRange{0, network.ipv4(), 0,
+                                       length <= 0 ? 0 : PrefixMask64(length) >> 32, &range});
+    } else {
+      compiled.push_back(CompiledRange{network.ipv6_high(), network.ipv6_low(),
+                                       PrefixMask64(length), PrefixMask64(length - 64), &range});
     }
   }
-  return best;
+  std::stable_sort(compiled.begin(), compiled.end(),
+                   [](const CompiledRange& a, const CompiledRange& b) {
+                     return a.range->cidr.prefix_length() > b.range->cidr.prefix_length();
+                   });
+  return compiled;
+}
+
+const std::vector<CompiledRange>& CompiledIpv4() {
+  static const std::vector<CompiledRange>* const compiled =
+      new std::vector<CompiledRange>(Compile(Ipv4RefusedRanges()));
+  return *compiled;
+}
+
+const std::vector<CompiledRange>& CompiledIpv6() {
+  static const std::vector<CompiledRange>* const compiled =
+      new std::vector<CompiledRange>(Compile(Ipv6RefusedRanges()));
+  return *compiled;
+}
+
+}  // namespace
+
+const SpecialRange* FindRefusedRange(const IpAddress& address) {
+  if (address.is_ipv4()) {
+    const uint64_t value = address.ipv4();
+    for (const CompiledRange& row : CompiledIpv4()) {
+      if (((value ^ row.low) & row.mask_low) == 0) {
+        return row.range;
+      }
+    }
+    return nullptr;
+  }
+  const uint64_t high = address.ipv6_high();
+  const uint64_t low = address.ipv6_low();
+  for (const CompiledRange& row : CompiledIpv6()) {
+    if (((high ^ row.high) & row.mask_high) == 0 && ((low ^ row.low) & row.mask_low) == 0) {
+      return row.range;
+    }
+  }
+  return nullptr;
 }
 
 }  // namespace portcullis::net
