@@ -1,5 +1,6 @@
 #include "common/url/normalize.h"
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -37,7 +38,11 @@ bool TrackingParameters::Matches(absl::string_view name) const {
 std::string Normalize(const Url& url, const TrackingParameters& tracking) {
   // Credentials stay part of the serialization so that two different URLs never share a key
   // (the gateway refuses URLs with credentials before it gets here anyway).
-  std::string out = absl::StrCat(url.scheme(), "://");
+  std::string out;
+  out.reserve(url.scheme().size() + 3 + url.username().size() + url.password().size() + 2 +
+              url.host().size() + 6 + url.path().size() +
+              (url.query().has_value() ? url.query()->size() + 1 : 0));
+  absl::StrAppend(&out, url.scheme(), "://");
   if (url.has_credentials()) {
     absl::StrAppend(&out, url.username());
     if (!url.password().empty()) {
@@ -51,16 +56,34 @@ std::string Normalize(const Url& url, const TrackingParameters& tracking) {
   }
   absl::StrAppend(&out, url.path());
   if (url.query().has_value()) {
-    std::vector<absl::string_view> kept;
-    for (const absl::string_view parameter : absl::StrSplit(*url.query(), '&')) {
+    // "?" and the kept parameters joined by "&"; the "?" goes again when that join is empty.
+    const size_t question_mark = out.size();
+    out.push_back('?');
+    bool first = true;
+    const absl::string_view query = *url.query();
+    size_t begin = 0;
+    while (true) {
+      const size_t end = std::min(query.find('&', begin), query.size());
+      const absl::string_view parameter = query.substr(begin, end - begin);
       const absl::string_view name = parameter.substr(0, parameter.find('='));
-      if (!tracking.Matches(encoding::PercentDecode(name, encoding::PlusIs::kSpace))) {
-        kept.push_back(parameter);
+      const bool tracked =
+          name.find_first_of("%+") == absl::string_view::npos
+              ? tracking.Matches(name)
+              : tracking.Matches(encoding::PercentDecode(name, encoding::PlusIs::kSpace));
+      if (!tracked) {
+        if (!first) {
+          out.push_back('&');
+        }
+        first = false;
+        out.append(parameter.data(), parameter.size());
       }
+      if (end == query.size()) {
+        break;
+      }
+      begin = end + 1;
     }
-    const std::string query = absl::StrJoin(kept, "&");
-    if (!query.empty()) {
-      absl::StrAppend(&out, "?", query);
+    if (out.size() == question_mark + 1) {
+      out.pop_back();
     }
   }
   return out;

@@ -59,7 +59,7 @@ enum class EncodeSet { kC0Control, kFragment, kQuery, kSpecialQuery, kPath, kUse
 
 // Whether byte `c` of UTF-8 text is percent-encoded in `set`. Bytes >= 0x80 belong to code points
 // above U+007E, which every set contains.
-bool InEncodeSet(unsigned char c, EncodeSet set) {
+constexpr bool InEncodeSet(unsigned char c, EncodeSet set) {
   if (c < 0x20 || c > 0x7E) {
     return true;
   }
@@ -82,8 +82,26 @@ bool InEncodeSet(unsigned char c, EncodeSet set) {
   return true;
 }
 
+// InEncodeSet for every byte and set, computed once at compile time: the parser asks per byte.
+struct EncodeSetTable {
+  // bits[set][c]: whether byte c is in set.
+  bool bits[6][256];
+};
+
+constexpr EncodeSetTable MakeEncodeSetTable() {
+  EncodeSetTable table{};
+  for (int set = 0; set < 6; ++set) {
+    for (int c = 0; c < 256; ++c) {
+      table.bits[set][c] = InEncodeSet(static_cast<unsigned char>(c), static_cast<EncodeSet>(set));
+    }
+  }
+  return table;
+}
+
+constexpr EncodeSetTable kEncodeSets = MakeEncodeSetTable();
+
 void AppendPercentEncoded(unsigned char c, EncodeSet set, std::string& out) {
-  if (!InEncodeSet(c, set)) {
+  if (!kEncodeSets.bits[static_cast<int>(set)][c]) {
     out.push_back(static_cast<char>(c));
     return;
   }
@@ -95,7 +113,11 @@ void AppendPercentEncoded(unsigned char c, EncodeSet set, std::string& out) {
 
 // Replaces every ill-formed UTF-8 subsequence with U+FFFD, one per maximal subpart (the WHATWG
 // Encoding Standard's UTF-8 decoder), so that the parser only ever sees scalar values.
-std::string SanitizeUtf8(absl::string_view input) {
+std::string SanitizeUtf8(std::string input) {
+  if (std::all_of(input.begin(), input.end(),
+                  [](char c) { return static_cast<unsigned char>(c) < 0x80; })) {
+    return input;  // ASCII is always well-formed
+  }
   static constexpr absl::string_view kReplacement = "\xEF\xBF\xBD";
   std::string out;
   out.reserve(input.size());
@@ -147,7 +169,7 @@ std::string SanitizeUtf8(absl::string_view input) {
       upper = 0xBF;
     }
     if (ok) {
-      absl::StrAppend(&out, input.substr(i, j - i));
+      out.append(input, i, j - i);
     } else {
       absl::StrAppend(&out, kReplacement);
     }
@@ -203,14 +225,16 @@ std::optional<uint64_t> ParseIpv4Number(absl::string_view input) {
 // The "ends in a number" checker: whether the last label (ignoring one trailing dot) is all digits
 // or parses as an IPv4 number.
 bool EndsInANumber(absl::string_view domain) {
-  std::vector<absl::string_view> parts = absl::StrSplit(domain, '.');
-  if (parts.back().empty()) {
-    if (parts.size() == 1) {
+  // The last label, or the one before it when the domain ends in a dot.
+  absl::string_view rest = domain;
+  if (!rest.empty() && rest.back() == '.') {
+    if (rest.size() == 1) {
       return false;
     }
-    parts.pop_back();
+    rest.remove_suffix(1);
   }
-  const absl::string_view last = parts.back();
+  const size_t dot = rest.rfind('.');
+  const absl::string_view last = dot == absl::string_view::npos ? rest : rest.substr(dot + 1);
   if (!last.empty() &&
       std::all_of(last.begin(), last.end(), [](char c) { return IsAsciiDigit(c); })) {
     return true;
@@ -531,7 +555,20 @@ class Parser {
                         : kEof;
       ASSIGN_OR_RETURN(state, Step(state, c));
     }
-    UrlBuilder::path(url_) = absl::StrCat("/", absl::StrJoin(path_, "/"));
+    std::string& path = UrlBuilder::path(url_);
+    size_t length = path_.size() + 1;
+    for (const std::string& segment : path_) {
+      length += segment.size();
+    }
+    path.clear();
+    path.reserve(length);
+    path.push_back('/');
+    for (size_t i = 0; i < path_.size(); ++i) {
+      if (i != 0) {
+        path.push_back('/');
+      }
+      path.append(path_[i]);
+    }
     return std::move(url_);
   }
 
@@ -732,7 +769,7 @@ class Parser {
           } else if (IsSingleDotSegment(buffer_) && !IsSlash(c)) {
             path_.emplace_back();
           } else if (!IsSingleDotSegment(buffer_)) {
-            path_.push_back(buffer_);
+            path_.push_back(std::move(buffer_));
           }
           buffer_.clear();
           if (c == '?') {
@@ -807,14 +844,19 @@ std::string PreprocessInput(absl::string_view input) {
   while (end > begin && static_cast<unsigned char>(input[end - 1]) <= 0x20) {
     --end;
   }
+  const absl::string_view trimmed = input.substr(begin, end - begin);
   std::string stripped;
-  stripped.reserve(end - begin);
-  for (size_t i = begin; i < end; ++i) {
-    if (input[i] != '\t' && input[i] != '\n' && input[i] != '\r') {
-      stripped.push_back(input[i]);
+  if (trimmed.find_first_of("\t\n\r") == absl::string_view::npos) {
+    stripped.assign(trimmed.data(), trimmed.size());
+  } else {
+    stripped.reserve(trimmed.size());
+    for (const char c : trimmed) {
+      if (c != '\t' && c != '\n' && c != '\r') {
+        stripped.push_back(c);
+      }
     }
   }
-  return SanitizeUtf8(stripped);
+  return SanitizeUtf8(std::move(stripped));
 }
 
 uint16_t Url::effective_port() const { return port_.value_or(DefaultPort(scheme_)); }
