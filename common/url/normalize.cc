@@ -67,7 +67,7 @@ std::string Normalize(const Url& url, const TrackingParameters& tracking) {
       const absl::string_view parameter = query.substr(begin, end - begin);
       const absl::string_view name = parameter.substr(0, parameter.find('='));
       const bool tracked =
-          name.find_first_of("%+") == absl::string_view::npos
+          std::none_of(name.begin(), name.end(), [](char c) { return c == '%' || c == '+'; })
               ? tracking.Matches(name)
               : tracking.Matches(encoding::PercentDecode(name, encoding::PlusIs::kSpace));
       if (!tracked) {

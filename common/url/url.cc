@@ -283,10 +283,10 @@ absl::StatusOr<Ipv6Address> ParseIpv6(absl::string_view input) {
   const auto at = [&](size_t i) -> int {
     return i < input.size() ? static_cast<unsigned char>(input[i]) : kEof;
   };
-  const absl::Status bad = Invalid("bad IPv6 address");
+  const auto bad_address = [] { return Invalid("bad IPv6 address"); };
   if (at(pointer) == ':') {
     if (at(pointer + 1) != ':') {
-      return bad;
+      return bad_address();
     }
     pointer += 2;
     ++piece_index;
@@ -294,11 +294,11 @@ absl::StatusOr<Ipv6Address> ParseIpv6(absl::string_view input) {
   }
   while (at(pointer) != kEof) {
     if (piece_index == 8) {
-      return bad;
+      return bad_address();
     }
     if (at(pointer) == ':') {
       if (compress) {
-        return bad;
+        return bad_address();
       }
       ++pointer;
       ++piece_index;
@@ -314,11 +314,11 @@ absl::StatusOr<Ipv6Address> ParseIpv6(absl::string_view input) {
     }
     if (at(pointer) == '.') {
       if (length == 0) {
-        return bad;
+        return bad_address();
       }
       pointer -= length;
       if (piece_index > 6) {
-        return bad;
+        return bad_address();
       }
       int numbers_seen = 0;
       while (at(pointer) != kEof) {
@@ -327,23 +327,23 @@ absl::StatusOr<Ipv6Address> ParseIpv6(absl::string_view input) {
           if (at(pointer) == '.' && numbers_seen < 4) {
             ++pointer;
           } else {
-            return bad;
+            return bad_address();
           }
         }
         if (!IsAsciiDigit(at(pointer))) {
-          return bad;
+          return bad_address();
         }
         while (IsAsciiDigit(at(pointer))) {
           const uint32_t number = at(pointer) - '0';
           if (!ipv4_piece) {
             ipv4_piece = number;
           } else if (*ipv4_piece == 0) {
-            return bad;
+            return bad_address();
           } else {
             ipv4_piece = *ipv4_piece * 10 + number;
           }
           if (*ipv4_piece > 255) {
-            return bad;
+            return bad_address();
           }
           ++pointer;
         }
@@ -354,17 +354,17 @@ absl::StatusOr<Ipv6Address> ParseIpv6(absl::string_view input) {
         }
       }
       if (numbers_seen != 4) {
-        return bad;
+        return bad_address();
       }
       break;
     }
     if (at(pointer) == ':') {
       ++pointer;
       if (at(pointer) == kEof) {
-        return bad;
+        return bad_address();
       }
     } else if (at(pointer) != kEof) {
-      return bad;
+      return bad_address();
     }
     address[piece_index] = static_cast<uint16_t>(value);
     ++piece_index;
@@ -378,7 +378,7 @@ absl::StatusOr<Ipv6Address> ParseIpv6(absl::string_view input) {
       --swaps;
     }
   } else if (piece_index != 8) {
-    return bad;
+    return bad_address();
   }
   return address;
 }
@@ -417,9 +417,28 @@ constexpr uint32_t kIgnoredIdnaErrors =
 // Forbidden domain code points: the forbidden host code points (NUL, tab, LF, CR, space and
 // # / : < > ? @ [ \ ] ^ |), the other C0 controls, '%' and U+007F.
 bool IsForbiddenDomainCodePoint(unsigned char c) {
-  static constexpr absl::string_view kForbiddenPrintable = " #/:<>?@[\\]^|%";
-  return c < 0x20 || c == 0x7F ||
-         kForbiddenPrintable.find(static_cast<char>(c)) != absl::string_view::npos;
+  if (c < 0x20 || c == 0x7F) {
+    return true;
+  }
+  switch (c) {
+    case ' ':
+    case '#':
+    case '/':
+    case ':':
+    case '<':
+    case '>':
+    case '?':
+    case '@':
+    case '[':
+    case '\\':
+    case ']':
+    case '^':
+    case '|':
+    case '%':
+      return true;
+    default:
+      return false;
+  }
 }
 
 // The URL Standard's "domain to ASCII" with beStrict = false. An ASCII domain is only lowercased:
@@ -486,7 +505,9 @@ absl::Status ParseHost(absl::string_view input, Url& url) {
     UrlBuilder::ipv4(url).reset();
     return absl::OkStatus();
   }
-  const std::string domain = encoding::PercentDecode(input);
+  const std::string domain = input.find('%') == absl::string_view::npos
+                                 ? std::string(input)
+                                 : encoding::PercentDecode(input);
   ASSIGN_OR_RETURN(std::string ascii_domain, DomainToAscii(domain));
   UrlBuilder::ipv6(url).reset();
   if (EndsInANumber(ascii_domain)) {
@@ -846,7 +867,8 @@ std::string PreprocessInput(absl::string_view input) {
   }
   const absl::string_view trimmed = input.substr(begin, end - begin);
   std::string stripped;
-  if (trimmed.find_first_of("\t\n\r") == absl::string_view::npos) {
+  if (std::none_of(trimmed.begin(), trimmed.end(),
+                   [](char c) { return c == '\t' || c == '\n' || c == '\r'; })) {
     stripped.assign(trimmed.data(), trimmed.size());
   } else {
     stripped.reserve(trimmed.size());
