@@ -566,7 +566,10 @@ enum class State {
 
 class Parser {
  public:
-  Parser(std::string input, const Url* base) : input_(std::move(input)), base_(base) {}
+  Parser(std::string input, const Url* base) : input_(std::move(input)), base_(base) {
+    buffer_.reserve(input_.size());
+    path_.reserve(8);
+  }
 
   absl::StatusOr<Url> Run() {
     State state = State::kSchemeStart;
@@ -655,11 +658,11 @@ class Parser {
         path_ = SplitPath(base_->path());
         UrlBuilder::query(url_) = base_->query();
         if (c == '?') {
-          UrlBuilder::query(url_) = "";
+          StartQuery();
           return State::kQuery;
         }
         if (c == '#') {
-          UrlBuilder::fragment(url_) = "";
+          StartFragment();
           return State::kFragment;
         }
         if (c != kEof) {
@@ -794,11 +797,11 @@ class Parser {
           }
           buffer_.clear();
           if (c == '?') {
-            UrlBuilder::query(url_) = "";
+            StartQuery();
             return State::kQuery;
           }
           if (c == '#') {
-            UrlBuilder::fragment(url_) = "";
+            StartFragment();
             return State::kFragment;
           }
           return State::kPath;
@@ -808,7 +811,7 @@ class Parser {
 
       case State::kQuery:
         if (c == '#') {
-          UrlBuilder::fragment(url_) = "";
+          StartFragment();
           return State::kFragment;
         }
         if (c != kEof) {
@@ -835,6 +838,16 @@ class Parser {
     UrlBuilder::ipv4(url_) = base_->ipv4();
     UrlBuilder::ipv6(url_) = base_->ipv6();
     UrlBuilder::port(url_) = base_->port();
+  }
+
+  // query / fragment become "" with room for the rest of the input.
+  void StartQuery() {
+    std::string& query = UrlBuilder::query(url_).emplace();
+    query.reserve(input_.size() - static_cast<size_t>(pointer_));
+  }
+  void StartFragment() {
+    std::string& fragment = UrlBuilder::fragment(url_).emplace();
+    fragment.reserve(input_.size() - static_cast<size_t>(pointer_));
   }
 
   void ShortenPath() {
