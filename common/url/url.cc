@@ -691,39 +691,49 @@ class Parser {
 
       case State::kSpecialAuthorityIgnoreSlashes:
         if (!IsSlash(c)) {
+          authority_start_ = pointer_;
           --pointer_;
           return State::kAuthority;
         }
         return State::kSpecialAuthorityIgnoreSlashes;
 
-      case State::kAuthority:
+      case State::kAuthority: {
+        // The standard's buffer is the input from authority_start_ up to the pointer; it is read
+        // in place rather than copied code point by code point.
+        const auto buffered = [&] {
+          return absl::string_view(input_).substr(static_cast<size_t>(authority_start_),
+                                                  static_cast<size_t>(pointer_ - authority_start_));
+        };
         if (c == '@') {
+          const auto append_userinfo = [&](absl::string_view text) {
+            for (const char b : text) {
+              if (b == ':' && !password_token_seen_) {
+                password_token_seen_ = true;
+                continue;
+              }
+              AppendPercentEncoded(
+                  static_cast<unsigned char>(b), EncodeSet::kUserinfo,
+                  password_token_seen_ ? UrlBuilder::password(url_) : UrlBuilder::username(url_));
+            }
+          };
           if (at_sign_seen_) {
-            buffer_.insert(0, "%40");
+            append_userinfo("%40");
           }
           at_sign_seen_ = true;
-          for (const char b : buffer_) {
-            if (b == ':' && !password_token_seen_) {
-              password_token_seen_ = true;
-              continue;
-            }
-            AppendPercentEncoded(
-                static_cast<unsigned char>(b), EncodeSet::kUserinfo,
-                password_token_seen_ ? UrlBuilder::password(url_) : UrlBuilder::username(url_));
-          }
-          buffer_.clear();
+          append_userinfo(buffered());
+          authority_start_ = pointer_ + 1;
           return State::kAuthority;
         }
         if (c == kEof || IsSlash(c) || c == '?' || c == '#') {
-          if (at_sign_seen_ && buffer_.empty()) {
+          const int64_t length = pointer_ - authority_start_;
+          if (at_sign_seen_ && length == 0) {
             return Invalid("credentials without a host");
           }
-          pointer_ -= static_cast<int64_t>(buffer_.size()) + 1;
-          buffer_.clear();
+          pointer_ -= length + 1;
           return State::kHost;
         }
-        buffer_.push_back(static_cast<char>(c));
         return State::kAuthority;
+      }
 
       case State::kHost:
         if (c == ':' && !inside_brackets_) {
@@ -859,6 +869,8 @@ class Parser {
   const std::string input_;
   const Url* const base_;
   int64_t pointer_ = 0;
+  // Where the authority state's buffer starts in input_.
+  int64_t authority_start_ = 0;
   std::string buffer_;
   bool at_sign_seen_ = false;
   bool password_token_seen_ = false;
