@@ -730,27 +730,29 @@ class Parser {
             return Invalid("credentials without a host");
           }
           pointer_ -= length + 1;
+          host_start_ = pointer_ + 1;
           return State::kHost;
         }
         return State::kAuthority;
       }
 
-      case State::kHost:
+      case State::kHost: {
+        // The standard's buffer: the input from host_start_ up to the pointer, read in place.
+        const absl::string_view buffered = absl::string_view(input_).substr(
+            static_cast<size_t>(host_start_), static_cast<size_t>(pointer_ - host_start_));
         if (c == ':' && !inside_brackets_) {
-          if (buffer_.empty()) {
+          if (buffered.empty()) {
             return Invalid("empty host");
           }
-          RETURN_IF_ERROR(ParseHost(buffer_, url_));
-          buffer_.clear();
+          RETURN_IF_ERROR(ParseHost(buffered, url_));
           return State::kPort;
         }
         if (c == kEof || IsSlash(c) || c == '?' || c == '#') {
           --pointer_;
-          if (buffer_.empty()) {
+          if (buffered.empty()) {
             return Invalid("empty host");
           }
-          RETURN_IF_ERROR(ParseHost(buffer_, url_));
-          buffer_.clear();
+          RETURN_IF_ERROR(ParseHost(buffered, url_));
           return State::kPathStart;
         }
         if (c == '[') {
@@ -758,8 +760,8 @@ class Parser {
         } else if (c == ']') {
           inside_brackets_ = false;
         }
-        buffer_.push_back(static_cast<char>(c));
         return State::kHost;
+      }
 
       case State::kPort:
         if (IsAsciiDigit(c)) {
@@ -871,6 +873,8 @@ class Parser {
   int64_t pointer_ = 0;
   // Where the authority state's buffer starts in input_.
   int64_t authority_start_ = 0;
+  // Where the host state's buffer starts in input_.
+  int64_t host_start_ = 0;
   std::string buffer_;
   bool at_sign_seen_ = false;
   bool password_token_seen_ = false;
