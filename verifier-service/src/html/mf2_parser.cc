@@ -1040,35 +1040,6 @@ class Mf2Parser {
     return AttrOf(node, {"a", "area"}, "href");
   }
 
-  // The href of the only <a> child (else of the only <area> child) that is not a microformat.
-  static std::optional<std::string> OnlyLinkChild(const Node& node) {
-    const NodeList children = ElementChildren(node);
-    for (absl::string_view tag : {"a", "area"}) {
-      NodeList matching;
-      for (const Node* child : children) {
-        if (child->tag == tag) {
-          matching.push_back(child);
-        }
-      }
-      if (matching.size() == 1 && !IsMf2Root(*matching.front())) {
-        return LinkOf(*matching.front());
-      }
-    }
-    return std::nullopt;
-  }
-
-  static std::optional<std::string> ImpliedUrl(const Node& node) {
-    std::optional<std::string> url = LinkOf(node);
-    if (!url) url = OnlyLinkChild(node);
-    if (!url) {
-      const NodeList children = ElementChildren(node);
-      if (children.size() == 1) {
-        url = OnlyLinkChild(*children.front());
-      }
-    }
-    return url;
-  }
-
   static std::optional<json::value> PhotoOf(const Node& node) {
     if (node.tag == "img") {
       return ImageValue(node, /*allow_alt=*/true);
@@ -1081,9 +1052,32 @@ class Mf2Parser {
     return std::nullopt;
   }
 
-  static std::optional<json::value> OnlyPhotoChild(const Node& node) {
+  // The implied url / photo rule: `of` the element itself; else `of` its only child with the
+  // first of `tags` that it has exactly one of (not itself a microformat); else the same rule one
+  // level down, through an only element child.
+  template <typename Value>
+  static std::optional<Value> Implied(const Node& node,
+                                      std::initializer_list<absl::string_view> tags,
+                                      std::optional<Value> (*of)(const Node&)) {
+    std::optional<Value> value = of(node);
+    if (!value) {
+      value = OfOnlyChildTagged(node, tags, of);
+    }
+    if (!value) {
+      const NodeList children = ElementChildren(node);
+      if (children.size() == 1) {
+        value = OfOnlyChildTagged(*children.front(), tags, of);
+      }
+    }
+    return value;
+  }
+
+  template <typename Value>
+  static std::optional<Value> OfOnlyChildTagged(const Node& node,
+                                                std::initializer_list<absl::string_view> tags,
+                                                std::optional<Value> (*of)(const Node&)) {
     const NodeList children = ElementChildren(node);
-    for (absl::string_view tag : {"img", "object"}) {
+    for (absl::string_view tag : tags) {
       NodeList matching;
       for (const Node* child : children) {
         if (child->tag == tag) {
@@ -1091,22 +1085,18 @@ class Mf2Parser {
         }
       }
       if (matching.size() == 1 && !IsMf2Root(*matching.front())) {
-        return PhotoOf(*matching.front());
+        return of(*matching.front());
       }
     }
     return std::nullopt;
   }
 
+  static std::optional<std::string> ImpliedUrl(const Node& node) {
+    return Implied<std::string>(node, {"a", "area"}, &LinkOf);
+  }
+
   static std::optional<json::value> ImpliedPhoto(const Node& node) {
-    std::optional<json::value> photo = PhotoOf(node);
-    if (!photo) photo = OnlyPhotoChild(node);
-    if (!photo) {
-      const NodeList children = ElementChildren(node);
-      if (children.size() == 1) {
-        photo = OnlyPhotoChild(*children.front());
-      }
-    }
-    return photo;
+    return Implied<json::value>(node, {"img", "object"}, &PhotoOf);
   }
 
   url::Url base_;
