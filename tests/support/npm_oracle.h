@@ -5,7 +5,10 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
+#include "gtest/gtest.h"
+#include "tests/support/ci.h"
 
 // An independent implementation from npm, used as a differential oracle: a folder in the test
 // tree with package.json, package-lock.json and oracle.js, installed with `npm ci` (exactly the
@@ -40,3 +43,22 @@ std::string ShellQuoted(const std::filesystem::path& path);
 std::optional<std::string> RunShell(const std::string& command);
 
 }  // namespace portcullis::testing
+
+// Installs the oracle into `var` (a std::optional<NpmOracle>) or ends the test: a loud skip on a
+// developer machine without node, npm or the registry, a failure under CI=true. `what` names the
+// reference implementation in the message.
+#define PORTCULLIS_INSTALL_NPM_ORACLE_OR_SKIP(var, source_dir, work_dir, timeout, what)            \
+  do {                                                                                             \
+    absl::StatusOr<::portcullis::testing::NpmOracle> portcullis_oracle_ =                          \
+        ::portcullis::testing::NpmOracle::Install(source_dir, work_dir, timeout);                  \
+    if (!portcullis_oracle_.ok()) {                                                                \
+      const std::string portcullis_why_ =                                                          \
+          absl::StrCat(portcullis_oracle_.status().message(), "; the differential check against ", \
+                       what, " did not run");                                                      \
+      if (::portcullis::testing::RunningInCi()) {                                                  \
+        FAIL() << portcullis_why_;                                                                 \
+      }                                                                                            \
+      GTEST_SKIP() << "SKIPPED: " << portcullis_why_;                                              \
+    }                                                                                              \
+    (var).emplace(*std::move(portcullis_oracle_));                                                 \
+  } while (false)

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -24,6 +25,29 @@ inline std::optional<std::string> ReadFileIfPresent(const std::filesystem::path&
   contents << in.rdbuf();
   return contents.str();
 }
+
+// Counts the cases of one shared vector file: every failed case is a test failure naming it, and
+// Report() prints "LABEL: N passed, M failed" (the summary the closing notes quote).
+class VectorTally {
+ public:
+  void Check(bool ok, const std::string& what) {
+    if (ok) {
+      ++passed_;
+    } else {
+      ++failed_;
+      ADD_FAILURE() << what;
+    }
+  }
+  void Report(const std::string& label) const {
+    std::cout << label << ": " << passed_ << " passed, " << failed_ << " failed\n";
+  }
+  int passed() const { return passed_; }
+  int failed() const { return failed_; }
+
+ private:
+  int passed_ = 0;
+  int failed_ = 0;
+};
 
 }  // namespace portcullis::testing
 

@@ -37,16 +37,8 @@ std::string Hex(absl::string_view bytes) { return absl::BytesToHexString(bytes);
 TEST(JcsSharedVectorsTest, AllVectors) {
   PORTCULLIS_READ_SHARED_TESTDATA_OR_SKIP(text, kVectorsPath);
   const boost::json::value vectors = boost::json::parse(text);
-  int passed = 0;
-  int failed = 0;
-  const auto check = [&](bool ok, const std::string& what) {
-    if (ok) {
-      ++passed;
-    } else {
-      ++failed;
-      ADD_FAILURE() << what;
-    }
-  };
+  testing::VectorTally tally;
+  const auto check = [&](bool ok, const std::string& what) { tally.Check(ok, what); };
 
   // canonicalization_files: byte-exact output and its SHA-256.
   for (const boost::json::value& file : vectors.at("canonicalization_files").as_array()) {
@@ -112,9 +104,9 @@ TEST(JcsSharedVectorsTest, AllVectors) {
     }
   }
 
-  std::cout << "jcs: " << passed << " passed, " << failed << " failed\n";
-  EXPECT_EQ(failed, 0);
-  EXPECT_GT(passed, 0);
+  tally.Report("jcs");
+  EXPECT_EQ(tally.failed(), 0);
+  EXPECT_GT(tally.passed(), 0);
 }
 
 TEST(JcsTest, SortsMembersByUtf16CodeUnits) {

@@ -58,21 +58,11 @@ class Mf2DifferentialTest : public ::testing::Test {
  protected:
   void SetUp() override {
     // One directory per test: ctest may run the tests of this file in parallel.
-    absl::StatusOr<testing::NpmOracle> oracle = testing::NpmOracle::Install(
-        PORTCULLIS_ORACLE_SOURCE_DIR,
+    PORTCULLIS_INSTALL_NPM_ORACLE_OR_SKIP(
+        oracle_, PORTCULLIS_ORACLE_SOURCE_DIR,
         fs::path(PORTCULLIS_ORACLE_WORK_DIR) /
             ::testing::UnitTest::GetInstance()->current_test_info()->name(),
-        absl::Seconds(90));
-    if (!oracle.ok()) {
-      const std::string why =
-          absl::StrCat(oracle.status().message(),
-                       "; the differential check against the reference parser did not run");
-      if (testing::RunningInCi()) {
-        FAIL() << why;
-      }
-      GTEST_SKIP() << "SKIPPED: " << why;
-    }
-    oracle_.emplace(*std::move(oracle));
+        absl::Seconds(90), "the reference parser");
     work_ = oracle_->work_dir();
   }
 

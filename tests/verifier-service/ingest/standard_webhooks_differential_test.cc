@@ -38,21 +38,11 @@ class StandardWebhooksDifferentialTest : public ::testing::Test {
  protected:
   void SetUp() override {
     // One directory per test: ctest may run the tests of this file in parallel.
-    absl::StatusOr<testing::NpmOracle> oracle = testing::NpmOracle::Install(
-        PORTCULLIS_ORACLE_SOURCE_DIR,
+    PORTCULLIS_INSTALL_NPM_ORACLE_OR_SKIP(
+        oracle_, PORTCULLIS_ORACLE_SOURCE_DIR,
         fs::path(PORTCULLIS_ORACLE_WORK_DIR) /
             ::testing::UnitTest::GetInstance()->current_test_info()->name(),
-        absl::Seconds(45));
-    if (!oracle.ok()) {
-      const std::string why =
-          absl::StrCat(oracle.status().message(),
-                       "; the differential check against the reference library did not run");
-      if (testing::RunningInCi()) {
-        FAIL() << why;
-      }
-      GTEST_SKIP() << "SKIPPED: " << why;
-    }
-    oracle_.emplace(*std::move(oracle));
+        absl::Seconds(45), "the reference library");
     work_ = oracle_->work_dir();
   }
 

@@ -32,16 +32,8 @@ std::string Member(const boost::json::object& object, absl::string_view name) {
 TEST(StandardWebhooksSharedVectorsTest, AllVectors) {
   PORTCULLIS_READ_SHARED_TESTDATA_OR_SKIP(text, kVectorsPath);
   const boost::json::value vectors = boost::json::parse(text);
-  int passed = 0;
-  int failed = 0;
-  const auto check = [&](bool ok, const std::string& what) {
-    if (ok) {
-      ++passed;
-    } else {
-      ++failed;
-      ADD_FAILURE() << what;
-    }
-  };
+  testing::VectorTally tally;
+  const auto check = [&](bool ok, const std::string& what) { tally.Check(ok, what); };
 
   for (const boost::json::value& vector : vectors.at("sign_vectors").as_array()) {
     const std::string id = Str(vector.at("id"));
@@ -136,9 +128,9 @@ TEST(StandardWebhooksSharedVectorsTest, AllVectors) {
           "v1a: verify");
   }
 
-  std::cout << "standard-webhooks: " << passed << " passed, " << failed << " failed\n";
-  EXPECT_EQ(failed, 0);
-  EXPECT_GT(passed, 0);
+  tally.Report("standard-webhooks");
+  EXPECT_EQ(tally.failed(), 0);
+  EXPECT_GT(tally.passed(), 0);
 }
 
 // A fixed delivery signed with keys made here.

@@ -86,6 +86,25 @@ class VerifierServerTest : public ::testing::Test {
     return stub_->SubmitMention(&context, request, response);
   }
 
+  grpc::Status AddSite(const std::string& domain) {
+    grpc::ClientContext context;
+    context.set_deadline(Deadline());
+    v1::AddSiteRequest request;
+    request.set_domain(domain);
+    v1::AddSiteResponse response;
+    return stub_->AddSite(&context, request, &response);
+  }
+
+  grpc::Status AddTarget(const std::string& url, v1::TargetKind kind) {
+    grpc::ClientContext context;
+    context.set_deadline(Deadline());
+    v1::AddTargetRequest request;
+    request.set_url(url);
+    request.set_kind(kind);
+    v1::AddTargetResponse response;
+    return stub_->AddTarget(&context, request, &response);
+  }
+
   grpc::Status GetMention(const std::string& id, v1::GetMentionResponse* response) {
     grpc::ClientContext context;
     context.set_deadline(Deadline());
@@ -110,25 +129,10 @@ TEST_F(VerifierServerTest, ServesMentionsEndToEnd) {
   v1::SubmitMentionResponse unserved;
   ASSERT_TRUE(Submit("https://source.example/post", "https://target.example/", &unserved).ok());
   EXPECT_EQ(unserved.reason(), "target_not_supported");
-  {
-    grpc::ClientContext context;
-    context.set_deadline(Deadline());
-    v1::AddSiteRequest request;
-    request.set_domain("target.example");
-    v1::AddSiteResponse response;
-    ASSERT_TRUE(stub_->AddSite(&context, request, &response).ok());
-  }
+  ASSERT_TRUE(AddSite("target.example").ok());
   ASSERT_TRUE(Submit("https://source.example/post", "https://target.example/", &unserved).ok());
   EXPECT_EQ(unserved.reason(), "target_not_found");
-  {
-    grpc::ClientContext context;
-    context.set_deadline(Deadline());
-    v1::AddTargetRequest request;
-    request.set_url("https://target.example/");
-    request.set_kind(v1::TARGET_KIND_EXACT);
-    v1::AddTargetResponse response;
-    ASSERT_TRUE(stub_->AddTarget(&context, request, &response).ok());
-  }
+  ASSERT_TRUE(AddTarget("https://target.example/", v1::TARGET_KIND_EXACT).ok());
 
   v1::SubmitMentionResponse first;
   grpc::Status status = Submit("https://source.example/post", "https://target.example/", &first);
@@ -192,23 +196,8 @@ TEST_F(VerifierServerTest, WorkersVerifyWhatIsSubmitted) {
   AlwaysVerified verifier;
   Start(config, &verifier);
   ASSERT_TRUE(WaitForHealth("", HealthCheckResponse::SERVING));
-  {
-    grpc::ClientContext context;
-    context.set_deadline(Deadline());
-    v1::AddSiteRequest request;
-    request.set_domain("target.example");
-    v1::AddSiteResponse response;
-    ASSERT_TRUE(stub_->AddSite(&context, request, &response).ok());
-  }
-  {
-    grpc::ClientContext context;
-    context.set_deadline(Deadline());
-    v1::AddTargetRequest request;
-    request.set_url("https://target.example/");
-    request.set_kind(v1::TARGET_KIND_PREFIX);
-    v1::AddTargetResponse response;
-    ASSERT_TRUE(stub_->AddTarget(&context, request, &response).ok());
-  }
+  ASSERT_TRUE(AddSite("target.example").ok());
+  ASSERT_TRUE(AddTarget("https://target.example/", v1::TARGET_KIND_PREFIX).ok());
   v1::SubmitMentionResponse submitted;
   ASSERT_TRUE(Submit("https://source.example/", "https://target.example/a", &submitted).ok());
   EXPECT_TRUE(submitted.queued());

@@ -105,12 +105,12 @@ class VerifierServer {
   std::unique_ptr<queue::VerificationWorker> worker_;
   std::unique_ptr<store::Migrator> migrator_;
   std::unique_ptr<BlockingPool> blocking_pool_;
-  // The fetcher behind CheckUrl and SafeFetch, built once; stopped after the gRPC server drained.
   // Every metric of the process, served on the admin listener (when configured).
   std::shared_ptr<prometheus::Registry> registry_ = std::make_shared<prometheus::Registry>();
   std::unique_ptr<fetch::FetchMetrics> fetch_metrics_;
   std::unique_ptr<prometheus::Exposer> exposer_;
   std::optional<config::HostPort> admin_address_;
+  // The fetcher behind CheckUrl and SafeFetch, built once; stopped after the gRPC server drained.
   std::unique_ptr<fetch::EgressPolicy> egress_policy_;
   std::unique_ptr<fetch::CaresResolver> resolver_;
   std::unique_ptr<fetch::CurlHttpClient> http_client_;
