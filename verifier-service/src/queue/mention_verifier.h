@@ -16,12 +16,29 @@ struct VerificationOutcome {
   Kind kind = Kind::kVerified;
   // A machine-readable code for kFailed ("no_link", "gone", ...) and kRetry ("timeout", ...).
   std::string reason;
+  // For kVerified: what the source says.
+  store::MentionContent content;
+  // For kFailed "no_link": links to the target's host found instead.
+  store::LinkDiagnostic links_to_target_host;
 
-  static VerificationOutcome Verified() { return {Kind::kVerified, ""}; }
-  static VerificationOutcome Failed(std::string reason) {
-    return {Kind::kFailed, std::move(reason)};
+  static VerificationOutcome Verified(store::MentionContent content = {}) {
+    VerificationOutcome outcome;
+    outcome.content = std::move(content);
+    return outcome;
   }
-  static VerificationOutcome Retry(std::string reason) { return {Kind::kRetry, std::move(reason)}; }
+  static VerificationOutcome Failed(std::string reason, store::LinkDiagnostic links = {}) {
+    VerificationOutcome outcome;
+    outcome.kind = Kind::kFailed;
+    outcome.reason = std::move(reason);
+    outcome.links_to_target_host = std::move(links);
+    return outcome;
+  }
+  static VerificationOutcome Retry(std::string reason) {
+    VerificationOutcome outcome;
+    outcome.kind = Kind::kRetry;
+    outcome.reason = std::move(reason);
+    return outcome;
+  }
 };
 
 // Verifies one claimed job: fetches the source (through the SSRF-guarded fetcher) and looks for

@@ -203,10 +203,12 @@ void VerificationWorker::Execute(const store::JobRecord& job) {
   switch (outcome.kind) {
     case VerificationOutcome::Kind::kVerified:
       result.kind = store::JobResult::Kind::kVerified;
+      result.content = outcome.content;
       break;
     case VerificationOutcome::Kind::kFailed:
       result.kind = store::JobResult::Kind::kFailed;
       result.reason = outcome.reason;
+      result.links_to_target_host = outcome.links_to_target_host;
       break;
     case VerificationOutcome::Kind::kRetry:
       if (job.attempts >= options_.retry.max_attempts) {

@@ -9,6 +9,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "absl/types/span.h"
+#include "verifier-service/src/store/mention_content.h"
 
 namespace portcullis::verifier::store {
 
@@ -34,6 +35,10 @@ struct JobResult {
   Kind kind = Kind::kVerified;
   std::string reason;
   absl::Duration retry_in = absl::ZeroDuration();
+  // For kVerified: what the source says (replaces the stored content).
+  MentionContent content;
+  // For kFailed "no_link": the near misses shown on the status page.
+  LinkDiagnostic links_to_target_host;
 };
 
 // The durable verification queue (the claim side; jobs are queued by MentionStore::Submit).
