@@ -1,0 +1,232 @@
+// SourceVerifier over a scripted PageFetcher and a scripted SourceAnalyzer: which fetch outcome
+// becomes which verification outcome, what the analyzer is given, and the rel=author page step.
+
+#include "verifier-service/src/verification/source_verifier.h"
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/synchronization/mutex.h"
+#include "gtest/gtest.h"
+
+namespace portcullis::verifier::verification {
+namespace {
+
+using fetch::FetchOutcome;
+using queue::VerificationOutcome;
+
+fetch::FetchResult Page(std::string body, std::string final_url) {
+  fetch::FetchResult result;
+  result.body = std::move(body);
+  result.final_url = std::move(final_url);
+  result.status = 200;
+  result.content_type = "text/html";
+  return result;
+}
+
+fetch::FetchResult Failure(FetchOutcome outcome) {
+  fetch::FetchResult result;
+  result.outcome = outcome;
+  result.detail = "scripted";
+  return result;
+}
+
+class ScriptedFetcher final : public PageFetcher {
+ public:
+  fetch::FetchResult Fetch(absl::string_view url, const fetch::FetchLimits& limits) override {
+    absl::MutexLock lock(&mu_);
+    calls.push_back({std::string(url), limits});
+    const auto it = pages.find(std::string(url));
+    if (it == pages.end()) {
+      return Failure(FetchOutcome::kHttp4xx);
+    }
+    return it->second;
+  }
+
+  struct Call {
+    std::string url;
+    fetch::FetchLimits limits;
+  };
+  std::map<std::string, fetch::FetchResult> pages;
+  std::vector<Call> calls;
+  absl::Mutex mu_;
+};
+
+// Links when the body contains the target; names the author page when the body says
+// "author-page:URL"; reads an author page's body as the author's name.
+class ScriptedAnalyzer final : public SourceAnalyzer {
+ public:
+  SourceAnalysis Analyze(absl::string_view body, const url::Url& final_url,
+                         absl::string_view target) const override {
+    bases.push_back(final_url.href());
+    SourceAnalysis analysis;
+    analysis.links_to_target = absl::StrContains(body, target);
+    if (!analysis.links_to_target) {
+      analysis.links_to_target_host = {"https://bob.example/post-10"};
+      return analysis;
+    }
+    analysis.content.type = "reply";
+    analysis.content.content_text = "Nice post";
+    const size_t author = body.find("author-page:");
+    if (author != absl::string_view::npos) {
+      analysis.author_page_url = std::string(body.substr(author + 12));
+    } else {
+      analysis.content.author_name = "On-page Alice";
+    }
+    return analysis;
+  }
+
+  AuthorCard AuthorFromPage(absl::string_view body, const url::Url& page_url) const override {
+    return AuthorCard{std::string(body), page_url.href(), "", ""};
+  }
+
+  mutable std::vector<std::string> bases;
+};
+
+class VerifierSourceVerifierTest : public ::testing::Test {
+ protected:
+  VerificationOutcome Verify(const std::string& source = "https://alice.example/reply") {
+    store::JobRecord job;
+    job.source = source;
+    job.target = kTarget;
+    return verifier_.Verify(job);
+  }
+
+  static constexpr char kTarget[] = "https://bob.example/post";
+  ScriptedFetcher fetcher_;
+  ScriptedAnalyzer analyzer_;
+  absl::Time now_ = absl::FromUnixSeconds(1'700'000'000);
+  SourceVerifier verifier_{fetcher_, analyzer_, SourceVerifierConfig{}, [this] { return now_; }};
+};
+
+TEST_F(VerifierSourceVerifierTest, ALinkingPageIsVerifiedWithWhatItSays) {
+  fetcher_.pages["https://alice.example/reply"] =
+      Page("<a href=https://bob.example/post>", "https://alice.example/reply");
+  const VerificationOutcome outcome = Verify();
+  EXPECT_EQ(outcome.kind, VerificationOutcome::Kind::kVerified);
+  EXPECT_EQ(outcome.content.type, "reply");
+  EXPECT_EQ(outcome.content.content_text, "Nice post");
+  EXPECT_EQ(outcome.content.author_name, "On-page Alice");
+  ASSERT_EQ(fetcher_.calls.size(), 1u);  // No author page needed.
+  EXPECT_EQ(fetcher_.calls[0].limits.total_timeout, absl::Seconds(5));
+}
+
+TEST_F(VerifierSourceVerifierTest, TheFinalUrlAfterRedirectsIsTheBase) {
+  fetcher_.pages["https://alice.example/old"] =
+      Page("<a href=https://bob.example/post>", "https://www.alice.example/new/reply");
+  EXPECT_EQ(Verify("https://alice.example/old").kind, VerificationOutcome::Kind::kVerified);
+  ASSERT_EQ(analyzer_.bases.size(), 1u);
+  EXPECT_EQ(analyzer_.bases[0], "https://www.alice.example/new/reply");
+}
+
+TEST_F(VerifierSourceVerifierTest, APageWithoutTheLinkFailsNoLinkWithTheNearMisses) {
+  fetcher_.pages["https://alice.example/reply"] =
+      Page("<a href=https://bob.example/post-10>", "https://alice.example/reply");
+  fetcher_.pages["https://alice.example/reply"].body = "no link here";
+  const VerificationOutcome outcome = Verify();
+  EXPECT_EQ(outcome.kind, VerificationOutcome::Kind::kFailed);
+  EXPECT_EQ(outcome.reason, "no_link");
+  EXPECT_EQ(outcome.links_to_target_host,
+            store::LinkDiagnostic{"https://bob.example/post-10"});
+}
+
+TEST_F(VerifierSourceVerifierTest, GoneIsSourceGone) {
+  fetcher_.pages["https://alice.example/reply"] = Failure(FetchOutcome::kGone);
+  const VerificationOutcome outcome = Verify();
+  EXPECT_EQ(outcome.kind, VerificationOutcome::Kind::kFailed);
+  EXPECT_EQ(outcome.reason, "source_gone");
+}
+
+TEST_F(VerifierSourceVerifierTest, PermanentFetchFailuresFailWithTheFetchersReason) {
+  const std::map<FetchOutcome, std::string> permanent = {
+      {FetchOutcome::kBadUrl, "bad_url"},
+      {FetchOutcome::kBadScheme, "bad_scheme"},
+      {FetchOutcome::kForbiddenUrl, "forbidden_url"},
+      {FetchOutcome::kForbiddenAddress, "forbidden_address"},
+      {FetchOutcome::kDnsNotFound, "dns_not_found"},
+      {FetchOutcome::kTooManyRedirects, "too_many_redirects"},
+      {FetchOutcome::kBadRedirect, "bad_redirect"},
+      {FetchOutcome::kTooLarge, "too_large"},
+      {FetchOutcome::kUnsupportedContentType, "unsupported_content_type"},
+      {FetchOutcome::kHttp4xx, "http_4xx"},
+      {FetchOutcome::kTlsFailed, "tls_failed"},
+  };
+  for (const auto& [fetch_outcome, reason] : permanent) {
+    fetcher_.pages["https://alice.example/reply"] = Failure(fetch_outcome);
+    const VerificationOutcome outcome = Verify();
+    EXPECT_EQ(outcome.kind, VerificationOutcome::Kind::kFailed) << reason;
+    EXPECT_EQ(outcome.reason, reason);
+    EXPECT_TRUE(outcome.links_to_target_host.empty());
+  }
+}
+
+TEST_F(VerifierSourceVerifierTest, TransientFetchFailuresAreRetried) {
+  const std::map<FetchOutcome, std::string> transient = {
+      {FetchOutcome::kTimeout, "timeout"},
+      {FetchOutcome::kConnectionFailed, "connection_failed"},
+      {FetchOutcome::kDnsTemporary, "dns_temporary"},
+      {FetchOutcome::kHttp5xx, "http_5xx"},
+      {FetchOutcome::kHttp429, "http_429"},
+      {FetchOutcome::kCancelled, "cancelled"},
+  };
+  for (const auto& [fetch_outcome, reason] : transient) {
+    fetcher_.pages["https://alice.example/reply"] = Failure(fetch_outcome);
+    const VerificationOutcome outcome = Verify();
+    EXPECT_EQ(outcome.kind, VerificationOutcome::Kind::kRetry) << reason;
+    EXPECT_EQ(outcome.reason, reason);
+  }
+}
+
+TEST_F(VerifierSourceVerifierTest, TheRelAuthorPageIsFetchedWithItsOwnSmallBudgetAndCached) {
+  fetcher_.pages["https://alice.example/reply"] =
+      Page("https://bob.example/post author-page:https://alice.example/about",
+           "https://alice.example/reply");
+  fetcher_.pages["https://alice.example/about"] = Page("Alice", "https://alice.example/about");
+  VerificationOutcome outcome = Verify();
+  ASSERT_EQ(outcome.kind, VerificationOutcome::Kind::kVerified);
+  EXPECT_EQ(outcome.content.author_name, "Alice");
+  EXPECT_EQ(outcome.content.author_url, "https://alice.example/about");
+  ASSERT_EQ(fetcher_.calls.size(), 2u);
+  EXPECT_EQ(fetcher_.calls[1].url, "https://alice.example/about");
+  EXPECT_EQ(fetcher_.calls[1].limits.total_timeout, absl::Seconds(2));
+  EXPECT_EQ(fetcher_.calls[1].limits.max_body_bytes, 256 * 1024);
+  EXPECT_EQ(fetcher_.calls[1].limits.max_redirects, 1);
+
+  // A second mention by the same author: the page is not fetched again while cached.
+  outcome = Verify();
+  EXPECT_EQ(outcome.content.author_name, "Alice");
+  EXPECT_EQ(fetcher_.calls.size(), 3u);
+  // After the TTL it is.
+  now_ += absl::Minutes(11);
+  Verify();
+  EXPECT_EQ(fetcher_.calls.size(), 5u);
+}
+
+TEST_F(VerifierSourceVerifierTest, AnAuthorPageThatCannotBeHadNeverFailsTheMention) {
+  fetcher_.pages["https://alice.example/reply"] =
+      Page("https://bob.example/post author-page:https://alice.example/about",
+           "https://alice.example/reply");
+  // Permanent (404): verified without an author, and not asked again soon.
+  fetcher_.pages["https://alice.example/about"] = Failure(FetchOutcome::kHttp4xx);
+  VerificationOutcome outcome = Verify();
+  EXPECT_EQ(outcome.kind, VerificationOutcome::Kind::kVerified);
+  EXPECT_EQ(outcome.content.author_name, "");
+  Verify();
+  EXPECT_EQ(fetcher_.calls.size(), 3u);
+
+  // Transient (503): verified without an author, asked again next time.
+  fetcher_.calls.clear();
+  fetcher_.pages["https://carol.example/reply"] =
+      Page("https://bob.example/post author-page:https://carol.example/about",
+           "https://carol.example/reply");
+  fetcher_.pages["https://carol.example/about"] = Failure(FetchOutcome::kHttp5xx);
+  outcome = Verify("https://carol.example/reply");
+  EXPECT_EQ(outcome.kind, VerificationOutcome::Kind::kVerified);
+  Verify("https://carol.example/reply");
+  EXPECT_EQ(fetcher_.calls.size(), 4u);
+}
+
+}  // namespace
+}  // namespace portcullis::verifier::verification

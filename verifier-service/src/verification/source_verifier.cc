@@ -1,0 +1,95 @@
+#include "verifier-service/src/verification/source_verifier.h"
+
+#include <utility>
+
+#include "common/logging/log.h"
+#include "common/url/url.h"
+
+namespace portcullis::verifier::verification {
+namespace {
+
+using queue::VerificationOutcome;
+
+// Fills what the rel=author page says into the author fields it has values for.
+void MergeAuthor(const AuthorCard& card, store::MentionContent& content) {
+  const auto take = [](const std::string& from, std::string& to) {
+    if (!from.empty()) {
+      to = from;
+    }
+  };
+  take(card.name, content.author_name);
+  take(card.url, content.author_url);
+  take(card.photo, content.author_photo);
+  take(card.note, content.author_note);
+}
+
+}  // namespace
+
+VerificationOutcome OutcomeOfFailedFetch(const fetch::FetchResult& result) {
+  if (result.outcome == fetch::FetchOutcome::kGone) {
+    return VerificationOutcome::Failed(kReasonSourceGone);
+  }
+  const std::string reason(fetch::FetchOutcomeName(result.outcome));
+  if (fetch::IsTransient(result.outcome)) {
+    return VerificationOutcome::Retry(reason);
+  }
+  return VerificationOutcome::Failed(reason);
+}
+
+SourceVerifier::SourceVerifier(PageFetcher& fetcher, const SourceAnalyzer& analyzer,
+                               SourceVerifierConfig config, AuthorCache::Clock clock)
+    : fetcher_(fetcher),
+      analyzer_(analyzer),
+      config_(std::move(config)),
+      author_cache_(config_.author_cache_entries, config_.author_cache_ttl, std::move(clock)) {}
+
+VerificationOutcome SourceVerifier::Verify(const store::JobRecord& job) {
+  return Verify(job.source, job.target);
+}
+
+VerificationOutcome SourceVerifier::Verify(absl::string_view source, absl::string_view target) {
+  fetch::FetchResult page = fetcher_.Fetch(source, config_.source_limits);
+  if (page.outcome != fetch::FetchOutcome::kOk) {
+    return OutcomeOfFailedFetch(page);
+  }
+  absl::StatusOr<url::Url> final_url = url::ParseUrl(page.final_url);
+  if (!final_url.ok()) {
+    // The fetcher fetched it, so it parsed there; this would be a bug, not the sender's doing.
+    logging::Error("fetched source has an unparsable final URL: {}",
+                   std::string(final_url.status().message()));
+    return VerificationOutcome::Failed(std::string(fetch::FetchOutcomeName(
+        fetch::FetchOutcome::kBadUrl)));
+  }
+  SourceAnalysis analysis = analyzer_.Analyze(page.body, *final_url, target);
+  if (!analysis.links_to_target) {
+    return VerificationOutcome::Failed(kReasonNoLink, std::move(analysis.links_to_target_host));
+  }
+  if (analysis.author_page_url.has_value()) {
+    MergeAuthor(AuthorOfPage(*analysis.author_page_url), analysis.content);
+  }
+  return VerificationOutcome::Verified(std::move(analysis.content));
+}
+
+AuthorCard SourceVerifier::AuthorOfPage(const std::string& page_url) {
+  if (std::optional<AuthorCard> cached = author_cache_.Get(page_url)) {
+    return *std::move(cached);
+  }
+  fetch::FetchResult page = fetcher_.Fetch(page_url, config_.author_limits);
+  if (page.outcome != fetch::FetchOutcome::kOk) {
+    if (!fetch::IsTransient(page.outcome)) {
+      author_cache_.Put(page_url, AuthorCard{});  // Not there for good: do not ask again soon.
+    }
+    logging::Debug("author page not used outcome={}",
+                   std::string(fetch::FetchOutcomeName(page.outcome)));
+    return {};
+  }
+  absl::StatusOr<url::Url> final_url = url::ParseUrl(page.final_url);
+  if (!final_url.ok()) {
+    return {};
+  }
+  AuthorCard card = analyzer_.AuthorFromPage(page.body, *final_url);
+  author_cache_.Put(page_url, card);
+  return card;
+}
+
+}  // namespace portcullis::verifier::verification
