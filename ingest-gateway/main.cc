@@ -65,6 +65,9 @@ ABSL_FLAG(std::string, rate_limit_max_keys, EnvOr("RATE_LIMIT_MAX_KEYS", "100000
 ABSL_FLAG(std::string, trusted_proxies, EnvOr("TRUSTED_PROXIES", ""),
           "reverse proxies (CIDRs, comma separated) whose X-Forwarded-For names the client for "
           "the per-client rate limit; empty: the peer address is the client [TRUSTED_PROXIES]");
+ABSL_FLAG(std::string, ingest_max_body_bytes, EnvOr("INGEST_MAX_BODY_BYTES", "1048576"),
+          "largest POST /ingest body, at most 1 MiB; larger ones are answered 413 "
+          "[INGEST_MAX_BODY_BYTES]");
 
 int main(int argc, char** argv) {
   portcullis::lifecycle::BlockTerminationSignals();
@@ -94,6 +97,7 @@ int main(int argc, char** argv) {
   flags.source_host_burst = absl::GetFlag(FLAGS_source_host_burst);
   flags.rate_limit_max_keys = absl::GetFlag(FLAGS_rate_limit_max_keys);
   flags.trusted_proxies = absl::GetFlag(FLAGS_trusted_proxies);
+  flags.ingest_max_body_bytes = absl::GetFlag(FLAGS_ingest_max_body_bytes);
 
   const absl::StatusOr<portcullis::gateway::GatewayConfig> config =
       portcullis::gateway::GatewayConfig::FromFlags(flags);

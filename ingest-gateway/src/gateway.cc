@@ -48,6 +48,8 @@ Gateway::Gateway(const GatewayConfig& config, std::unique_ptr<VerifierClient> ve
                   RateLimits{.per_client = &client_limiter_,
                              .per_source_host = &source_host_limiter_,
                              .trusted_proxies = config.trusted_proxies}),
+      ingest_(*verifier_, {.max_body_bytes = config.ingest_max_body_bytes,
+                           .retry_after_seconds = config.retry_after_seconds}),
       public_router_(&metrics_),
       admin_router_(nullptr) {
   public_router_.Add("POST", kWebmentionPath,
@@ -57,6 +59,10 @@ Gateway::Gateway(const GatewayConfig& config, std::unique_ptr<VerifierClient> ve
   public_router_.Add("GET", kStatusRoute,
                      [this](const http::HttpRequest& request, http::Respond respond) {
                        webmention_.Status(request, std::move(respond));
+                     });
+  public_router_.Add("POST", kIngestPath,
+                     [this](const http::HttpRequest& request, http::Respond respond) {
+                       ingest_.Handle(request, std::move(respond));
                      });
   // Probes are answered on both listeners (load balancers often probe the serving port);
   // /metrics only on the admin listener.
@@ -95,7 +101,11 @@ absl::Status Gateway::Listen() {
   options.max_connections = config_.max_connections;
   options.retry_after_seconds = config_.retry_after_seconds;
   options.max_body_bytes = config_.max_body_bytes;
-  options.body_limit_for_path = [](absl::string_view path) -> uint64_t {
+  options.body_limit_for_path = [ingest_limit = config_.ingest_max_body_bytes](
+                                     absl::string_view path) -> uint64_t {
+    if (path == kIngestPath) {
+      return ingest_limit;
+    }
     return path == kWebmentionPath ? kWebmentionMaxBodyBytes : 0;
   };
   options.max_header_bytes = config_.max_header_bytes;

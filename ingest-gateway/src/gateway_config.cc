@@ -126,6 +126,9 @@ absl::StatusOr<GatewayConfig> GatewayConfig::FromFlags(const GatewayFlags& flags
         absl::StrCat("--trusted_proxies: ", proxies.status().message()));
   }
   config.trusted_proxies = *std::move(proxies);
+  ASSIGN_OR_RETURN(config.ingest_max_body_bytes,
+                   ParseInteger("ingest_max_body_bytes", flags.ingest_max_body_bytes, 1,
+                                1024 * 1024));
   return config;
 }
 

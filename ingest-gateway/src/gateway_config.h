@@ -35,6 +35,7 @@ struct GatewayFlags {
   std::string source_host_burst = "30";
   std::string rate_limit_max_keys = "100000";
   std::string trusted_proxies;
+  std::string ingest_max_body_bytes = "1048576";
 };
 
 // Every limit and timeout of the gateway, validated once at startup.
@@ -64,6 +65,8 @@ struct GatewayConfig {
   size_t rate_limit_max_keys = 100000;
   // Reverse proxies whose X-Forwarded-For names the client for the per-client limit.
   std::vector<net::Cidr> trusted_proxies;
+  // The body cap of POST /ingest (413 above it); at most 1 MiB, what EvaluateIngest carries.
+  uint64_t ingest_max_body_bytes = 1024 * 1024;
 
   // Validates `flags`; the error names the flag and the accepted range in one line.
   static absl::StatusOr<GatewayConfig> FromFlags(const GatewayFlags& flags);

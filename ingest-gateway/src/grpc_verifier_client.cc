@@ -94,4 +94,12 @@ void GrpcVerifierClient::GetMention(const verifier::v1::GetMentionRequest& reque
       });
 }
 
+void GrpcVerifierClient::EvaluateIngest(const verifier::v1::EvaluateIngestRequest& request,
+                                        EvaluateIngestCallback callback) {
+  Invoke<verifier::v1::EvaluateIngestResponse>(
+      request, std::move(callback), [this](auto* context, auto* req, auto* resp, auto done) {
+        stub_->async()->EvaluateIngest(context, req, resp, std::move(done));
+      });
+}
+
 }  // namespace portcullis::gateway

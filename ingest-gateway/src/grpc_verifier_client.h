@@ -29,6 +29,8 @@ class GrpcVerifierClient final : public VerifierClient {
   void SubmitMention(const verifier::v1::SubmitMentionRequest& request,
                      SubmitCallback callback) override;
   void GetMention(const verifier::v1::GetMentionRequest& request, GetCallback callback) override;
+  void EvaluateIngest(const verifier::v1::EvaluateIngestRequest& request,
+                      EvaluateIngestCallback callback) override;
 
  private:
   // Starts one unary call: `start(context, request, response, done)` issues it on the stub; the

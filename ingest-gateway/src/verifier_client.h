@@ -13,12 +13,16 @@ class VerifierClient {
  public:
   using SubmitCallback = std::function<void(absl::StatusOr<verifier::v1::SubmitMentionResponse>)>;
   using GetCallback = std::function<void(absl::StatusOr<verifier::v1::GetMentionResponse>)>;
+  using EvaluateIngestCallback =
+      std::function<void(absl::StatusOr<verifier::v1::EvaluateIngestResponse>)>;
 
   virtual ~VerifierClient() = default;
 
   virtual void SubmitMention(const verifier::v1::SubmitMentionRequest& request,
                              SubmitCallback callback) = 0;
   virtual void GetMention(const verifier::v1::GetMentionRequest& request, GetCallback callback) = 0;
+  virtual void EvaluateIngest(const verifier::v1::EvaluateIngestRequest& request,
+                              EvaluateIngestCallback callback) = 0;
 };
 
 }  // namespace portcullis::gateway

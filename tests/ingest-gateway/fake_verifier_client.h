@@ -27,12 +27,24 @@ class FakeVerifierClient final : public VerifierClient {
     callback(get_result);
   }
 
+  void EvaluateIngest(const verifier::v1::EvaluateIngestRequest& request,
+                      EvaluateIngestCallback callback) override {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      evaluations.push_back(request);
+    }
+    callback(evaluate_result);
+  }
+
   absl::StatusOr<verifier::v1::SubmitMentionResponse> submit_result =
       absl::UnavailableError("not configured");
   absl::StatusOr<verifier::v1::GetMentionResponse> get_result =
       absl::UnavailableError("not configured");
   std::vector<verifier::v1::SubmitMentionRequest> submits;
   std::vector<verifier::v1::GetMentionRequest> gets;
+  absl::StatusOr<verifier::v1::EvaluateIngestResponse> evaluate_result =
+      absl::UnavailableError("not configured");
+  std::vector<verifier::v1::EvaluateIngestRequest> evaluations;
 
  private:
   std::mutex mu_;

@@ -35,6 +35,21 @@ TEST(GatewayConfigTest, DefaultsAreValid) {
   EXPECT_DOUBLE_EQ(config->source_host_rate_per_second, 1);  // 60/m
   EXPECT_DOUBLE_EQ(config->source_host_burst, 30);
   EXPECT_EQ(config->rate_limit_max_keys, 100000u);
+  EXPECT_EQ(config->ingest_max_body_bytes, 1048576u);
+}
+
+TEST(GatewayConfigTest, IngestBodyCapIsAtMostOneMebibyte) {
+  GatewayFlags flags;
+  flags.ingest_max_body_bytes = "65536";
+  absl::StatusOr<GatewayConfig> config = GatewayConfig::FromFlags(flags);
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->ingest_max_body_bytes, 65536u);
+  for (const char* bad : {"0", "1048577", "big", "-1"}) {
+    flags.ingest_max_body_bytes = bad;
+    config = GatewayConfig::FromFlags(flags);
+    EXPECT_FALSE(config.ok()) << bad;
+    EXPECT_THAT(config.status().message(), HasSubstr("ingest_max_body_bytes")) << bad;
+  }
 }
 
 TEST(GatewayConfigTest, LocalhostMeansTheIpv4Loopback) {

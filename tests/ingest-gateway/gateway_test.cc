@@ -3,6 +3,7 @@
 #include <atomic>
 #include <memory>
 
+#include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -88,6 +89,32 @@ TEST_F(GatewayTest, WebmentionBodyIsCappedBelowTheGlobalLimit) {
                                  "Content-Type: application/x-www-form-urlencoded\r\n");
   ASSERT_TRUE(response.has_value());
   EXPECT_EQ(response->status, 413);
+}
+
+TEST_F(GatewayTest, ServesIngestWithItsOwnBodyCap) {
+  verifier::v1::EvaluateIngestResponse accepted;
+  accepted.set_decision(verifier::v1::INGEST_DECISION_ACCEPTED);
+  verifier_->evaluate_result = accepted;
+  TestConnection client(gateway_->http_port());
+  auto response = client.Request("POST", "/ingest", R"({"id":"a"})",
+                                 "Content-Type: application/json\r\n"
+                                 "X-Provenance-Source: feeds.example\r\n");
+  ASSERT_TRUE(response.has_value());
+  EXPECT_EQ(response->status, 202);
+  EXPECT_EQ(response->Header("x-ingest-action"), "accept");
+  // The ingest cap (1 MiB by default), not the 64 KiB of /webmention.
+  TestConnection big_client(gateway_->http_port());
+  auto big = big_client.Request(
+      "POST", "/ingest", absl::StrCat(R"({"id":"a","content":")", std::string(100 * 1024, 'a'), "\"}"),
+      "Content-Type: application/json\r\nX-Provenance-Source: feeds.example\r\n");
+  ASSERT_TRUE(big.has_value());
+  EXPECT_EQ(big->status, 202);
+  TestConnection too_big_client(gateway_->http_port());
+  auto too_big = too_big_client.Request(
+      "POST", "/ingest", std::string(1024 * 1024 + 1, ' '),
+      "Content-Type: application/json\r\nX-Provenance-Source: feeds.example\r\n");
+  ASSERT_TRUE(too_big.has_value());
+  EXPECT_EQ(too_big->status, 413);
 }
 
 TEST_F(GatewayTest, AdminPortServesProbesAndMetrics) {

@@ -1,0 +1,361 @@
+#include "ingest-gateway/src/ingest_handler.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/random/random.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "boost/json/object.hpp"
+#include "common/crypto/sha256.h"
+#include "common/json/jcs.h"
+#include "common/json/strict_parse.h"
+#include "common/logging/log.h"
+#include "common/status/status_mapping.h"
+#include "ingest-gateway/src/status_response.h"
+
+namespace portcullis::gateway {
+namespace {
+
+namespace v1 = verifier::v1;
+using http::HttpRequest;
+using http::HttpResponse;
+
+constexpr char kSourceHeader[] = "X-Provenance-Source";
+
+boost::json::string_view Json(absl::string_view s) { return {s.data(), s.size()}; }
+absl::string_view View(const boost::json::string& s) { return {s.data(), s.size()}; }
+
+HttpResponse SchemaViolation(absl::string_view field, absl::string_view description) {
+  boost::json::object body;
+  body["error"] = "schema_violation";
+  body["field"] = Json(field);
+  body["error_description"] = Json(description);
+  return http::JsonResponse(422, body);
+}
+
+// RFC 6901: "~" → "~0", "/" → "~1".
+std::string PointerToken(absl::string_view name) {
+  return absl::StrReplaceAll(name, {{"~", "~0"}, {"/", "~1"}});
+}
+
+// application/json or application/<anything>+json, with a UTF-8 charset when one is named.
+bool IsJsonContentType(absl::string_view content_type) {
+  std::vector<absl::string_view> parts = absl::StrSplit(content_type, ';');
+  const absl::string_view media_type = absl::StripAsciiWhitespace(parts[0]);
+  const bool json = absl::EqualsIgnoreCase(media_type, "application/json") ||
+                    (absl::StartsWithIgnoreCase(media_type, "application/") &&
+                     absl::EndsWithIgnoreCase(media_type, "+json"));
+  if (!json) {
+    return false;
+  }
+  for (size_t i = 1; i < parts.size(); ++i) {
+    const absl::string_view parameter = absl::StripAsciiWhitespace(parts[i]);
+    const size_t equals = parameter.find('=');
+    if (equals == absl::string_view::npos) {
+      continue;
+    }
+    if (absl::EqualsIgnoreCase(absl::StripAsciiWhitespace(parameter.substr(0, equals)),
+                               "charset")) {
+      absl::string_view charset = absl::StripAsciiWhitespace(parameter.substr(equals + 1));
+      absl::ConsumePrefix(&charset, "\"");
+      absl::ConsumeSuffix(&charset, "\"");
+      if (!absl::EqualsIgnoreCase(charset, "utf-8") && !absl::EqualsIgnoreCase(charset, "utf8")) {
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
+bool IsPublisherName(absl::string_view name) {
+  if (name.empty() || name.size() > kMaxPublisherBytes) {
+    return false;
+  }
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' ||
+           c == ':' || c == '-';
+  });
+}
+
+// The values of every field named `name`.
+std::vector<absl::string_view> HeaderValues(const http::HeaderMap& headers,
+                                            absl::string_view name) {
+  std::vector<absl::string_view> values;
+  for (const auto& [field_name, value] : headers.fields()) {
+    if (absl::EqualsIgnoreCase(field_name, name)) {
+      values.push_back(value);
+    }
+  }
+  return values;
+}
+
+// The first present of `names`, or "".
+std::string FirstHeader(const http::HeaderMap& headers,
+                        std::initializer_list<absl::string_view> names) {
+  for (absl::string_view name : names) {
+    if (std::optional<absl::string_view> value = headers.Get(name)) {
+      return std::string(absl::StripAsciiWhitespace(*value));
+    }
+  }
+  return "";
+}
+
+// Checks the known members of the item object; fills `item`.
+std::optional<HttpResponse> ReadKnownMembers(const boost::json::object& object, IngestItem* item) {
+  const boost::json::value* id = object.if_contains("id");
+  if (id == nullptr) {
+    return SchemaViolation("/id", "The item has no id.");
+  }
+  if (!id->is_string()) {
+    return SchemaViolation("/id", "The item id must be a string.");
+  }
+  if (id->as_string().empty()) {
+    return SchemaViolation("/id", "The item id must not be empty.");
+  }
+  if (id->as_string().size() > kMaxItemIdBytes) {
+    return SchemaViolation("/id",
+                           absl::StrCat("The item id is longer than ", kMaxItemIdBytes, " bytes."));
+  }
+  item->item_id = std::string(View(id->as_string()));
+
+  if (const boost::json::value* content = object.if_contains("content");
+      content != nullptr && !content->is_string()) {
+    return SchemaViolation("/content", "content must be a string.");
+  }
+  if (const boost::json::value* synthetic = object.if_contains("is_synthetic")) {
+    if (!synthetic->is_bool()) {
+      return SchemaViolation("/is_synthetic", "is_synthetic must be true or false.");
+    }
+    item->is_synthetic = synthetic->as_bool();
+  }
+  if (const boost::json::value* metadata = object.if_contains("metadata")) {
+    if (!metadata->is_object()) {
+      return SchemaViolation("/metadata", "metadata must be an object of strings.");
+    }
+    for (const auto& member : metadata->as_object()) {
+      if (!member.value().is_string()) {
+        return SchemaViolation(
+            absl::StrCat("/metadata/", PointerToken(absl::string_view(member.key().data(),
+                                                                      member.key().size()))),
+            "Every metadata value must be a string.");
+      }
+    }
+  }
+  if (const boost::json::value* type = object.if_contains("digital_source_type")) {
+    if (!type->is_string()) {
+      return SchemaViolation("/digital_source_type", "digital_source_type must be a string.");
+    }
+    item->digital_source_type = std::string(View(type->as_string()));
+  }
+  return std::nullopt;
+}
+
+// The body shared by the decision answers.
+boost::json::object DecisionBody(absl::string_view status, absl::string_view item_id,
+                                 absl::string_view content_hash) {
+  boost::json::object body;
+  body["status"] = Json(status);
+  body["item_id"] = Json(item_id);
+  body["content_hash"] = Json(content_hash);
+  return body;
+}
+
+HttpResponse WithAction(HttpResponse response, absl::string_view action) {
+  response.headers.Set(kIngestActionHeader, action);
+  return response;
+}
+
+// The one error shape, plus the item's id and hash (the item was read; only its decision failed).
+HttpResponse ItemError(int status, absl::string_view error, absl::string_view description,
+                       const IngestItem& item) {
+  boost::json::object body;
+  body["error"] = Json(error);
+  body["error_description"] = Json(description);
+  body["item_id"] = Json(item.item_id);
+  body["content_hash"] = Json(item.content_hash);
+  return http::JsonResponse(status, body);
+}
+
+// A failed call, through the one mapping table in common/status; retryable codes carry
+// Retry-After and X-Ingest-Action: retry.
+HttpResponse ItemErrorForStatus(const absl::Status& failure, const IngestItem& item,
+                                int retry_after_seconds) {
+  const status::StatusMapping& mapping =
+      status::MappingFor(failure.ok() ? absl::StatusCode::kInternal : failure.code());
+  HttpResponse response = ItemError(mapping.http_status, mapping.http_error,
+                                    DescriptionForError(mapping.http_error), item);
+  if (mapping.retryable) {
+    response.headers.Set("Retry-After", absl::StrCat(std::max(1, retry_after_seconds)));
+    response.headers.Set(kIngestActionHeader, "retry");
+  }
+  return response;
+}
+
+}  // namespace
+
+std::variant<IngestItem, HttpResponse> ReadIngestItem(const HttpRequest& request,
+                                                      uint64_t max_body_bytes) {
+  if (request.body.size() > max_body_bytes) {
+    return http::JsonError(413, "payload_too_large",
+                           "The request body is larger than this endpoint accepts.");
+  }
+  const std::optional<absl::string_view> content_type = request.headers.Get("Content-Type");
+  if (!content_type || !IsJsonContentType(*content_type)) {
+    return http::JsonError(415, "unsupported_media_type",
+                           "Send the item as application/json (UTF-8).");
+  }
+  json::ParseOptions parse_options;
+  parse_options.max_bytes = max_body_bytes;
+  absl::StatusOr<boost::json::value> document = json::ParseStrict(request.body, parse_options);
+  if (!document.ok()) {
+    const std::optional<json::ParseErrorKind> kind = json::ParseErrorKindOf(document.status());
+    if (kind == json::ParseErrorKind::kTooLarge) {
+      return http::JsonError(413, "payload_too_large",
+                             "The request body is larger than this endpoint accepts.");
+    }
+    if (!kind.has_value() || json::IsMalformed(*kind)) {
+      return http::JsonError(400, "malformed_json",
+                             absl::StrCat("The body is not UTF-8 JSON: ",
+                                          document.status().message()));
+    }
+    return SchemaViolation(json::ParseErrorPathOf(document.status()).value_or(""),
+                           document.status().message());
+  }
+
+  IngestItem item;
+  const std::vector<absl::string_view> sources = HeaderValues(request.headers, kSourceHeader);
+  if (sources.empty() || absl::StripAsciiWhitespace(sources.front()).empty()) {
+    return SchemaViolation(kSourceHeader, "The X-Provenance-Source header names no publisher.");
+  }
+  if (sources.size() > 1) {
+    return SchemaViolation(kSourceHeader, "X-Provenance-Source is sent more than once.");
+  }
+  item.publisher = std::string(absl::StripAsciiWhitespace(sources.front()));
+  if (!IsPublisherName(item.publisher)) {
+    return SchemaViolation(kSourceHeader,
+                           absl::StrCat("X-Provenance-Source must be 1 to ", kMaxPublisherBytes,
+                                        " characters of A-Z a-z 0-9 . _ : -"));
+  }
+
+  if (!document->is_object()) {
+    return SchemaViolation("", "The item must be a JSON object.");
+  }
+  if (std::optional<HttpResponse> violation = ReadKnownMembers(document->as_object(), &item)) {
+    return *std::move(violation);
+  }
+  absl::StatusOr<std::string> canonical = json::Canonicalize(*document);
+  if (!canonical.ok()) {
+    // Cannot happen for a ParseStrict document; answer as for any other bad body.
+    return SchemaViolation("", canonical.status().message());
+  }
+  item.content_hash = crypto::ToHex(json::ContentHash(*canonical));
+  item.canonical_body = *std::move(canonical);
+  return item;
+}
+
+v1::EvaluateIngestRequest EvaluateRequestFor(const HttpRequest& request, const IngestItem& item) {
+  v1::EvaluateIngestRequest evaluate;
+  evaluate.set_publisher(item.publisher);
+  v1::ProvenanceHeaders* provenance = evaluate.mutable_provenance();
+  provenance->set_signature(
+      FirstHeader(request.headers, {"X-Provenance-Signature", "webhook-signature"}));
+  provenance->set_message_id(FirstHeader(request.headers, {"webhook-id", "X-Provenance-Id"}));
+  provenance->set_timestamp(
+      FirstHeader(request.headers, {"webhook-timestamp", "X-Provenance-Timestamp"}));
+  evaluate.set_raw_body(request.body);
+  evaluate.set_item_id(item.item_id);
+  evaluate.set_content_hash(item.content_hash);
+  if (item.is_synthetic.has_value()) {
+    evaluate.set_is_synthetic(*item.is_synthetic);
+  }
+  evaluate.set_digital_source_type(item.digital_source_type);
+  evaluate.set_canonical_body(item.canonical_body);
+  return evaluate;
+}
+
+HttpResponse IngestResponseFor(const absl::StatusOr<v1::EvaluateIngestResponse>& result,
+                               const IngestItem& item, int retry_after_seconds) {
+  if (!result.ok()) {
+    return ItemErrorForStatus(result.status(), item, retry_after_seconds);
+  }
+  const std::string& item_id = result->item_id().empty() ? item.item_id : result->item_id();
+  switch (result->decision()) {
+    case v1::INGEST_DECISION_ACCEPTED:
+      return WithAction(http::JsonResponse(202, DecisionBody("accepted", item_id, item.content_hash)),
+                        "accept");
+    case v1::INGEST_DECISION_DROPPED: {
+      boost::json::object body = DecisionBody("dropped", item_id, item.content_hash);
+      body["reason"] =
+          Json(result->reason().empty() ? "unverified_synthetic_content" : result->reason());
+      return WithAction(http::JsonResponse(200, body), "drop");
+    }
+    case v1::INGEST_DECISION_DUPLICATE: {
+      boost::json::object body =
+          DecisionBody("acknowledged_duplicate", item_id, item.content_hash);
+      body["reason"] = Json(result->reason());
+      return WithAction(http::JsonResponse(200, body), "duplicate");
+    }
+    case v1::INGEST_DECISION_QUARANTINED: {
+      boost::json::object body = DecisionBody("quarantined", item_id, item.content_hash);
+      body["reason"] = Json(result->reason());
+      return WithAction(http::JsonResponse(202, body), "quarantine");
+    }
+    case v1::INGEST_DECISION_UNKNOWN_PUBLISHER:
+      return ItemError(403, "unknown_publisher",
+                       "X-Provenance-Source names no registered, enabled publisher.", item);
+    default:
+      return ItemErrorForStatus(absl::InternalError("no decision"), item, retry_after_seconds);
+  }
+}
+
+int JitteredRetryAfter(int base) {
+  base = std::max(base, 1);
+  const int spread = std::max(1, base / 2);
+  thread_local absl::BitGen random;
+  return std::max(1, absl::Uniform<int>(absl::IntervalClosedClosed, random, base - spread,
+                                        base + spread));
+}
+
+IngestHandler::IngestHandler(VerifierClient& verifier, Options options)
+    : verifier_(verifier), options_([&] {
+        if (!options.retry_after) {
+          options.retry_after = [base = options.retry_after_seconds] {
+            return JitteredRetryAfter(base);
+          };
+        }
+        return std::move(options);
+      }()) {}
+
+void IngestHandler::Handle(const HttpRequest& request, http::Respond respond) const {
+  std::variant<IngestItem, HttpResponse> read = ReadIngestItem(request, options_.max_body_bytes);
+  if (HttpResponse* refusal = std::get_if<HttpResponse>(&read)) {
+    respond(std::move(*refusal));
+    return;
+  }
+  IngestItem item = std::get<IngestItem>(std::move(read));
+  const v1::EvaluateIngestRequest evaluate = EvaluateRequestFor(request, item);
+  verifier_.EvaluateIngest(
+      evaluate, [respond = std::move(respond), item = std::move(item),
+                 request_id = request.request_id,
+                 retry_after = options_.retry_after](
+                    absl::StatusOr<v1::EvaluateIngestResponse> result) {
+        if (!result.ok()) {
+          logging::Warn("request_id={} EvaluateIngest failed: {}", request_id,
+                        result.status().ToString());
+        } else {
+          logging::Debug("request_id={} ingest publisher={} decision={} reason={}", request_id,
+                        item.publisher, v1::IngestDecision_Name(result->decision()),
+                        result->reason());
+        }
+        const bool retryable =
+            !result.ok() && status::MappingFor(result.status().code()).retryable;
+        respond(IngestResponseFor(result, item, retryable ? retry_after() : 0));
+      });
+}
+
+}  // namespace portcullis::gateway

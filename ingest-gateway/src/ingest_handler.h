@@ -1,0 +1,94 @@
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <variant>
+
+#include "absl/strings/string_view.h"
+#include "ingest-gateway/src/http/http_message.h"
+#include "ingest-gateway/src/http/http_server.h"
+#include "ingest-gateway/src/verifier_client.h"
+
+// POST /ingest: feed items pushed by publishers and brokers, answered so that a broker retries
+// only what is worth retrying (../shared/DESIGN.md, "POST /ingest"):
+//
+//   202 accepted      {"status":"accepted",...}                 X-Ingest-Action: accept
+//   202 quarantined   {"status":"quarantined","reason",...}     X-Ingest-Action: quarantine
+//   200 dropped       {"status":"dropped","reason",...}         X-Ingest-Action: drop
+//   200 duplicate     {"status":"acknowledged_duplicate","reason":<original decision>,...}
+//                                                               X-Ingest-Action: duplicate
+//   400 malformed_json         not JSON, or not UTF-8
+//   403 unknown_publisher      X-Provenance-Source is not registered (or disabled)
+//   413 payload_too_large      body over the cap (the server answers it before the handler)
+//   415 unsupported_media_type Content-Type is not JSON
+//   422 schema_violation       with `field`: a header name or a JSON Pointer into the body
+//   503 unavailable            + Retry-After (jittered) + X-Ingest-Action: retry: the verifier, the
+//                              database or the key store is down or over its deadline
+// Decision bodies always carry `item_id` and `content_hash` (so do 403 and 503). 410 is never
+// sent: brokers read it as "disable this endpoint".
+namespace portcullis::gateway {
+
+inline constexpr char kIngestPath[] = "/ingest";
+// The default and largest body cap of POST /ingest (EvaluateIngest carries at most 1 MiB).
+inline constexpr uint64_t kMaxIngestBodyBytes = 1024 * 1024;
+// Longest item `id`, in bytes.
+inline constexpr size_t kMaxItemIdBytes = 256;
+// Longest publisher name (X-Provenance-Source), in bytes.
+inline constexpr size_t kMaxPublisherBytes = 128;
+
+inline constexpr char kIngestActionHeader[] = "X-Ingest-Action";
+
+// One item, read and canonicalized, ready for EvaluateIngest.
+struct IngestItem {
+  std::string publisher;
+  std::string item_id;
+  std::optional<bool> is_synthetic;
+  std::string digital_source_type;
+  std::string canonical_body;  // RFC 8785.
+  std::string content_hash;    // Lowercase hex SHA-256 of canonical_body.
+};
+
+// Reads `request` as an ingest delivery: the Content-Type, the JSON body (strict I-JSON, see
+// common/json/strict_parse.h), the schema of the known members and X-Provenance-Source. Unknown
+// members are allowed. Either the item or the 400/413/415/422 answer.
+std::variant<IngestItem, http::HttpResponse> ReadIngestItem(const http::HttpRequest& request,
+                                                            uint64_t max_body_bytes);
+
+// The EvaluateIngest request for `item` delivered as `request` (the provenance headers copied:
+// X-Provenance-Signature, else webhook-signature; webhook-id, else X-Provenance-Id;
+// webhook-timestamp, else X-Provenance-Timestamp).
+verifier::v1::EvaluateIngestRequest EvaluateRequestFor(const http::HttpRequest& request,
+                                                       const IngestItem& item);
+
+// The HTTP answer for the verifier's decision (see the table above); `retry_after_seconds` is
+// used only if the result is a retryable error.
+http::HttpResponse IngestResponseFor(const absl::StatusOr<verifier::v1::EvaluateIngestResponse>& result,
+                                     const IngestItem& item, int retry_after_seconds);
+
+// `base` seconds spread by up to ±base/2 (at least ±1), never below 1: retries of many senders
+// after one outage do not arrive in lockstep.
+int JitteredRetryAfter(int base);
+
+class IngestHandler {
+ public:
+  struct Options {
+    uint64_t max_body_bytes = kMaxIngestBodyBytes;
+    int retry_after_seconds = 5;
+    // The Retry-After of one transient answer; defaults to JitteredRetryAfter(retry_after_seconds).
+    std::function<int()> retry_after;
+  };
+
+  // `verifier` must outlive the handler.
+  IngestHandler(VerifierClient& verifier, Options options);
+
+  // POST /ingest.
+  void Handle(const http::HttpRequest& request, http::Respond respond) const;
+
+ private:
+  VerifierClient& verifier_;
+  const Options options_;
+};
+
+}  // namespace portcullis::gateway

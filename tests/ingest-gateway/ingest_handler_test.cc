@@ -1,0 +1,366 @@
+#include "ingest-gateway/src/ingest_handler.h"
+
+#include <optional>
+#include <set>
+#include <string>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "boost/json/parse.hpp"
+#include "common/crypto/sha256.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/ingest-gateway/fake_verifier_client.h"
+
+namespace portcullis::gateway {
+namespace {
+
+namespace v1 = verifier::v1;
+
+constexpr char kItem[] = R"({"id":"item-1","content":"hello","is_synthetic":false})";
+// SHA-256 of the canonical form of kItem: {"content":"hello","id":"item-1","is_synthetic":false}.
+const std::string kItemHash =
+    crypto::ToHex(crypto::Sha256(R"({"content":"hello","id":"item-1","is_synthetic":false})"));
+
+class GatewayIngestHandlerTest : public ::testing::Test {
+ protected:
+  http::HttpRequest Request(absl::string_view body, absl::string_view source = "feeds.example",
+                            absl::string_view content_type = "application/json") const {
+    http::HttpRequest request;
+    request.method = "POST";
+    request.path = "/ingest";
+    request.request_id = "test-id";
+    if (!content_type.empty()) {
+      request.headers.Add("Content-Type", content_type);
+    }
+    if (!source.empty()) {
+      request.headers.Add("X-Provenance-Source", source);
+    }
+    request.body = std::string(body);
+    return request;
+  }
+
+  http::HttpResponse Send(const http::HttpRequest& request) {
+    std::optional<http::HttpResponse> got;
+    handler_.Handle(request, [&](http::HttpResponse response) { got = std::move(response); });
+    EXPECT_TRUE(got.has_value());
+    return got.value_or(http::HttpResponse{});
+  }
+
+  http::HttpResponse Post(absl::string_view body) { return Send(Request(body)); }
+
+  void Decide(v1::IngestDecision decision, absl::string_view reason = "",
+              absl::string_view item_id = "") {
+    v1::EvaluateIngestResponse response;
+    response.set_decision(decision);
+    response.set_reason(std::string(reason));
+    response.set_item_id(std::string(item_id));
+    verifier_.evaluate_result = response;
+  }
+
+  static boost::json::object Body(const http::HttpResponse& response) {
+    return boost::json::parse(response.body).as_object();
+  }
+  static std::string Member(const http::HttpResponse& response, const char* name) {
+    const boost::json::object body = Body(response);
+    const boost::json::value* value = body.if_contains(name);
+    return value != nullptr && value->is_string() ? std::string(value->as_string()) : "<absent>";
+  }
+  static std::string Action(const http::HttpResponse& response) {
+    return std::string(response.headers.Get(kIngestActionHeader).value_or("<absent>"));
+  }
+
+  // A 422 naming `field`, and no call to the verifier.
+  void ExpectViolation(const http::HttpRequest& request, absl::string_view field) {
+    const size_t calls = verifier_.evaluations.size();
+    const http::HttpResponse response = Send(request);
+    EXPECT_EQ(response.status, 422) << request.body << " → " << response.body;
+    EXPECT_EQ(Member(response, "error"), "schema_violation") << response.body;
+    EXPECT_EQ(Member(response, "field"), field) << response.body;
+    EXPECT_NE(Member(response, "error_description"), "") << response.body;
+    EXPECT_EQ(verifier_.evaluations.size(), calls) << request.body;
+  }
+
+  testing::FakeVerifierClient verifier_;
+  IngestHandler handler_{verifier_, {.max_body_bytes = 4096,
+                                     .retry_after_seconds = 5,
+                                     .retry_after = [] { return 6; }}};
+};
+
+// --- the decision table -------------------------------------------------------------------------
+
+TEST_F(GatewayIngestHandlerTest, AcceptedIs202Accept) {
+  Decide(v1::INGEST_DECISION_ACCEPTED);
+  const http::HttpResponse response = Post(kItem);
+  EXPECT_EQ(response.status, 202);
+  EXPECT_EQ(Action(response), "accept");
+  EXPECT_EQ(Member(response, "status"), "accepted");
+  EXPECT_EQ(Member(response, "item_id"), "item-1");
+  EXPECT_EQ(Member(response, "content_hash"), kItemHash);
+  EXPECT_EQ(response.headers.Get("Content-Type").value_or(""), "application/json");
+}
+
+TEST_F(GatewayIngestHandlerTest, DroppedIs200DropWithReason) {
+  Decide(v1::INGEST_DECISION_DROPPED, "invalid_provenance_signature");
+  const http::HttpResponse response = Post(kItem);
+  EXPECT_EQ(response.status, 200);
+  EXPECT_EQ(Action(response), "drop");
+  EXPECT_EQ(Member(response, "status"), "dropped");
+  EXPECT_EQ(Member(response, "reason"), "invalid_provenance_signature");
+  EXPECT_EQ(Member(response, "item_id"), "item-1");
+  EXPECT_EQ(Member(response, "content_hash"), kItemHash);
+}
+
+TEST_F(GatewayIngestHandlerTest, DropWithoutReasonSaysUnverifiedSyntheticContent) {
+  Decide(v1::INGEST_DECISION_DROPPED);
+  EXPECT_EQ(Member(Post(kItem), "reason"), "unverified_synthetic_content");
+}
+
+TEST_F(GatewayIngestHandlerTest, DuplicateIs200WithTheOriginalDecisionAndItem) {
+  Decide(v1::INGEST_DECISION_DUPLICATE, "dropped:unverified_synthetic_content", "original-id");
+  const http::HttpResponse response = Post(kItem);
+  EXPECT_EQ(response.status, 200);
+  EXPECT_EQ(Action(response), "duplicate");
+  EXPECT_EQ(Member(response, "status"), "acknowledged_duplicate");
+  EXPECT_EQ(Member(response, "reason"), "dropped:unverified_synthetic_content");
+  EXPECT_EQ(Member(response, "item_id"), "original-id");
+  EXPECT_EQ(Member(response, "content_hash"), kItemHash);
+}
+
+TEST_F(GatewayIngestHandlerTest, QuarantinedIs202Quarantine) {
+  Decide(v1::INGEST_DECISION_QUARANTINED, "malformed_provenance_timestamp");
+  const http::HttpResponse response = Post(kItem);
+  EXPECT_EQ(response.status, 202);
+  EXPECT_EQ(Action(response), "quarantine");
+  EXPECT_EQ(Member(response, "status"), "quarantined");
+  EXPECT_EQ(Member(response, "reason"), "malformed_provenance_timestamp");
+  EXPECT_EQ(Member(response, "item_id"), "item-1");
+  EXPECT_EQ(Member(response, "content_hash"), kItemHash);
+}
+
+TEST_F(GatewayIngestHandlerTest, UnknownPublisherIs403WithoutAction) {
+  Decide(v1::INGEST_DECISION_UNKNOWN_PUBLISHER);
+  const http::HttpResponse response = Post(kItem);
+  EXPECT_EQ(response.status, 403);
+  EXPECT_EQ(Member(response, "error"), "unknown_publisher");
+  EXPECT_EQ(Member(response, "item_id"), "item-1");
+  EXPECT_FALSE(response.headers.Contains(kIngestActionHeader));
+}
+
+TEST_F(GatewayIngestHandlerTest, TransientFailuresAre503RetryWithRetryAfter) {
+  for (const absl::Status& failure :
+       {absl::UnavailableError("connection refused"), absl::DeadlineExceededError("deadline"),
+        absl::AbortedError("serialization failure")}) {
+    verifier_.evaluate_result = failure;
+    const http::HttpResponse response = Post(kItem);
+    EXPECT_EQ(response.status, 503) << failure;
+    EXPECT_EQ(Action(response), "retry") << failure;
+    EXPECT_EQ(response.headers.Get("Retry-After").value_or(""), "6") << failure;
+    EXPECT_EQ(Member(response, "error"), "unavailable");
+    EXPECT_EQ(Member(response, "content_hash"), kItemHash);
+    // Nothing from inside reaches the sender.
+    EXPECT_THAT(response.body, ::testing::Not(::testing::HasSubstr(failure.message())));
+  }
+}
+
+TEST_F(GatewayIngestHandlerTest, FinalErrorsAreNeither410NorRetried) {
+  for (const absl::Status& failure :
+       {absl::InternalError("bug"), absl::InvalidArgumentError("bad"), absl::NotFoundError("x"),
+        absl::UnimplementedError("old verifier")}) {
+    verifier_.evaluate_result = failure;
+    const http::HttpResponse response = Post(kItem);
+    EXPECT_NE(response.status, 410) << failure;
+    EXPECT_NE(response.status, 503) << failure;
+    EXPECT_FALSE(response.headers.Contains("Retry-After")) << failure;
+    EXPECT_FALSE(response.headers.Contains(kIngestActionHeader)) << failure;
+  }
+  Decide(v1::INGEST_DECISION_UNSPECIFIED);
+  EXPECT_EQ(Post(kItem).status, 500);
+}
+
+TEST_F(GatewayIngestHandlerTest, DefaultRetryAfterIsJitteredAroundTheBase) {
+  IngestHandler handler(verifier_, {.max_body_bytes = 4096, .retry_after_seconds = 10});
+  verifier_.evaluate_result = absl::UnavailableError("down");
+  std::set<int> seen;
+  for (int i = 0; i < 200; ++i) {
+    std::optional<http::HttpResponse> got;
+    handler.Handle(Request(kItem), [&](http::HttpResponse r) { got = std::move(r); });
+    ASSERT_TRUE(got.has_value());
+    int seconds = 0;
+    ASSERT_TRUE(absl::SimpleAtoi(got->headers.Get("Retry-After").value_or(""), &seconds));
+    EXPECT_GE(seconds, 5);
+    EXPECT_LE(seconds, 15);
+    seen.insert(seconds);
+  }
+  EXPECT_GT(seen.size(), 3u) << "Retry-After is not jittered";
+  for (int i = 0; i < 50; ++i) {
+    EXPECT_GE(JitteredRetryAfter(1), 1);
+    EXPECT_LE(JitteredRetryAfter(1), 2);
+  }
+}
+
+// --- what the verifier is asked -----------------------------------------------------------------
+
+TEST_F(GatewayIngestHandlerTest, SendsTheItemHeadersBodyAndCanonicalForm) {
+  Decide(v1::INGEST_DECISION_ACCEPTED);
+  const std::string body =
+      R"({ "metadata": {"lang": "en"}, "id": "item-9", "is_synthetic": true,
+           "digital_source_type": "trainedAlgorithmicMedia", "n": 4.50 })";
+  http::HttpRequest request = Request(body);
+  request.headers.Add("X-Provenance-Signature", "v1a,AAAA v1,BBBB");
+  request.headers.Add("webhook-id", "msg_1");
+  request.headers.Add("X-Provenance-Id", "ignored");
+  request.headers.Add("X-Provenance-Timestamp", "1700000000");
+  Send(request);
+  ASSERT_EQ(verifier_.evaluations.size(), 1u);
+  const v1::EvaluateIngestRequest& sent = verifier_.evaluations[0];
+  EXPECT_EQ(sent.publisher(), "feeds.example");
+  EXPECT_EQ(sent.provenance().signature(), "v1a,AAAA v1,BBBB");
+  EXPECT_EQ(sent.provenance().message_id(), "msg_1");
+  EXPECT_EQ(sent.provenance().timestamp(), "1700000000");
+  EXPECT_EQ(sent.raw_body(), body);
+  EXPECT_EQ(sent.item_id(), "item-9");
+  ASSERT_TRUE(sent.has_is_synthetic());
+  EXPECT_TRUE(sent.is_synthetic());
+  EXPECT_EQ(sent.digital_source_type(), "trainedAlgorithmicMedia");
+  const std::string canonical =
+      R"({"digital_source_type":"trainedAlgorithmicMedia","id":"item-9","is_synthetic":true,)"
+      R"("metadata":{"lang":"en"},"n":4.5})";
+  EXPECT_EQ(sent.canonical_body(), canonical);
+  EXPECT_EQ(sent.content_hash(), crypto::ToHex(crypto::Sha256(canonical)));
+}
+
+TEST_F(GatewayIngestHandlerTest, StandardWebhooksHeadersAreTheFallback) {
+  Decide(v1::INGEST_DECISION_ACCEPTED);
+  http::HttpRequest request = Request(R"({"id":"a"})");
+  request.headers.Add("webhook-signature", "v1,CCCC");
+  request.headers.Add("X-Provenance-Id", "msg_2");
+  request.headers.Add("webhook-timestamp", "1700000001");
+  Send(request);
+  ASSERT_EQ(verifier_.evaluations.size(), 1u);
+  EXPECT_EQ(verifier_.evaluations[0].provenance().signature(), "v1,CCCC");
+  EXPECT_EQ(verifier_.evaluations[0].provenance().message_id(), "msg_2");
+  EXPECT_EQ(verifier_.evaluations[0].provenance().timestamp(), "1700000001");
+  EXPECT_FALSE(verifier_.evaluations[0].has_is_synthetic());
+}
+
+TEST_F(GatewayIngestHandlerTest, ReorderedAndReformattedCopiesHaveOneHash) {
+  Decide(v1::INGEST_DECISION_ACCEPTED);
+  const std::string a = Member(Post(R"({"id":"x","content":"c","metadata":{"b":"1","a":"2"}})"),
+                               "content_hash");
+  const std::string b = Member(
+      Post("{\n  \"metadata\" : { \"a\":\"2\", \"b\":\"1\" },\n  \"content\":\"c\", \"id\":\"x\"\n}"),
+      "content_hash");
+  const std::string c = Member(Post(R"({"id":"x","content":"d","metadata":{"b":"1","a":"2"}})"),
+                               "content_hash");
+  EXPECT_EQ(a, b);
+  EXPECT_NE(a, c);
+  EXPECT_EQ(a.size(), 64u);
+}
+
+TEST_F(GatewayIngestHandlerTest, UnknownMembersAreAllowed) {
+  Decide(v1::INGEST_DECISION_ACCEPTED);
+  EXPECT_EQ(Post(R"({"id":"x","extra":[1,{"deep":null}],"title":"t"})").status, 202);
+}
+
+// --- 400 / 413 / 415 ----------------------------------------------------------------------------
+
+TEST_F(GatewayIngestHandlerTest, NotJsonIs400MalformedJson) {
+  for (const std::string& body :
+       {std::string(""), std::string("not json"), std::string(R"({"id":"x",})"),
+        std::string(R"({"id":"x"} trailing)"), std::string("{\"id\":\"\xC3\x28\"}"),
+        std::string("{\"id\":\"\xED\xA0\x80\"}"), std::string(R"({"id":"\ud800"})"),
+        std::string("{\"id\":\"a\x01\"}")}) {
+    const http::HttpResponse response = Post(body);
+    EXPECT_EQ(response.status, 400) << body;
+    EXPECT_EQ(Member(response, "error"), "malformed_json") << body;
+    EXPECT_FALSE(response.headers.Contains(kIngestActionHeader));
+  }
+  EXPECT_TRUE(verifier_.evaluations.empty());
+}
+
+TEST_F(GatewayIngestHandlerTest, NotJsonWinsOverAMissingSource) {
+  EXPECT_EQ(Send(Request("nope", "")).status, 400);
+}
+
+TEST_F(GatewayIngestHandlerTest, OverTheCapIs413) {
+  const std::string big = absl::StrCat(R"({"id":"x","content":")", std::string(4096, 'a'), "\"}");
+  const http::HttpResponse response = Post(big);
+  EXPECT_EQ(response.status, 413);
+  EXPECT_EQ(Member(response, "error"), "payload_too_large");
+  EXPECT_TRUE(verifier_.evaluations.empty());
+  // Exactly at the cap is fine.
+  Decide(v1::INGEST_DECISION_ACCEPTED);
+  const std::string prefix = R"({"id":"x","content":")";
+  const std::string at_cap = absl::StrCat(prefix, std::string(4096 - prefix.size() - 2, 'a'), "\"}");
+  ASSERT_EQ(at_cap.size(), 4096u);
+  EXPECT_EQ(Post(at_cap).status, 202);
+}
+
+TEST_F(GatewayIngestHandlerTest, NonJsonContentTypeIs415) {
+  for (const char* type : {"", "text/plain", "application/x-www-form-urlencoded",
+                           "application/json; charset=latin1", "application/jsonx"}) {
+    const http::HttpResponse response = Send(Request(kItem, "feeds.example", type));
+    EXPECT_EQ(response.status, 415) << type;
+    EXPECT_EQ(Member(response, "error"), "unsupported_media_type") << type;
+  }
+  Decide(v1::INGEST_DECISION_ACCEPTED);
+  for (const char* type : {"application/json", "Application/JSON; charset=UTF-8",
+                           "application/feed+json", "application/json;charset=\"utf-8\""}) {
+    EXPECT_EQ(Send(Request(kItem, "feeds.example", type)).status, 202) << type;
+  }
+}
+
+// --- 422 schema_violation -----------------------------------------------------------------------
+
+TEST_F(GatewayIngestHandlerTest, MissingOrBadSourceHeader) {
+  ExpectViolation(Request(kItem, ""), "X-Provenance-Source");
+  ExpectViolation(Request(kItem, "  "), "X-Provenance-Source");
+  ExpectViolation(Request(kItem, "has space"), "X-Provenance-Source");
+  ExpectViolation(Request(kItem, std::string(129, 'p')), "X-Provenance-Source");
+  http::HttpRequest twice = Request(kItem, "a");
+  twice.headers.Add("X-Provenance-Source", "b");
+  ExpectViolation(twice, "X-Provenance-Source");
+}
+
+TEST_F(GatewayIngestHandlerTest, BadIds) {
+  ExpectViolation(Request(R"({"content":"c"})"), "/id");
+  ExpectViolation(Request(R"({"id":""})"), "/id");
+  ExpectViolation(Request(R"({"id":7})"), "/id");
+  ExpectViolation(Request(R"({"id":null})"), "/id");
+  ExpectViolation(Request(R"({"id":["x"]})"), "/id");
+  ExpectViolation(Request(absl::StrCat(R"({"id":")", std::string(257, 'i'), "\"}")), "/id");
+  Decide(v1::INGEST_DECISION_ACCEPTED);
+  EXPECT_EQ(Post(absl::StrCat(R"({"id":")", std::string(256, 'i'), "\"}")).status, 202);
+}
+
+TEST_F(GatewayIngestHandlerTest, WrongTypes) {
+  ExpectViolation(Request(R"({"id":"x","content":5})"), "/content");
+  ExpectViolation(Request(R"({"id":"x","content":{"text":"a"}})"), "/content");
+  ExpectViolation(Request(R"({"id":"x","is_synthetic":"true"})"), "/is_synthetic");
+  ExpectViolation(Request(R"({"id":"x","is_synthetic":1})"), "/is_synthetic");
+  ExpectViolation(Request(R"({"id":"x","is_synthetic":null})"), "/is_synthetic");
+  ExpectViolation(Request(R"({"id":"x","metadata":"m"})"), "/metadata");
+  ExpectViolation(Request(R"({"id":"x","metadata":["a"]})"), "/metadata");
+  ExpectViolation(Request(R"({"id":"x","metadata":{"a":"1","b/c":2}})"), "/metadata/b~1c");
+  ExpectViolation(Request(R"({"id":"x","digital_source_type":3})"), "/digital_source_type");
+  ExpectViolation(Request(R"(["id","x"])"), "");
+  ExpectViolation(Request(R"("x")"), "");
+}
+
+TEST_F(GatewayIngestHandlerTest, DuplicateKeysAnywhere) {
+  ExpectViolation(Request(R"({"id":"x","id":"y"})"), "/id");
+  ExpectViolation(Request(R"({"id":"x","extra":{"k":1,"\u006b":2}})"), "/extra/k");
+  ExpectViolation(Request(R"({"id":"x","metadata":{"a":"1","a":"1"}})"), "/metadata/a");
+}
+
+TEST_F(GatewayIngestHandlerTest, NumbersOutsideIJsonRange) {
+  ExpectViolation(Request(R"({"id":"x","n":1e400})"), "/n");
+  ExpectViolation(Request(R"({"id":"x","list":[1,9007199254740993]})"), "/list/1");
+  ExpectViolation(Request(R"({"id":"x","n":-0})"), "/n");
+  Decide(v1::INGEST_DECISION_ACCEPTED);
+  EXPECT_EQ(Post(R"({"id":"x","n":9007199254740992,"m":1e300})").status, 202);
+}
+
+}  // namespace
+}  // namespace portcullis::gateway
