@@ -103,6 +103,9 @@ class NullMentionStore final : public store::MentionStore {
   absl::StatusOr<store::StoredMention> Get(absl::string_view) override {
     return absl::InternalError("unused");
   }
+  absl::StatusOr<store::MentionPage> List(const store::MentionQuery&) override {
+    return absl::InternalError("unused");
+  }
   absl::Status Ping() override { return absl::OkStatus(); }
 };
 

@@ -23,6 +23,7 @@ class MockMentionStore : public store::MentionStore {
  public:
   MOCK_METHOD(absl::StatusOr<store::SubmitResult>, Submit, (const store::NewMention&), (override));
   MOCK_METHOD(absl::StatusOr<store::StoredMention>, Get, (absl::string_view), (override));
+  MOCK_METHOD(absl::StatusOr<store::MentionPage>, List, (const store::MentionQuery&), (override));
   MOCK_METHOD(absl::Status, Ping, (), (override));
 };
 

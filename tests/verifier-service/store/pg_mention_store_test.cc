@@ -1,5 +1,6 @@
 #include "verifier-service/src/store/pg_mention_store.h"
 
+#include <algorithm>
 #include <atomic>
 #include <thread>
 
@@ -278,6 +279,153 @@ TEST_F(VerifierPgMentionStoreTest, GetUnknownIsNotFoundAndNonUuidIsInvalid) {
   EXPECT_TRUE(absl::IsNotFound(store_->Get("00000000-0000-4000-8000-000000000000").status()));
   EXPECT_TRUE(absl::IsInvalidArgument(store_->Get("1; DROP TABLE mentions").status()));
   EXPECT_TRUE(store_->Ping().ok());
+}
+
+TEST_F(VerifierPgMentionStoreTest, SubmitRecordsTheSiteOfTheTarget) {
+  PORTCULLIS_CREATE_TEST_DATABASE_OR_SKIP(db);
+  Open(db->connection_string());
+  ASSERT_TRUE(store_->Submit(Mention("https://a.example/x", "https://b.example/y")).ok());
+  EXPECT_EQ(Count(*db, "SELECT count(*) FROM mentions WHERE target_domain = 'b.example'"), 1);
+}
+
+// Mentions of b.example/p1 (three) and b.example/p2 (one), with states, types and last changes
+// set directly; returns their ids in the order List must return them.
+class VerifierPgMentionListTest : public VerifierPgMentionStoreTest {
+ protected:
+  std::string Add(const testing::TestDatabase& db, const std::string& source,
+                  const std::string& target, const std::string& state, const std::string& type,
+                  const std::string& updated_at) {
+    absl::StatusOr<SubmitResult> result = store_->Submit(Mention(source, target));
+    EXPECT_TRUE(result.ok()) << result.status();
+    pqxx::connection connection(db.connection_string());
+    pqxx::work transaction(connection);
+    transaction.exec_params0(
+        "UPDATE mentions SET state = $2, type = nullif($3, ''), updated_at = $4::timestamptz "
+        "WHERE id = $1::uuid",
+        result->mention_id, state, type, updated_at);
+    transaction.commit();
+    return result->mention_id;
+  }
+
+  static MentionQuery ByTarget(const std::string& normalized_target) {
+    MentionQuery query;
+    query.target_hash = crypto::Sha256(normalized_target);
+    return query;
+  }
+
+  static std::vector<std::string> Ids(const MentionPage& page) {
+    std::vector<std::string> ids;
+    for (const StoredMention& mention : page.mentions) {
+      ids.push_back(mention.mention_id);
+    }
+    return ids;
+  }
+};
+
+TEST_F(VerifierPgMentionListTest, ListsByTargetNewestFirstWithFilters) {
+  PORTCULLIS_CREATE_TEST_DATABASE_OR_SKIP(db);
+  Open(db->connection_string());
+  const std::string old_like =
+      Add(*db, "https://a.example/1", "https://b.example/p1", "VERIFIED", "like",
+          "2024-01-01T00:00:00Z");
+  const std::string new_reply =
+      Add(*db, "https://a.example/2", "https://b.example/p1", "VERIFIED", "reply",
+          "2024-03-01T00:00:00Z");
+  const std::string pending =
+      Add(*db, "https://a.example/3", "https://b.example/p1", "PENDING", "", "2024-02-01T00:00:00Z");
+  Add(*db, "https://a.example/4", "https://b.example/p2", "VERIFIED", "like",
+      "2024-04-01T00:00:00Z");
+
+  absl::StatusOr<MentionPage> all = store_->List(ByTarget("https://b.example/p1"));
+  ASSERT_TRUE(all.ok()) << all.status();
+  EXPECT_EQ(Ids(*all), (std::vector<std::string>{new_reply, pending, old_like}));
+  EXPECT_EQ(all->next_page_token, "");
+  EXPECT_EQ(all->mentions[0].content.type, "reply");
+  EXPECT_EQ(all->mentions[0].state, MentionState::kVerified);
+
+  MentionQuery verified = ByTarget("https://b.example/p1");
+  verified.state = MentionState::kVerified;
+  EXPECT_EQ(Ids(*store_->List(verified)), (std::vector<std::string>{new_reply, old_like}));
+
+  MentionQuery likes = ByTarget("https://b.example/p1");
+  likes.type = "like";
+  EXPECT_EQ(Ids(*store_->List(likes)), (std::vector<std::string>{old_like}));
+
+  EXPECT_TRUE(store_->List(ByTarget("https://b.example/none"))->mentions.empty());
+}
+
+TEST_F(VerifierPgMentionListTest, ListsBySiteAcrossTargetsOnly) {
+  PORTCULLIS_CREATE_TEST_DATABASE_OR_SKIP(db);
+  Open(db->connection_string());
+  ASSERT_TRUE(sites_->AddSite("c.example").ok());
+  const intake::TargetRule c_all{"https://c.example/", intake::TargetKind::kPrefix, "c.example"};
+  ASSERT_TRUE(sites_->AddTargets(absl::MakeConstSpan(&c_all, 1)).ok());
+  const std::string p1 = Add(*db, "https://a.example/1", "https://b.example/p1", "VERIFIED",
+                             "like", "2024-01-01T00:00:00Z");
+  const std::string p2 = Add(*db, "https://a.example/2", "https://b.example/p2", "VERIFIED",
+                             "reply", "2024-02-01T00:00:00Z");
+  Add(*db, "https://a.example/3", "https://c.example/p1", "VERIFIED", "like",
+      "2024-03-01T00:00:00Z");
+  MentionQuery query;
+  query.domain = "b.example";
+  absl::StatusOr<MentionPage> page = store_->List(query);
+  ASSERT_TRUE(page.ok()) << page.status();
+  EXPECT_EQ(Ids(*page), (std::vector<std::string>{p2, p1}));
+}
+
+TEST_F(VerifierPgMentionListTest, PagesWithATokenAcrossEqualTimes) {
+  PORTCULLIS_CREATE_TEST_DATABASE_OR_SKIP(db);
+  Open(db->connection_string());
+  // Five mentions, three of them changed at the same microsecond: the id breaks the tie.
+  std::vector<std::string> ids;
+  for (int i = 0; i < 5; ++i) {
+    ids.push_back(Add(*db, "https://a.example/" + std::to_string(i), "https://b.example/p",
+                      "VERIFIED", "mention",
+                      i < 3 ? "2024-01-01T00:00:00.123456Z" : "2023-01-01T00:00:00Z"));
+  }
+  MentionQuery query = ByTarget("https://b.example/p");
+  query.page_size = 2;
+  std::vector<std::string> seen;
+  int pages = 0;
+  do {
+    absl::StatusOr<MentionPage> page = store_->List(query);
+    ASSERT_TRUE(page.ok()) << page.status();
+    ASSERT_LE(page->mentions.size(), 2u);
+    for (const std::string& id : Ids(*page)) {
+      seen.push_back(id);
+    }
+    query.page_token = page->next_page_token;
+    ++pages;
+  } while (!query.page_token.empty() && pages < 10);
+  EXPECT_EQ(pages, 3);
+  ASSERT_EQ(seen.size(), 5u) << "every mention once, none twice";
+  std::vector<std::string> sorted = seen;
+  std::sort(sorted.begin(), sorted.end());
+  EXPECT_EQ(std::unique(sorted.begin(), sorted.end()), sorted.end());
+  std::vector<std::string> tied(ids.begin(), ids.begin() + 3);
+  std::sort(tied.begin(), tied.end());
+  EXPECT_EQ(std::vector<std::string>(seen.begin(), seen.begin() + 3), tied)
+      << "equal times ordered by id";
+}
+
+TEST_F(VerifierPgMentionListTest, RejectsMalformedQueries) {
+  PORTCULLIS_CREATE_TEST_DATABASE_OR_SKIP(db);
+  Open(db->connection_string());
+  MentionQuery neither;
+  EXPECT_TRUE(absl::IsInvalidArgument(store_->List(neither).status()));
+  MentionQuery both = ByTarget("https://b.example/p");
+  both.domain = "b.example";
+  EXPECT_TRUE(absl::IsInvalidArgument(store_->List(both).status()));
+  for (const int size : {0, -1, 1001}) {
+    MentionQuery query = ByTarget("https://b.example/p");
+    query.page_size = size;
+    EXPECT_TRUE(absl::IsInvalidArgument(store_->List(query).status())) << size;
+  }
+  for (const char* token : {"not base64!", "bTE6", "eHl6", "bTE6MTIzOm5vdC1hLXV1aWQ"}) {
+    MentionQuery query = ByTarget("https://b.example/p");
+    query.page_token = token;
+    EXPECT_TRUE(absl::IsInvalidArgument(store_->List(query).status())) << token;
+  }
 }
 
 TEST_F(VerifierPgMentionStoreTest, DeadServerIsUnavailable) {

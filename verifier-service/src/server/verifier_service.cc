@@ -11,6 +11,7 @@
 #include "verifier-service/src/intake/mention_request_validation.h"
 #include "verifier-service/src/intake/site_request_validation.h"
 #include "verifier-service/src/server/fetch_rpc.h"
+#include "verifier-service/src/server/mention_read_rpc.h"
 
 namespace portcullis::verifier::server {
 namespace {
@@ -173,20 +174,37 @@ grpc::ServerUnaryReactor* VerifierService::GetMention(grpc::CallbackServerContex
       reactor->Finish(status::ToGrpcStatus(mention.status()));
       return;
     }
-    v1::Mention* out = response->mutable_mention();
-    out->set_mention_id(mention->mention_id);
-    out->set_source(mention->source);
-    out->set_target(mention->target);
-    out->set_state(ToProto(mention->state));
-    out->set_reason(mention->reason);
-    *out->mutable_created_at() = ToProto(mention->created_at);
-    *out->mutable_updated_at() = ToProto(mention->updated_at);
+    ToProto(*mention, response->mutable_mention());
     reactor->Finish(grpc::Status::OK);
   });
   if (!queued) {
     logging::Warn("refused GetMention: blocking pool queue full");
     reactor->Finish(Overloaded());
   }
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* VerifierService::ListMentions(grpc::CallbackServerContext* context,
+                                                        const v1::ListMentionsRequest* request,
+                                                        v1::ListMentionsResponse* response) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  absl::StatusOr<store::MentionQuery> query = Validate(*request, tracking_);
+  if (!query.ok()) {
+    reactor->Finish(status::ToGrpcStatus(query.status()));
+    return reactor;
+  }
+  RunOnPool("ListMentions", context, reactor,
+            [this, response, query = *std::move(query)]() -> absl::Status {
+              absl::StatusOr<store::MentionPage> page = store_.List(query);
+              if (!page.ok()) {
+                return page.status();
+              }
+              for (const store::StoredMention& mention : page->mentions) {
+                ToProto(mention, response->add_mentions());
+              }
+              response->set_next_page_token(page->next_page_token);
+              return absl::OkStatus();
+            });
   return reactor;
 }
 

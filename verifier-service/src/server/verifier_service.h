@@ -46,6 +46,12 @@ class VerifierService final : public portcullis::verifier::v1::Verifier::Callbac
       const portcullis::verifier::v1::GetMentionRequest* request,
       portcullis::verifier::v1::GetMentionResponse* response) override;
 
+  // Read (mention_read_rpc.h holds the validation and the mapping).
+  grpc::ServerUnaryReactor* ListMentions(
+      grpc::CallbackServerContext* context,
+      const portcullis::verifier::v1::ListMentionsRequest* request,
+      portcullis::verifier::v1::ListMentionsResponse* response) override;
+
   grpc::ServerUnaryReactor* AddSite(grpc::CallbackServerContext* context,
                                     const portcullis::verifier::v1::AddSiteRequest* request,
                                     portcullis::verifier::v1::AddSiteResponse* response) override;

@@ -23,6 +23,12 @@ struct JobRecord {
   int attempts = 0;             // Claims so far, this one included.
 };
 
+// Failure reasons with a meaning for the stored mention: the source withdrew it (unmention, or
+// the page is gone), so its content and author are cleared; for no_link the diagnostic
+// `links_to_target_host` is stored.
+inline constexpr char kReasonNoLink[] = "no_link";
+inline constexpr char kReasonSourceGone[] = "source_gone";
+
 // How a job ended.
 struct JobResult {
   enum class Kind {

@@ -1,6 +1,8 @@
 #pragma once
 
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -8,6 +10,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "common/crypto/sha256.h"
+#include "verifier-service/src/store/mention_content.h"
 
 namespace portcullis::verifier::store {
 
@@ -51,6 +54,41 @@ struct StoredMention {
   std::string reason;  // Empty when none.
   absl::Time created_at;
   absl::Time updated_at;
+  // What the last successful verification found. `content.type` is empty when the mention was
+  // never verified, or when its source withdrew it (FAILED no_link / source_gone): then every
+  // other content field is empty too.
+  MentionContent content{.type = ""};
+  // When the mention was last VERIFIED; unset when never.
+  std::optional<absl::Time> verified_at;
+  // For FAILED no_link: the links to the target's host the source contains instead.
+  LinkDiagnostic links_to_target_host;
+  // Claims of the current (or, when none is queued, the last) verification job.
+  int attempts = 0;
+};
+
+// Largest and default page of MentionStore::List.
+inline constexpr int kMaxMentionPageSize = 1000;
+inline constexpr int kDefaultMentionPageSize = 100;
+
+// Which mentions MentionStore::List reads: those of one site, or of one target.
+struct MentionQuery {
+  // Exactly one of the two: the site's domain (as sites.domain), or the SHA-256 of the
+  // normalized target (the mention key's target half).
+  std::string domain;
+  std::optional<crypto::Sha256Digest> target_hash;
+  // Filters; unset/empty: any.
+  std::optional<MentionState> state;
+  std::string type;  // A MentionContent::type value.
+  int page_size = kDefaultMentionPageSize;  // 1 to kMaxMentionPageSize.
+  // Empty for the first page, else MentionPage::next_page_token of the previous page.
+  std::string page_token;
+};
+
+// One page of mentions, newest change first (updated_at descending), then by id.
+struct MentionPage {
+  std::vector<StoredMention> mentions;
+  // Opaque; empty on the last page.
+  std::string next_page_token;
 };
 
 // True when `text` has the form of a mention id: a UUID in its 8-4-4-4-12 hex form (any case).
@@ -88,6 +126,10 @@ class MentionStore {
   // The mention with `mention_id` (a UUID); NOT_FOUND when there is none, INVALID_ARGUMENT when
   // `mention_id` is not a UUID.
   virtual absl::StatusOr<StoredMention> Get(absl::string_view mention_id) = 0;
+
+  // One page of the mentions `query` names. INVALID_ARGUMENT when the query is malformed (neither
+  // or both of domain and target, page size out of range, a page token this store did not make).
+  virtual absl::StatusOr<MentionPage> List(const MentionQuery& query) = 0;
 
   // OK when the database answers a trivial query.
   virtual absl::Status Ping() = 0;

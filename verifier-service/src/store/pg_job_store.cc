@@ -28,12 +28,36 @@ constexpr char kRenew[] =
     "WHERE lease_owner = $1 AND id = ANY ($3::bigint[])";
 
 constexpr char kLockOwned[] =
-    "SELECT j.mention_id::text, j.rerun, m.state FROM verification_jobs j "
+    "SELECT j.mention_id::text, j.rerun, m.state, j.attempts FROM verification_jobs j "
     "JOIN mentions m ON m.id = j.mention_id "
     "WHERE j.id = $1 AND j.lease_owner = $2 FOR UPDATE OF j, m";
 
-constexpr char kSetMentionState[] =
-    "UPDATE mentions SET state = $2, reason = nullif($3, ''), updated_at = now() "
+// A match: the mention is VERIFIED with what its source says now, in place (the same row,
+// whatever it held before); any failure reason and no-link diagnostic go.
+constexpr char kSetVerified[] =
+    "UPDATE mentions SET state = 'VERIFIED', reason = NULL, links_to_target_host = '{}', "
+    "  type = $2, rsvp = nullif($3, ''), author_name = nullif($4, ''), "
+    "  author_url = nullif($5, ''), author_photo = nullif($6, ''), author_note = nullif($7, ''), "
+    "  entry_name = nullif($8, ''), published = nullif($9, ''), url = nullif($10, ''), "
+    "  content_text = nullif($11, ''), content_html = nullif($12, ''), content_truncated = $13, "
+    "  verified_at = now(), attempts = $14, updated_at = now() "
+    "WHERE id = $1::uuid";
+
+// A permanent failure that keeps what was stored (404, forbidden address, ...: FAILED mentions
+// are not served anyway). $4: the no-link diagnostic as a PostgreSQL array literal.
+constexpr char kSetFailed[] =
+    "UPDATE mentions SET state = 'FAILED', reason = nullif($2, ''), attempts = $3, "
+    "  links_to_target_host = $4::text[], updated_at = now() "
+    "WHERE id = $1::uuid";
+
+// The source withdrew the mention (the link is gone, or the page is): its content and author
+// are no longer served, so they are not kept.
+constexpr char kSetWithdrawn[] =
+    "UPDATE mentions SET state = 'FAILED', reason = nullif($2, ''), attempts = $3, "
+    "  links_to_target_host = $4::text[], updated_at = now(), "
+    "  type = NULL, rsvp = NULL, author_name = NULL, author_url = NULL, author_photo = NULL, "
+    "  author_note = NULL, entry_name = NULL, published = NULL, url = NULL, "
+    "  content_text = NULL, content_html = NULL, content_truncated = false "
     "WHERE id = $1::uuid";
 
 constexpr char kDelete[] = "DELETE FROM verification_jobs WHERE id = $1";
@@ -61,6 +85,46 @@ constexpr char kNextDue[] =
     "      FROM verification_jobs) next";
 
 constexpr char kNotify[] = "SELECT pg_notify('portcullis_verification_jobs', '')";
+
+// Failure reasons meaning the source withdrew the mention (unmention, delete).
+bool IsWithdrawal(const std::string& reason) {
+  return reason == kReasonNoLink || reason == kReasonSourceGone;
+}
+
+// `text` as a text parameter: PostgreSQL cannot store NUL bytes, so they are dropped.
+std::string WithoutNul(absl::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (const char c : text) {
+    if (c != '\0') {
+      out += c;
+    }
+  }
+  return out;
+}
+
+// `values` as a PostgreSQL array literal: every element double-quoted, '"' and '\' escaped.
+std::string TextArrayLiteral(const std::vector<std::string>& values) {
+  std::string literal = "{";
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (i > 0) {
+      literal += ',';
+    }
+    literal += '"';
+    for (const char c : values[i]) {
+      if (c == '\0') {
+        continue;
+      }
+      if (c == '"' || c == '\\') {
+        literal += '\\';
+      }
+      literal += c;
+    }
+    literal += '"';
+  }
+  literal += '}';
+  return literal;
+}
 
 }  // namespace
 
@@ -124,17 +188,32 @@ absl::Status PgJobStore::Finish(int64_t job_id, const std::string& owner, const 
     const std::string mention_id = rows[0][0].as<std::string>();
     const bool rerun = rows[0][1].as<bool>();
     const std::string state = rows[0][2].as<std::string>();
+    const int attempts = rows[0][3].as<int>();
     bool done = true;
     switch (result.kind) {
-      case JobResult::Kind::kVerified:
-        transaction.exec_params0(kSetMentionState, mention_id, "VERIFIED", "");
+      case JobResult::Kind::kVerified: {
+        const MentionContent& c = result.content;
+        transaction.exec_params0(
+            kSetVerified, mention_id, c.type.empty() ? std::string("mention") : c.type,
+            WithoutNul(c.rsvp), WithoutNul(c.author_name), WithoutNul(c.author_url),
+            WithoutNul(c.author_photo), WithoutNul(c.author_note), WithoutNul(c.name),
+            WithoutNul(c.published), WithoutNul(c.url), WithoutNul(c.content_text),
+            WithoutNul(c.content_html), c.content_truncated, attempts);
         break;
+      }
       case JobResult::Kind::kFailed:
-        transaction.exec_params0(kSetMentionState, mention_id, "FAILED", result.reason);
+        // The diagnostic explains a no_link failure only.
+        transaction.exec_params0(
+            IsWithdrawal(result.reason) ? kSetWithdrawn : kSetFailed, mention_id, result.reason,
+            attempts,
+            TextArrayLiteral(result.reason == kReasonNoLink ? result.links_to_target_host
+                                                             : LinkDiagnostic()));
         break;
       case JobResult::Kind::kGiveUp:
+        // A transient failure never deletes a VERIFIED mention: state and content stay.
         if (state != "VERIFIED") {
-          transaction.exec_params0(kSetMentionState, mention_id, "FAILED", result.reason);
+          transaction.exec_params0(kSetFailed, mention_id, result.reason, attempts,
+                                   TextArrayLiteral({}));
         }
         break;
       case JobResult::Kind::kRetry:

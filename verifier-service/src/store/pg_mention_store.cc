@@ -2,8 +2,12 @@
 
 #include <cstdint>
 #include <optional>
+#include <tuple>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "verifier-service/src/store/mention_page_token.h"
+#include "pqxx/array"
 #include "pqxx/nontransaction"
 #include "pqxx/result"
 #include "pqxx/row"
@@ -12,6 +16,9 @@
 namespace portcullis::verifier::store {
 namespace {
 
+// Stands in for "no cursor" where a uuid parameter must still parse.
+constexpr char kNilUuid[] = "00000000-0000-0000-0000-000000000000";
+
 // One statement, so a repeat of the same pair can never create a second row: the unique
 // constraint decides. The no-op DO UPDATE makes RETURNING answer for an existing row too;
 // `xmax = 0` holds only for a row this statement inserted.
@@ -19,9 +26,10 @@ namespace {
 // lifecycle decisions one after another. The last column says whether a FAILED decision is older
 // than the failure retention ($5, microseconds).
 constexpr char kUpsertPending[] =
-    "INSERT INTO mentions (source, target, source_hash, target_hash) "
-    "VALUES ($1, $2, decode($3, 'hex'), decode($4, 'hex')) "
-    "ON CONFLICT (source_hash, target_hash) DO UPDATE SET state = mentions.state "
+    "INSERT INTO mentions (source, target, source_hash, target_hash, target_domain) "
+    "VALUES ($1, $2, decode($3, 'hex'), decode($4, 'hex'), $6) "
+    "ON CONFLICT (source_hash, target_hash) DO UPDATE SET state = mentions.state, "
+    "  target_domain = coalesce(mentions.target_domain, EXCLUDED.target_domain) "
     "RETURNING id::text, state, (xmax = 0) AS created, "
     "          updated_at <= now() - $5::bigint * interval '1 microsecond' AS retention_over";
 
@@ -40,7 +48,8 @@ constexpr char kQueueReverify[] =
 
 // A FAILED mention past the failure retention starts again.
 constexpr char kRestart[] =
-    "UPDATE mentions SET state = 'PENDING', reason = NULL, updated_at = now() "
+    "UPDATE mentions SET state = 'PENDING', reason = NULL, links_to_target_host = '{}', "
+    "  updated_at = now() "
     "WHERE id = $1::uuid";
 
 // Wakes the workers (LISTEN portcullis_verification_jobs) when the transaction commits.
@@ -55,11 +64,38 @@ constexpr char kMatchTarget[] =
     "                 AND starts_with($2, t.url)) "
     "FROM sites s WHERE s.domain = $1";
 
-constexpr char kGet[] =
-    "SELECT id::text, source, target, state, coalesce(reason, ''), "
-    "(extract(epoch FROM created_at) * 1000000)::bigint, "
-    "(extract(epoch FROM updated_at) * 1000000)::bigint "
-    "FROM mentions WHERE id = $1::uuid";
+// Every column of a StoredMention, in the order ReadMention reads them. The job (when one is
+// queued or running) counts the current cycle's attempts; a re-run job that has not been claimed
+// yet has none, so the last cycle's count shows.
+constexpr char kSelectMention[] =
+    "SELECT m.id::text, m.source, m.target, m.state, coalesce(m.reason, ''), "
+    "(extract(epoch FROM m.created_at) * 1000000)::bigint, "
+    "(extract(epoch FROM m.updated_at) * 1000000)::bigint, "
+    "coalesce(m.type, ''), coalesce(m.rsvp, ''), coalesce(m.author_name, ''), "
+    "coalesce(m.author_url, ''), coalesce(m.author_photo, ''), coalesce(m.author_note, ''), "
+    "coalesce(m.entry_name, ''), coalesce(m.published, ''), coalesce(m.url, ''), "
+    "coalesce(m.content_text, ''), coalesce(m.content_html, ''), m.content_truncated, "
+    "(extract(epoch FROM m.verified_at) * 1000000)::bigint, m.links_to_target_host, "
+    "CASE WHEN j.attempts > 0 THEN j.attempts ELSE m.attempts END "
+    "FROM mentions m LEFT JOIN verification_jobs j ON j.mention_id = m.id ";
+
+constexpr char kGetWhere[] = "WHERE m.id = $1::uuid";
+
+// Keyset paging over (updated_at DESC, id ASC), served by the *_listing_idx / *_recent_idx
+// indexes of migrations/0004_mention_content.sql. Parameters: $1 domain or NULL, $2 target hash
+// (hex) or NULL, $3 state or NULL, $4 type or NULL, $5 cursor time (µs since the epoch) or NULL,
+// $6 cursor id, $7 limit.
+constexpr char kListWhere[] =
+    "WHERE ($1::text IS NULL OR m.target_domain = $1) "
+    "  AND ($2::text IS NULL OR m.target_hash = decode($2, 'hex')) "
+    "  AND ($3::text IS NULL OR m.state = $3) "
+    "  AND ($4::text IS NULL OR m.type = $4) "
+    "  AND ($5::bigint IS NULL "
+    "       OR m.updated_at < timestamptz 'epoch' + $5::bigint * interval '1 microsecond' "
+    "       OR (m.updated_at = timestamptz 'epoch' + $5::bigint * interval '1 microsecond' "
+    "           AND m.id > $6::uuid)) "
+    "ORDER BY m.updated_at DESC, m.id "
+    "LIMIT $7";
 
 std::optional<MentionState> ParseState(absl::string_view text) {
   if (text == "PENDING") {
@@ -76,6 +112,71 @@ std::optional<MentionState> ParseState(absl::string_view text) {
 
 absl::Status UnknownState(absl::string_view text) {
   return absl::InternalError(absl::StrCat("mention has unknown state '", text, "'"));
+}
+
+const char* StateName(MentionState state) {
+  switch (state) {
+    case MentionState::kPending:
+      return "PENDING";
+    case MentionState::kVerified:
+      return "VERIFIED";
+    case MentionState::kFailed:
+      return "FAILED";
+  }
+  return "PENDING";
+}
+
+std::vector<std::string> ReadTextArray(const pqxx::field& field) {
+  std::vector<std::string> values;
+  pqxx::array_parser parser = field.as_array();
+  for (auto [juncture, value] = parser.get_next(); juncture != pqxx::array_parser::done;
+       std::tie(juncture, value) = parser.get_next()) {
+    if (juncture == pqxx::array_parser::string_value) {
+      values.push_back(std::move(value));
+    }
+  }
+  return values;
+}
+
+// One row of kSelectMention; the state is parsed by the caller (it may be unknown).
+StoredMention ReadMention(const pqxx::row& row, std::string* state) {
+  StoredMention mention;
+  mention.mention_id = row[0].as<std::string>();
+  mention.source = row[1].as<std::string>();
+  mention.target = row[2].as<std::string>();
+  *state = row[3].as<std::string>();
+  mention.reason = row[4].as<std::string>();
+  mention.created_at = absl::FromUnixMicros(row[5].as<int64_t>());
+  mention.updated_at = absl::FromUnixMicros(row[6].as<int64_t>());
+  MentionContent& content = mention.content;
+  content.type = row[7].as<std::string>();
+  content.rsvp = row[8].as<std::string>();
+  content.author_name = row[9].as<std::string>();
+  content.author_url = row[10].as<std::string>();
+  content.author_photo = row[11].as<std::string>();
+  content.author_note = row[12].as<std::string>();
+  content.name = row[13].as<std::string>();
+  content.published = row[14].as<std::string>();
+  content.url = row[15].as<std::string>();
+  content.content_text = row[16].as<std::string>();
+  content.content_html = row[17].as<std::string>();
+  content.content_truncated = row[18].as<bool>();
+  if (!row[19].is_null()) {
+    mention.verified_at = absl::FromUnixMicros(row[19].as<int64_t>());
+  }
+  mention.links_to_target_host = ReadTextArray(row[20]);
+  mention.attempts = row[21].as<int>();
+  return mention;
+}
+
+// A nullable text parameter.
+std::optional<std::string> NullIfEmpty(const std::string& text) {
+  return text.empty() ? std::nullopt : std::optional<std::string>(text);
+}
+
+// As a query parameter: NULL when unset (libpqxx 6 has no std::optional parameters).
+const char* OrNull(const std::optional<std::string>& value) {
+  return value ? value->c_str() : nullptr;
 }
 
 }  // namespace
@@ -98,7 +199,8 @@ absl::StatusOr<SubmitResult> PgMentionStore::Submit(const NewMention& mention) {
     }
     const pqxx::row row = transaction.exec_params1(
         kUpsertPending, mention.source, mention.target, crypto::ToHex(mention.source_hash),
-        crypto::ToHex(mention.target_hash), absl::ToInt64Microseconds(failed_retention_));
+        crypto::ToHex(mention.target_hash), absl::ToInt64Microseconds(failed_retention_),
+        OrNull(NullIfEmpty(mention.target_domain)));
     result.mention_id = row[0].as<std::string>();
     state = row[1].as<std::string>();
     result.created = row[2].as<bool>();
@@ -143,19 +245,13 @@ absl::StatusOr<StoredMention> PgMentionStore::Get(absl::string_view mention_id) 
   std::string state;
   absl::Status status = pool_.Run("get_mention", [&](pqxx::connection& connection) {
     pqxx::nontransaction transaction(connection);
-    const pqxx::result rows = transaction.exec_params(kGet, std::string(mention_id));
+    const pqxx::result rows = transaction.exec_params(absl::StrCat(kSelectMention, kGetWhere),
+                                                      std::string(mention_id));
     if (rows.empty()) {
       return;
     }
     found = true;
-    const pqxx::row row = rows[0];
-    mention.mention_id = row[0].as<std::string>();
-    mention.source = row[1].as<std::string>();
-    mention.target = row[2].as<std::string>();
-    state = row[3].as<std::string>();
-    mention.reason = row[4].as<std::string>();
-    mention.created_at = absl::FromUnixMicros(row[5].as<int64_t>());
-    mention.updated_at = absl::FromUnixMicros(row[6].as<int64_t>());
+    mention = ReadMention(rows[0], &state);
   });
   if (!status.ok()) {
     return status;
@@ -169,6 +265,68 @@ absl::StatusOr<StoredMention> PgMentionStore::Get(absl::string_view mention_id) 
   }
   mention.state = *parsed;
   return mention;
+}
+
+absl::StatusOr<MentionPage> PgMentionStore::List(const MentionQuery& query) {
+  if (query.domain.empty() == !query.target_hash.has_value()) {
+    return absl::InvalidArgumentError("exactly one of domain and target is required");
+  }
+  if (query.page_size < 1 || query.page_size > kMaxMentionPageSize) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("page_size must be from 1 to ", kMaxMentionPageSize));
+  }
+  std::optional<MentionCursor> cursor;
+  if (!query.page_token.empty()) {
+    absl::StatusOr<MentionCursor> decoded = DecodeMentionPageToken(query.page_token);
+    if (!decoded.ok()) {
+      return decoded.status();
+    }
+    cursor = *std::move(decoded);
+  }
+  const std::optional<std::string> domain = NullIfEmpty(query.domain);
+  const std::optional<std::string> target_hash =
+      query.target_hash ? std::optional<std::string>(crypto::ToHex(*query.target_hash))
+                        : std::nullopt;
+  const std::optional<std::string> state =
+      query.state ? std::optional<std::string>(StateName(*query.state)) : std::nullopt;
+  const std::optional<std::string> type = NullIfEmpty(query.type);
+  const std::optional<std::string> after_time =
+      cursor ? std::optional<std::string>(absl::StrCat(absl::ToUnixMicros(cursor->updated_at)))
+             : std::nullopt;
+  const std::string after_id = cursor ? cursor->mention_id : std::string(kNilUuid);
+
+  MentionPage page;
+  std::vector<std::string> states;
+  absl::Status status = pool_.Run("list_mentions", [&](pqxx::connection& connection) {
+    page = MentionPage();
+    states.clear();
+    pqxx::nontransaction transaction(connection);
+    // One more than asked for tells whether there is a next page.
+    const pqxx::result rows = transaction.exec_params(
+        absl::StrCat(kSelectMention, kListWhere), OrNull(domain), OrNull(target_hash),
+        OrNull(state), OrNull(type), OrNull(after_time), after_id, query.page_size + 1);
+    for (const pqxx::row& row : rows) {
+      std::string row_state;
+      page.mentions.push_back(ReadMention(row, &row_state));
+      states.push_back(std::move(row_state));
+    }
+  });
+  if (!status.ok()) {
+    return status;
+  }
+  for (size_t i = 0; i < page.mentions.size(); ++i) {
+    const std::optional<MentionState> parsed = ParseState(states[i]);
+    if (!parsed) {
+      return UnknownState(states[i]);
+    }
+    page.mentions[i].state = *parsed;
+  }
+  if (static_cast<int>(page.mentions.size()) > query.page_size) {
+    page.mentions.resize(query.page_size);
+    const StoredMention& last = page.mentions.back();
+    page.next_page_token = EncodeMentionPageToken({last.updated_at, last.mention_id});
+  }
+  return page;
 }
 
 absl::Status PgMentionStore::Ping() {

@@ -9,7 +9,8 @@ namespace portcullis::verifier::store {
 
 // MentionStore on PostgreSQL (table `mentions`, migrations/0001_create_mentions.sql; reads
 // `sites` and `targets`, migrations/0002_create_sites_and_targets.sql; queues into
-// `verification_jobs`, migrations/0003_create_verification_jobs.sql).
+// `verification_jobs`, migrations/0003_create_verification_jobs.sql; content and listing,
+// migrations/0004_mention_content.sql).
 class PgMentionStore final : public MentionStore {
  public:
   // `pool` must outlive the store. A FAILED mention submitted again starts over as PENDING once
@@ -19,6 +20,7 @@ class PgMentionStore final : public MentionStore {
 
   absl::StatusOr<SubmitResult> Submit(const NewMention& mention) override;
   absl::StatusOr<StoredMention> Get(absl::string_view mention_id) override;
+  absl::StatusOr<MentionPage> List(const MentionQuery& query) override;
   absl::Status Ping() override;
 
  private:

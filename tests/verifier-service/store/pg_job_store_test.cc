@@ -1,0 +1,301 @@
+// PgJobStore::Finish against a real PostgreSQL: one test per transition of the mention state
+// machine, each asserting on the stored row (issue 5 §4).
+#include "verifier-service/src/store/pg_job_store.h"
+
+#include "gtest/gtest.h"
+#include "pqxx/pqxx"
+#include "tests/support/test_database.h"
+#include "verifier-service/src/store/migrator.h"
+#include "verifier-service/src/store/pg_mention_store.h"
+#include "verifier-service/src/store/pg_site_store.h"
+
+namespace portcullis::verifier::store {
+namespace {
+
+MentionContent Reply(const std::string& text) {
+  MentionContent content;
+  content.type = "reply";
+  content.author_name = "Alice";
+  content.author_url = "https://a.example/";
+  content.author_photo = "https://a.example/me.jpg";
+  content.author_note = "Writes things.";
+  content.name = "Re: the post";
+  content.published = "2024-05-01T10:00:00Z";
+  content.url = "https://a.example/reply";
+  content.content_text = text;
+  content.content_html = "<p>" + text + "</p>";
+  content.content_truncated = true;
+  return content;
+}
+
+JobResult Verified(MentionContent content) {
+  JobResult result;
+  result.kind = JobResult::Kind::kVerified;
+  result.content = std::move(content);
+  return result;
+}
+
+JobResult Failed(const std::string& reason, LinkDiagnostic links = {}) {
+  JobResult result;
+  result.kind = JobResult::Kind::kFailed;
+  result.reason = reason;
+  result.links_to_target_host = std::move(links);
+  return result;
+}
+
+JobResult Retry(const std::string& reason) {
+  JobResult result;
+  result.kind = JobResult::Kind::kRetry;
+  result.reason = reason;
+  result.retry_in = absl::Hours(1);
+  return result;
+}
+
+JobResult GiveUp() {
+  JobResult result;
+  result.kind = JobResult::Kind::kGiveUp;
+  result.reason = "unreachable";
+  return result;
+}
+
+class VerifierPgJobStoreTest : public ::testing::Test {
+ protected:
+  void Open(const std::string& url) {
+    url_ = url;
+    absl::StatusOr<std::vector<Migration>> migrations = BuiltinMigrations();
+    ASSERT_TRUE(migrations.ok()) << migrations.status();
+    ASSERT_TRUE(Migrator(*migrations).Apply(url).ok());
+    absl::StatusOr<std::unique_ptr<PgConnectionPool>> pool =
+        PgConnectionPool::Create({url, 2, absl::Seconds(5), absl::Seconds(5)});
+    ASSERT_TRUE(pool.ok()) << pool.status();
+    pool_ = *std::move(pool);
+    mentions_ = std::make_unique<PgMentionStore>(*pool_, absl::ZeroDuration());
+    jobs_ = std::make_unique<PgJobStore>(*pool_);
+    PgSiteStore sites(*pool_);
+    ASSERT_TRUE(sites.AddSite("b.example").ok());
+    const intake::TargetRule all{"https://b.example/", intake::TargetKind::kPrefix, "b.example"};
+    ASSERT_TRUE(sites.AddTargets({all}).ok());
+  }
+
+  // Submits a.example/reply → b.example/post; returns the mention id.
+  std::string Submit() {
+    const std::string source = "https://a.example/reply";
+    const std::string target = "https://b.example/post";
+    absl::StatusOr<SubmitResult> result = mentions_->Submit(
+        {source, target, crypto::Sha256(source), crypto::Sha256(target), "b.example", target});
+    EXPECT_TRUE(result.ok()) << result.status();
+    return result.ok() ? result->mention_id : "";
+  }
+
+  // Claims the one queued job and finishes it with `result`.
+  void Run(const JobResult& result) {
+    absl::StatusOr<std::vector<JobRecord>> jobs = jobs_->Claim("w", 1, absl::Seconds(30));
+    ASSERT_TRUE(jobs.ok()) << jobs.status();
+    ASSERT_EQ(jobs->size(), 1u);
+    ASSERT_TRUE(jobs_->Finish((*jobs)[0].job_id, "w", result).ok());
+  }
+
+  StoredMention Row(const std::string& id) {
+    absl::StatusOr<StoredMention> mention = mentions_->Get(id);
+    EXPECT_TRUE(mention.ok()) << mention.status();
+    return mention.ok() ? *mention : StoredMention();
+  }
+
+  long long Count(const std::string& sql) {
+    pqxx::connection connection(url_);
+    pqxx::nontransaction transaction(connection);
+    return transaction.exec1(sql)[0].as<long long>();
+  }
+
+  // A VERIFIED mention with Reply("first").
+  std::string VerifiedMention() {
+    const std::string id = Submit();
+    Run(Verified(Reply("first")));
+    EXPECT_EQ(Row(id).state, MentionState::kVerified);
+    Submit();  // Re-verification queued.
+    return id;
+  }
+
+  std::string url_;
+  std::unique_ptr<PgConnectionPool> pool_;
+  std::unique_ptr<PgMentionStore> mentions_;
+  std::unique_ptr<PgJobStore> jobs_;
+};
+
+TEST_F(VerifierPgJobStoreTest, VerifiedStoresEveryContentField) {
+  PORTCULLIS_CREATE_TEST_DATABASE_OR_SKIP(db);
+  Open(db->connection_string());
+  const std::string id = Submit();
+  const absl::Time before = absl::Now() - absl::Seconds(5);
+  Run(Verified(Reply("Nice post")));
+  const StoredMention row = Row(id);
+  EXPECT_EQ(row.state, MentionState::kVerified);
+  EXPECT_EQ(row.reason, "");
+  EXPECT_EQ(row.content.type, "reply");
+  EXPECT_EQ(row.content.author_name, "Alice");
+  EXPECT_EQ(row.content.author_url, "https://a.example/");
+  EXPECT_EQ(row.content.author_photo, "https://a.example/me.jpg");
+  EXPECT_EQ(row.content.author_note, "Writes things.");
+  EXPECT_EQ(row.content.name, "Re: the post");
+  EXPECT_EQ(row.content.published, "2024-05-01T10:00:00Z");
+  EXPECT_EQ(row.content.url, "https://a.example/reply");
+  EXPECT_EQ(row.content.content_text, "Nice post");
+  EXPECT_EQ(row.content.content_html, "<p>Nice post</p>");
+  EXPECT_TRUE(row.content.content_truncated);
+  ASSERT_TRUE(row.verified_at.has_value());
+  EXPECT_GT(*row.verified_at, before);
+  EXPECT_EQ(row.attempts, 1);
+  EXPECT_TRUE(row.links_to_target_host.empty());
+  EXPECT_EQ(Count("SELECT count(*) FROM verification_jobs"), 0);
+}
+
+TEST_F(VerifierPgJobStoreTest, ReverifiedReplacesContentInPlace) {
+  PORTCULLIS_CREATE_TEST_DATABASE_OR_SKIP(db);
+  Open(db->connection_string());
+  const std::string id = VerifiedMention();
+  const absl::Time first_verified = *Row(id).verified_at;
+  MentionContent like;
+  like.type = "like";
+  like.content_text = "updated";
+  Run(Verified(like));
+  const StoredMention row = Row(id);
+  EXPECT_EQ(row.state, MentionState::kVerified);
+  EXPECT_EQ(row.content.type, "like");
+  EXPECT_EQ(row.content.content_text, "updated");
+  EXPECT_EQ(row.content.author_name, "") << "fields the source no longer has are gone";
+  EXPECT_EQ(row.content.content_html, "");
+  EXPECT_FALSE(row.content.content_truncated);
+  EXPECT_GE(*row.verified_at, first_verified);
+  EXPECT_EQ(Count("SELECT count(*) FROM mentions"), 1) << "never a second row";
+}
+
+TEST_F(VerifierPgJobStoreTest, VerifiedClearsAnEarlierFailure) {
+  PORTCULLIS_CREATE_TEST_DATABASE_OR_SKIP(db);
+  Open(db->connection_string());
+  const std::string id = Submit();
+  Run(Failed("no_link", {"https://b.example/post-10"}));
+  Submit();  // Retention zero: PENDING again, queued.
+  EXPECT_EQ(Row(id).state, MentionState::kPending);
+  Run(Verified(Reply("back")));
+  const StoredMention row = Row(id);
+  EXPECT_EQ(row.state, MentionState::kVerified);
+  EXPECT_EQ(row.reason, "");
+  EXPECT_TRUE(row.links_to_target_host.empty());
+}
+
+TEST_F(VerifierPgJobStoreTest, NoLinkStoresTheDiagnosticAndWithdrawsTheContent) {
+  PORTCULLIS_CREATE_TEST_DATABASE_OR_SKIP(db);
+  Open(db->connection_string());
+  const std::string id = VerifiedMention();
+  Run(Failed("no_link", {"https://b.example/post-10", "https://b.example/\"quoted\"\\x"}));
+  const StoredMention row = Row(id);
+  EXPECT_EQ(row.state, MentionState::kFailed);
+  EXPECT_EQ(row.reason, "no_link");
+  EXPECT_EQ(row.links_to_target_host,
+            (LinkDiagnostic{"https://b.example/post-10", "https://b.example/\"quoted\"\\x"}));
+  EXPECT_EQ(row.content.type, "");
+  EXPECT_EQ(row.content.author_name, "");
+  EXPECT_EQ(row.content.author_photo, "");
+  EXPECT_EQ(row.content.content_text, "");
+  EXPECT_EQ(row.content.content_html, "");
+  EXPECT_EQ(Count("SELECT count(*) FROM mentions WHERE content_html IS NOT NULL "
+                  "OR author_name IS NOT NULL OR type IS NOT NULL"),
+            0);
+}
+
+TEST_F(VerifierPgJobStoreTest, SourceGoneWithdrawsTheContent) {
+  PORTCULLIS_CREATE_TEST_DATABASE_OR_SKIP(db);
+  Open(db->connection_string());
+  const std::string id = VerifiedMention();
+  Run(Failed("source_gone", {"ignored for anything but no_link"}));
+  const StoredMention row = Row(id);
+  EXPECT_EQ(row.state, MentionState::kFailed);
+  EXPECT_EQ(row.reason, "source_gone");
+  EXPECT_EQ(row.content.type, "");
+  EXPECT_EQ(row.content.content_text, "");
+  EXPECT_EQ(row.content.author_url, "");
+  EXPECT_TRUE(row.links_to_target_host.empty());
+}
+
+TEST_F(VerifierPgJobStoreTest, OtherPermanentFailureIsFailedWithItsReason) {
+  PORTCULLIS_CREATE_TEST_DATABASE_OR_SKIP(db);
+  Open(db->connection_string());
+  const std::string id = Submit();
+  Run(Failed("not_found"));
+  const StoredMention row = Row(id);
+  EXPECT_EQ(row.state, MentionState::kFailed);
+  EXPECT_EQ(row.reason, "not_found");
+  EXPECT_FALSE(row.verified_at.has_value());
+  EXPECT_EQ(Count("SELECT count(*) FROM verification_jobs"), 0);
+}
+
+TEST_F(VerifierPgJobStoreTest, RetryKeepsStateAndContentAndReschedules) {
+  PORTCULLIS_CREATE_TEST_DATABASE_OR_SKIP(db);
+  Open(db->connection_string());
+  const std::string id = VerifiedMention();
+  const StoredMention before = Row(id);
+  Run(Retry("timeout"));
+  const StoredMention row = Row(id);
+  EXPECT_EQ(row.state, MentionState::kVerified);
+  EXPECT_EQ(row.reason, "");
+  EXPECT_EQ(row.content.content_text, "first");
+  EXPECT_EQ(row.content.author_name, "Alice");
+  EXPECT_EQ(row.updated_at, before.updated_at);
+  EXPECT_EQ(row.attempts, 1) << "the queued job's attempt shows";
+  EXPECT_EQ(Count("SELECT count(*) FROM verification_jobs WHERE last_error = 'timeout' "
+                  "AND run_at > now() + interval '50 minutes' AND lease_owner IS NULL"),
+            1);
+}
+
+TEST_F(VerifierPgJobStoreTest, RetryOfAPendingMentionStaysPending) {
+  PORTCULLIS_CREATE_TEST_DATABASE_OR_SKIP(db);
+  Open(db->connection_string());
+  const std::string id = Submit();
+  Run(Retry("connection_failed"));
+  const StoredMention row = Row(id);
+  EXPECT_EQ(row.state, MentionState::kPending);
+  EXPECT_EQ(row.reason, "");
+  EXPECT_EQ(row.content.type, "");
+}
+
+TEST_F(VerifierPgJobStoreTest, GiveUpFailsAPendingMentionAsUnreachable) {
+  PORTCULLIS_CREATE_TEST_DATABASE_OR_SKIP(db);
+  Open(db->connection_string());
+  const std::string id = Submit();
+  Run(GiveUp());
+  const StoredMention row = Row(id);
+  EXPECT_EQ(row.state, MentionState::kFailed);
+  EXPECT_EQ(row.reason, "unreachable");
+  EXPECT_EQ(Count("SELECT count(*) FROM verification_jobs"), 0);
+}
+
+TEST_F(VerifierPgJobStoreTest, GiveUpKeepsAVerifiedMentionAndItsData) {
+  PORTCULLIS_CREATE_TEST_DATABASE_OR_SKIP(db);
+  Open(db->connection_string());
+  const std::string id = VerifiedMention();
+  const StoredMention before = Row(id);
+  Run(GiveUp());
+  const StoredMention row = Row(id);
+  EXPECT_EQ(row.state, MentionState::kVerified);
+  EXPECT_EQ(row.reason, "");
+  EXPECT_EQ(row.content.content_html, "<p>first</p>");
+  EXPECT_EQ(row.content.author_name, "Alice");
+  EXPECT_EQ(row.verified_at, before.verified_at);
+  EXPECT_EQ(Count("SELECT count(*) FROM verification_jobs"), 0);
+}
+
+TEST_F(VerifierPgJobStoreTest, RerunAfterFinishKeepsTheNewContentAndQueuesAgain) {
+  PORTCULLIS_CREATE_TEST_DATABASE_OR_SKIP(db);
+  Open(db->connection_string());
+  const std::string id = VerifiedMention();
+  absl::StatusOr<std::vector<JobRecord>> jobs = jobs_->Claim("w", 1, absl::Seconds(30));
+  ASSERT_TRUE(jobs.ok());
+  ASSERT_EQ(jobs->size(), 1u);
+  Submit();  // Submitted again while the job runs: one more run afterwards.
+  ASSERT_TRUE(jobs_->Finish((*jobs)[0].job_id, "w", Verified(Reply("second"))).ok());
+  EXPECT_EQ(Row(id).content.content_text, "second");
+  EXPECT_EQ(Count("SELECT count(*) FROM verification_jobs WHERE attempts = 0"), 1);
+}
+
+}  // namespace
+}  // namespace portcullis::verifier::store
