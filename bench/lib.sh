@@ -1,0 +1,113 @@
+# Shared by bench/load and bench/verify: processes stopped by PID whatever happens, loopback
+# ports, a private PostgreSQL, the two Portcullis services, and per-process CPU/RSS readings.
+# Source it after scripts/lib/common.sh; call bench_init WORK_DIR first.
+
+bench_init() {
+  work=$1
+  mkdir -p "$work/logs"
+  bench_pids=()
+  bench_pg_dir="$work/postgres"
+  trap bench_stop_all EXIT
+  trap 'bench_stop_all; exit 130' INT TERM
+}
+
+# Stops every process started through bench_spawn (TERM, then waits), then PostgreSQL.
+bench_stop_all() {
+  trap - INT TERM EXIT
+  local pid
+  for pid in "${bench_pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
+  for pid in "${bench_pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+  pg_stop "$bench_pg_dir" >/dev/null 2>&1 || true
+}
+
+# bench_spawn VAR LOG COMMAND...: starts COMMAND in the background with output to
+# $work/logs/LOG.log, records its PID for bench_stop_all and in VAR.
+bench_spawn() {
+  local var=$1 name=$2; shift 2
+  "$@" >"$work/logs/$name.log" 2>&1 &
+  bench_pids+=($!)
+  printf -v "$var" '%s' "$!"
+}
+
+bench_port_in_use() { (exec 3<>"/dev/tcp/${2:-127.0.0.1}/$1") 2>/dev/null; }
+bench_next_port=$((20000 + RANDOM % 20000))
+take_port() {  # take_port VAR...: sets each VAR to a port free on 127.0.0.1
+  local var
+  for var in "$@"; do
+    while bench_port_in_use "$bench_next_port"; do bench_next_port=$((bench_next_port + 1)); done
+    printf -v "$var" '%s' "$bench_next_port"; bench_next_port=$((bench_next_port + 1))
+  done
+}
+
+wait_http() {  # wait_http URL PID NAME: up to 30 s for any HTTP answer
+  for _ in $(seq 150); do
+    curl -s -o /dev/null "$1" && return 0
+    kill -0 "$2" 2>/dev/null || die "$3 exited at startup; see $work/logs/$3.log"
+    sleep 0.2
+  done
+  die "$3 not answering after 30 s; see $work/logs/$3.log"
+}
+
+# bench_postgres DBNAME: a private cluster in $work/postgres with a fresh database; sets
+# database_url, pg_pid and psql_admin (a function running SQL as the owner).
+bench_postgres() {
+  local postgres
+  postgres=$(pg_start "$bench_pg_dir")
+  psql_admin "DROP DATABASE IF EXISTS $1" >/dev/null 2>&1
+  psql_admin "CREATE DATABASE $1" >/dev/null
+  database_url="$postgres dbname=$1"
+  pg_pid=$(head -n 1 "$bench_pg_dir/data/postmaster.pid")
+}
+psql_admin() { pg_as_owner "$(pg_bindir)/psql" -h "$bench_pg_dir" -U postgres -d postgres -qtAc "$1"; }
+psql_bench() { pg_as_owner "$(pg_bindir)/psql" -h "$bench_pg_dir" -U postgres -d "$1" -qtAc "$2"; }
+
+# bench_portcullis BIN_DIR VERIFIER_ARGS... -- GATEWAY_ARGS...: starts both services on free
+# loopback ports and waits until the gateway is ready; sets verifier_pid, gateway_pid,
+# grpc_port, http_port, and `portcullis` (the CLI bound to this verifier).
+bench_portcullis() {
+  local bin=$1; shift
+  local verifier_args=() gateway_args=()
+  while [ $# -gt 0 ] && [ "$1" != -- ]; do verifier_args+=("$1"); shift; done
+  [ $# -gt 0 ] && shift
+  gateway_args=("$@")
+  take_port grpc_port http_port admin_port
+  bench_spawn verifier_pid verifier "$bin/verifier-service/verifier-service" \
+    --database_url="$database_url" --grpc_listen="127.0.0.1:$grpc_port" --log_level=warn \
+    "${verifier_args[@]}"
+  bench_spawn gateway_pid gateway "$bin/ingest-gateway/ingest-gateway" \
+    --http_listen="127.0.0.1:$http_port" --admin_listen="127.0.0.1:$admin_port" \
+    --verifier="127.0.0.1:$grpc_port" --log_level=warn "${gateway_args[@]}"
+  for _ in $(seq 150); do
+    [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$http_port/readyz")" = 200 ] &&
+      break
+    kill -0 "$verifier_pid" 2>/dev/null || die "the verifier exited; see $work/logs/verifier.log"
+    kill -0 "$gateway_pid" 2>/dev/null || die "the gateway exited; see $work/logs/gateway.log"
+    sleep 0.2
+  done
+  [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$http_port/readyz")" = 200 ] ||
+    die "Portcullis not ready after 30 s; see $work/logs/"
+  bench_cli="$bin/tools/portcullis/portcullis"
+}
+portcullis() { "$bench_cli" --verifier="127.0.0.1:$grpc_port" "$@"; }
+
+tree_pids() {  # a process and its descendants
+  local child
+  echo "$1"
+  for child in $(ps -o pid= --ppid "$1" 2>/dev/null); do tree_pids "$child"; done
+}
+cpu_ticks() {  # user + system clock ticks of the process trees rooted at $@
+  local total=0 pid root
+  for pid in $(for root in "$@"; do tree_pids "$root"; done); do
+    [ -r "/proc/$pid/stat" ] || continue
+    total=$((total + $(sed 's/^.*) //' "/proc/$pid/stat" | awk '{print $12 + $13}')))
+  done
+  echo "$total"
+}
+rss_kib() {  # resident memory of the process trees rooted at $@
+  local total=0 pid kib root
+  for pid in $(for root in "$@"; do tree_pids "$root"; done); do
+    kib=$(awk '/^VmRSS:/ {print $2}' "/proc/$pid/status" 2>/dev/null || true)
+    total=$((total + ${kib:-0}))
+  done
+  echo "$total"
+}
