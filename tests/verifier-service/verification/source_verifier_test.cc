@@ -78,8 +78,9 @@ class ScriptedAnalyzer final : public SourceAnalyzer {
     return analysis;
   }
 
-  AuthorCard AuthorFromPage(absl::string_view body, const url::Url& page_url) const override {
-    return AuthorCard{std::string(body), page_url.href(), "", ""};
+  AuthorCard AuthorFromPage(absl::string_view body, absl::string_view,
+                            const url::Url& final_url) const override {
+    return AuthorCard{std::string(body), final_url.href(), "", ""};
   }
 
   mutable std::vector<std::string> bases;

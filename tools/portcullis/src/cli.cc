@@ -20,6 +20,8 @@ std::string Usage() {
   return "usage: portcullis [--verifier=HOST:PORT] [--timeout=5s] COMMAND\n"
          "  mention submit SOURCE TARGET   submit a webmention; prints the decision as JSON\n"
          "  mention get ID                 show one mention as JSON\n"
+         "  mention verify SOURCE TARGET   verify the pair now (same pipeline as the queue);\n"
+         "                                 prints the result as JSON; exit 0 only if VERIFIED\n"
          "  site add DOMAIN                serve a domain (idempotent)\n"
          "  site list                      list the served domains\n"
          "  site remove DOMAIN             stop serving a domain; removes its targets\n"
@@ -183,6 +185,15 @@ int Run(const std::vector<std::string>& args, const CliOptions& options, std::os
     return usage_error("missing mention command");
   }
   const std::string& verb = args[1];
+  if (verb == "verify") {
+    if (args.size() != 4) {
+      return usage_error("wrong number of arguments for 'mention verify'");
+    }
+    auto channel =
+        grpc::CreateChannel(options.verifier_target, grpc::InsecureChannelCredentials());
+    auto stub = verifier::v1::Verifier::NewStub(channel);
+    return VerifyMention(*stub, options.timeout, args[2], args[3], out, err);
+  }
   const size_t expected = verb == "submit" ? 4 : verb == "get" ? 3 : 0;
   if (expected == 0) {
     return usage_error("unknown mention command '" + verb + "'");

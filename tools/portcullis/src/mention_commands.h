@@ -17,4 +17,12 @@ int SubmitMention(verifier::v1::Verifier::StubInterface& stub, absl::Duration ti
 int GetMention(verifier::v1::Verifier::StubInterface& stub, absl::Duration timeout,
                const std::string& mention_id, std::ostream& out, std::ostream& err);
 
+// `portcullis mention verify SOURCE TARGET`: verifies the pair now (VerifyNow) and prints the
+// VerifyNowResponse as JSON. Exit 0 only when the mention is VERIFIED. The call gets at least
+// kVerifyNowMinTimeout: a verification fetches the source and maybe its author page.
+inline constexpr absl::Duration kVerifyNowMinTimeout = absl::Seconds(15);
+int VerifyMention(verifier::v1::Verifier::StubInterface& stub, absl::Duration timeout,
+                  const std::string& source, const std::string& target, std::ostream& out,
+                  std::ostream& err);
+
 }  // namespace portcullis::cli

@@ -27,6 +27,33 @@ std::string MakeWorkerOwner() {
   return absl::StrFormat("%s/%d/%08x", host, getpid(), absl::Uniform<uint32_t>(random));
 }
 
+store::JobResult ToJobResult(const VerificationOutcome& outcome, int attempts,
+                             const RetryPolicy& retry, double random01) {
+  store::JobResult result;
+  switch (outcome.kind) {
+    case VerificationOutcome::Kind::kVerified:
+      result.kind = store::JobResult::Kind::kVerified;
+      result.content = outcome.content;
+      break;
+    case VerificationOutcome::Kind::kFailed:
+      result.kind = store::JobResult::Kind::kFailed;
+      result.reason = outcome.reason;
+      result.links_to_target_host = outcome.links_to_target_host;
+      break;
+    case VerificationOutcome::Kind::kRetry:
+      if (attempts >= retry.max_attempts) {
+        result.kind = store::JobResult::Kind::kGiveUp;
+        result.reason = "unreachable";
+      } else {
+        result.kind = store::JobResult::Kind::kRetry;
+        result.reason = outcome.reason;
+        result.retry_in = RetryDelay(retry, attempts, random01);
+      }
+      break;
+  }
+  return result;
+}
+
 VerificationWorker::VerificationWorker(store::JobStore& jobs,
                                        store::JobNotifications& notifications,
                                        MentionVerifier& verifier, WorkerOptions options)
@@ -199,33 +226,12 @@ void VerificationWorker::ExecuteLoop() {
 
 void VerificationWorker::Execute(const store::JobRecord& job) {
   const VerificationOutcome outcome = verifier_.Verify(job);
-  store::JobResult result;
-  switch (outcome.kind) {
-    case VerificationOutcome::Kind::kVerified:
-      result.kind = store::JobResult::Kind::kVerified;
-      result.content = outcome.content;
-      break;
-    case VerificationOutcome::Kind::kFailed:
-      result.kind = store::JobResult::Kind::kFailed;
-      result.reason = outcome.reason;
-      result.links_to_target_host = outcome.links_to_target_host;
-      break;
-    case VerificationOutcome::Kind::kRetry:
-      if (job.attempts >= options_.retry.max_attempts) {
-        result.kind = store::JobResult::Kind::kGiveUp;
-        result.reason = "unreachable";
-      } else {
-        double random01 = 0;
-        {
-          absl::MutexLock lock(&mu_);
-          random01 = absl::Uniform(random_, 0.0, 1.0);
-        }
-        result.kind = store::JobResult::Kind::kRetry;
-        result.reason = outcome.reason;
-        result.retry_in = RetryDelay(options_.retry, job.attempts, random01);
-      }
-      break;
+  double random01 = 0;
+  {
+    absl::MutexLock lock(&mu_);
+    random01 = absl::Uniform(random_, 0.0, 1.0);
   }
+  const store::JobResult result = ToJobResult(outcome, job.attempts, options_.retry, random01);
   const absl::Status status = jobs_.Finish(job.job_id, options_.owner, result);
   if (absl::IsFailedPrecondition(status)) {
     logging::Warn("job {} mention={} lost its lease; another worker finishes it", job.job_id,

@@ -85,4 +85,11 @@ class VerificationWorker {
 // A lease owner name for this process: "<host>/<pid>/<random hex>".
 std::string MakeWorkerOwner();
 
+// How a verification outcome is recorded for a job on its `attempts`-th claim: kVerified and
+// kFailed as they are; kRetry as a retry after RetryDelay (`random01` in [0, 1) is its jitter),
+// or, once the attempts are used up, as kGiveUp "unreachable". The one mapping for the workers
+// and for VerifyNow.
+store::JobResult ToJobResult(const VerificationOutcome& outcome, int attempts,
+                             const RetryPolicy& retry, double random01);
+
 }  // namespace portcullis::verifier::queue

@@ -8,6 +8,7 @@
 #include "verifier-service/src/fetch/resolver.h"
 #include "verifier-service/src/fetch/safe_fetcher.h"
 #include "verifier-service/src/server/blocking_pool.h"
+#include "verifier-service/src/server/verify_now_rpc.h"
 #include "verifier-service/src/store/mention_store.h"
 #include "verifier-service/src/store/site_store.h"
 
@@ -32,6 +33,9 @@ class VerifierService final : public portcullis::verifier::v1::Verifier::Callbac
   VerifierService(store::MentionStore& store, store::SiteStore& sites, BlockingPool& pool,
                   FetchBackend fetch = {})
       : store_(store), sites_(sites), pool_(pool), fetch_(fetch) {}
+
+  // Before the server starts: enables VerifyNow (verify_now_rpc.cc).
+  void SetVerifyNowBackend(VerifyNowBackend backend) { verify_now_ = std::move(backend); }
 
   // Calls are answered UNAVAILABLE until this is set (migrations applied).
   void SetReady(bool ready) { ready_.store(ready); }
@@ -95,6 +99,12 @@ class VerifierService final : public portcullis::verifier::v1::Verifier::Callbac
       const portcullis::verifier::v1::SafeFetchRequest* request,
       portcullis::verifier::v1::SafeFetchResponse* response) override;
 
+  // Synchronous verification (verify_now_rpc.cc).
+  grpc::ServerUnaryReactor* VerifyNow(
+      grpc::CallbackServerContext* context,
+      const portcullis::verifier::v1::VerifyNowRequest* request,
+      portcullis::verifier::v1::VerifyNowResponse* response) override;
+
  private:
   // Finishes `reactor` at once when not ready or the pool is full; otherwise runs `work` on the
   // pool (skipped when the call was cancelled meanwhile), which returns the call's status.
@@ -108,6 +118,7 @@ class VerifierService final : public portcullis::verifier::v1::Verifier::Callbac
   // Query parameters left out of the de-duplication key.
   const url::TrackingParameters tracking_ = url::TrackingParameters::Default();
   std::atomic<bool> ready_{false};
+  VerifyNowBackend verify_now_;
 };
 
 }  // namespace portcullis::verifier::server

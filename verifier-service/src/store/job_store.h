@@ -47,6 +47,13 @@ struct JobResult {
   LinkDiagnostic links_to_target_host;
 };
 
+// What JobStore::ClaimMention found.
+struct MentionClaim {
+  enum class Kind { kClaimed, kNoJob, kBusy };
+  Kind kind = Kind::kNoJob;
+  JobRecord job;  // For kClaimed.
+};
+
 // The durable verification queue (the claim side; jobs are queued by MentionStore::Submit).
 // Thread-safe, blocking. Errors as MentionStore.
 class JobStore {
@@ -77,6 +84,14 @@ class JobStore {
 
   // How long until the next job is due (zero when one is due now); nullopt when none is queued.
   virtual absl::StatusOr<std::optional<absl::Duration>> NextDueIn() = 0;
+
+  // Leases the job of mention `mention_id` to `owner` for `lease` now, whether or not it is due
+  // (a retry scheduled for later included), and counts an attempt: VerifyNow runs that job itself
+  // and records its outcome with Finish, exactly as a worker would. kNoJob when the mention has no
+  // queued job; kBusy when another owner holds a live lease on it (a worker is verifying it).
+  virtual absl::StatusOr<MentionClaim> ClaimMention(const std::string& mention_id,
+                                                    const std::string& owner,
+                                                    absl::Duration lease) = 0;
 };
 
 // Announces that jobs were queued, so idle workers need not poll fast.

@@ -262,4 +262,53 @@ absl::StatusOr<std::optional<absl::Duration>> PgJobStore::NextDueIn() {
   return next;
 }
 
+namespace {
+
+// One mention's job, due or not, unless someone holds a live lease on it. A worker claiming the
+// same row at this moment holds its lock: this statement waits for that claim to commit and then
+// finds the lease taken.
+constexpr char kClaimMention[] =
+    "UPDATE verification_jobs j SET lease_owner = $2, "
+    "  lease_expires_at = now() + $3::bigint * interval '1 microsecond', "
+    "  attempts = j.attempts + 1 "
+    "FROM mentions m "
+    "WHERE j.mention_id = $1::uuid AND m.id = j.mention_id "
+    "  AND (j.lease_expires_at IS NULL OR j.lease_expires_at <= now()) "
+    "RETURNING j.id, j.mention_id::text, m.source, m.target, j.kind, j.attempts";
+
+constexpr char kJobExists[] = "SELECT count(*) FROM verification_jobs WHERE mention_id = $1::uuid";
+
+}  // namespace
+
+absl::StatusOr<MentionClaim> PgJobStore::ClaimMention(const std::string& mention_id,
+                                                      const std::string& owner,
+                                                      absl::Duration lease) {
+  MentionClaim claim;
+  absl::Status status = pool_.Run("claim_mention_job", [&](pqxx::connection& connection) {
+    claim = MentionClaim{};
+    pqxx::work transaction(connection);
+    const pqxx::result rows = transaction.exec_params(kClaimMention, mention_id, owner,
+                                                      absl::ToInt64Microseconds(lease));
+    if (rows.empty()) {
+      claim.kind = transaction.exec_params1(kJobExists, mention_id)[0].as<int64_t>() > 0
+                       ? MentionClaim::Kind::kBusy
+                       : MentionClaim::Kind::kNoJob;
+    } else {
+      const pqxx::row row = rows[0];
+      claim.kind = MentionClaim::Kind::kClaimed;
+      claim.job.job_id = row[0].as<int64_t>();
+      claim.job.mention_id = row[1].as<std::string>();
+      claim.job.source = row[2].as<std::string>();
+      claim.job.target = row[3].as<std::string>();
+      claim.job.reverification = row[4].as<std::string>() == "REVERIFY";
+      claim.job.attempts = row[5].as<int>();
+    }
+    transaction.commit();
+  });
+  if (!status.ok()) {
+    return status;
+  }
+  return claim;
+}
+
 }  // namespace portcullis::verifier::store

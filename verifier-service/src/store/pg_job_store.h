@@ -18,6 +18,9 @@ class PgJobStore final : public JobStore {
   absl::Status Finish(int64_t job_id, const std::string& owner, const JobResult& result) override;
   absl::Status ReleaseAll(const std::string& owner) override;
   absl::StatusOr<std::optional<absl::Duration>> NextDueIn() override;
+  absl::StatusOr<MentionClaim> ClaimMention(const std::string& mention_id,
+                                            const std::string& owner,
+                                            absl::Duration lease) override;
 
  private:
   PgConnectionPool& pool_;

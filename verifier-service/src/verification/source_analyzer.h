@@ -21,7 +21,8 @@ struct SourceAnalysis {
   bool links_to_target = false;
   // When it does not: the links to the target's host it has (near misses for the status page).
   store::LinkDiagnostic links_to_target_host;
-  // When it does: type, entry and content, and the author when the page itself names one.
+  // When it does: type, entry and content, and the author when the page itself names one (or,
+  // with author_page_url, what to keep when that page names nobody).
   store::MentionContent content;
   // When it does and the authorship algorithm ends at a rel=author page: that page's absolute URL;
   // the author is then read from it (AuthorFromPage) and filled into `content`.
@@ -37,8 +38,10 @@ class SourceAnalyzer {
   virtual SourceAnalysis Analyze(absl::string_view body, const url::Url& final_url,
                                  absl::string_view target) const = 0;
 
-  // The author a rel=author page names (its representative h-card); empty fields when none.
-  virtual AuthorCard AuthorFromPage(absl::string_view body, const url::Url& page_url) const = 0;
+  // The author the page at `requested_url` (SourceAnalysis::author_page_url), fetched from
+  // `final_url`, names (its representative h-card); empty fields when none.
+  virtual AuthorCard AuthorFromPage(absl::string_view body, absl::string_view requested_url,
+                                    const url::Url& final_url) const = 0;
 };
 
 }  // namespace portcullis::verifier::verification

@@ -87,7 +87,7 @@ AuthorCard SourceVerifier::AuthorOfPage(const std::string& page_url) {
   if (!final_url.ok()) {
     return {};
   }
-  AuthorCard card = analyzer_.AuthorFromPage(page.body, *final_url);
+  AuthorCard card = analyzer_.AuthorFromPage(page.body, page_url, *final_url);
   author_cache_.Put(page_url, card);
   return card;
 }
