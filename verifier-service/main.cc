@@ -93,6 +93,24 @@ ABSL_FLAG(std::string, admin_listen, EnvOr("ADMIN_LISTEN", ""),
 ABSL_FLAG(std::string, fetch_max_in_flight, EnvOr("FETCH_MAX_IN_FLIGHT", "1000"),
           "Fetches in flight at once; more wait (env FETCH_MAX_IN_FLIGHT).");
 
+ABSL_FLAG(std::string, ingest_require_registration, EnvOr("INGEST_REQUIRE_REGISTRATION", "true"),
+          "true: deliveries from an unknown or disabled publisher are refused (403); false: they "
+          "are evaluated as an unverified publisher without keys "
+          "(env INGEST_REQUIRE_REGISTRATION).");
+ABSL_FLAG(std::string, ingest_signature_tolerance, EnvOr("INGEST_SIGNATURE_TOLERANCE", "300s"),
+          "Accepted distance between a provenance signature's timestamp and now, both ways "
+          "(env INGEST_SIGNATURE_TOLERANCE).");
+ABSL_FLAG(std::string, ingest_default_retention, EnvOr("INGEST_DEFAULT_RETENTION", "72h"),
+          "How long ingest decisions are kept for de-duplication when the publisher sets no "
+          "retention (env INGEST_DEFAULT_RETENTION).");
+ABSL_FLAG(std::string, ingest_publisher_cache_ttl, EnvOr("INGEST_PUBLISHER_CACHE_TTL", "5s"),
+          "How long a publisher and its keys are cached; 0s disables the cache "
+          "(env INGEST_PUBLISHER_CACHE_TTL).");
+ABSL_FLAG(std::string, ingest_sweep_interval, EnvOr("INGEST_SWEEP_INTERVAL", "1m"),
+          "How often expired ingest decisions are deleted (env INGEST_SWEEP_INTERVAL).");
+ABSL_FLAG(std::string, ingest_sweep_batch, EnvOr("INGEST_SWEEP_BATCH", "500"),
+          "Expired ingest decisions deleted per statement at most (env INGEST_SWEEP_BATCH).");
+
 namespace {
 
 constexpr int kExitFailure = 1;
@@ -143,6 +161,12 @@ int main(int argc, char** argv) {
   flags.fetch_max_per_host = absl::GetFlag(FLAGS_fetch_max_per_host);
   flags.fetch_max_in_flight = absl::GetFlag(FLAGS_fetch_max_in_flight);
   flags.admin_listen = absl::GetFlag(FLAGS_admin_listen);
+  flags.ingest_require_registration = absl::GetFlag(FLAGS_ingest_require_registration);
+  flags.ingest_signature_tolerance = absl::GetFlag(FLAGS_ingest_signature_tolerance);
+  flags.ingest_default_retention = absl::GetFlag(FLAGS_ingest_default_retention);
+  flags.ingest_publisher_cache_ttl = absl::GetFlag(FLAGS_ingest_publisher_cache_ttl);
+  flags.ingest_sweep_interval = absl::GetFlag(FLAGS_ingest_sweep_interval);
+  flags.ingest_sweep_batch = absl::GetFlag(FLAGS_ingest_sweep_batch);
   const absl::StatusOr<portcullis::verifier::VerifierConfig> config =
       portcullis::verifier::BuildVerifierConfig(flags);
   if (!config.ok()) {

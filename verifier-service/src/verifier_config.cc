@@ -167,6 +167,34 @@ absl::StatusOr<VerifierConfig> BuildVerifierConfig(const VerifierFlagValues& fla
     }
     config.admin_listen = *std::move(admin);
   }
+  if (flags.ingest_require_registration == "true") {
+    config.ingest_require_registration = true;
+  } else if (flags.ingest_require_registration == "false") {
+    config.ingest_require_registration = false;
+  } else {
+    return Invalid("ingest_require_registration", "INGEST_REQUIRE_REGISTRATION",
+                   flags.ingest_require_registration, "true or false");
+  }
+  ASSIGN_OR_RETURN(config.ingest_signature_tolerance,
+                   ParseDuration("ingest_signature_tolerance", "INGEST_SIGNATURE_TOLERANCE",
+                                 flags.ingest_signature_tolerance, false));
+  if (config.ingest_signature_tolerance < absl::Seconds(1) ||
+      config.ingest_signature_tolerance > absl::Hours(24)) {
+    return Invalid("ingest_signature_tolerance", "INGEST_SIGNATURE_TOLERANCE",
+                   flags.ingest_signature_tolerance, "from 1s to 24h");
+  }
+  ASSIGN_OR_RETURN(config.ingest_default_retention,
+                   ParseDuration("ingest_default_retention", "INGEST_DEFAULT_RETENTION",
+                                 flags.ingest_default_retention, false));
+  ASSIGN_OR_RETURN(config.ingest_publisher_cache_ttl,
+                   ParseDuration("ingest_publisher_cache_ttl", "INGEST_PUBLISHER_CACHE_TTL",
+                                 flags.ingest_publisher_cache_ttl, true));
+  ASSIGN_OR_RETURN(config.ingest_sweep_interval,
+                   ParseDuration("ingest_sweep_interval", "INGEST_SWEEP_INTERVAL",
+                                 flags.ingest_sweep_interval, false));
+  ASSIGN_OR_RETURN(const int64_t sweep_batch, ParseCount("ingest_sweep_batch", "INGEST_SWEEP_BATCH",
+                                                         flags.ingest_sweep_batch, 100000));
+  config.ingest_sweep_batch = static_cast<int>(sweep_batch);
   return config;
 }
 

@@ -45,6 +45,13 @@ struct VerifierFlagValues {
   std::string fetch_max_per_host = "2";
   std::string fetch_max_in_flight = "1000";
   std::string admin_listen;
+  // Feed ingest.
+  std::string ingest_require_registration = "true";
+  std::string ingest_signature_tolerance = "300s";
+  std::string ingest_default_retention = "72h";
+  std::string ingest_publisher_cache_ttl = "5s";
+  std::string ingest_sweep_interval = "1m";
+  std::string ingest_sweep_batch = "500";
 };
 
 // Every limit and timeout of the verifier, validated once at startup and never changed.
@@ -97,6 +104,18 @@ struct VerifierConfig {
   // Where GET /metrics is served (Prometheus text); port 0 picks a free port. Unset: no admin
   // listener.
   std::optional<config::HostPort> admin_listen;
+  // Feed ingest: an unknown or disabled publisher is UNKNOWN_PUBLISHER (true) or evaluated as an
+  // unverified publisher without keys (false).
+  bool ingest_require_registration = true;
+  // Accepted distance between a signature's timestamp and now, both ways.
+  absl::Duration ingest_signature_tolerance = absl::Seconds(300);
+  // How long decisions are kept for idempotency when the publisher sets no retention.
+  absl::Duration ingest_default_retention = absl::Hours(72);
+  // How long a publisher lookup is reused (admin changes in other pods show after at most this).
+  absl::Duration ingest_publisher_cache_ttl = absl::Seconds(5);
+  // The sweeper deletes expired decisions every interval, in batches of at most this many rows.
+  absl::Duration ingest_sweep_interval = absl::Minutes(1);
+  int ingest_sweep_batch = 500;
 };
 
 // Parses and checks every value. InvalidArgument with one line naming the flag (and its

@@ -71,6 +71,20 @@ absl::StatusOr<std::unique_ptr<VerifierServer>> VerifierServer::Start(
   server->blocking_pool_ =
       std::make_unique<BlockingPool>(config.db_pool_size, config.max_queued_work);
   server->site_store_ = std::make_unique<store::PgSiteStore>(*server->db_pool_);
+  server->publisher_store_ = std::make_unique<store::PgPublisherStore>(*server->db_pool_);
+  server->ingest_store_ = std::make_unique<store::PgIngestStore>(*server->db_pool_);
+  ingest::IngestEvaluatorOptions ingest_options;
+  ingest_options.require_registration = config.ingest_require_registration;
+  ingest_options.default_retention = config.ingest_default_retention;
+  ingest_options.publisher_cache_ttl = config.ingest_publisher_cache_ttl;
+  ingest_options.signature_limits.tolerance = config.ingest_signature_tolerance;
+  server->ingest_evaluator_ = std::make_unique<ingest::IngestEvaluator>(
+      *server->publisher_store_, *server->ingest_store_, std::move(ingest_options));
+  ingest::DecisionSweeperOptions sweeper_options;
+  sweeper_options.interval = config.ingest_sweep_interval;
+  sweeper_options.batch = config.ingest_sweep_batch;
+  server->decision_sweeper_ =
+      std::make_unique<ingest::DecisionSweeper>(*server->ingest_store_, sweeper_options);
   if (absl::Status status = server->StartFetcher(); !status.ok()) {
     server->blocking_pool_->Stop();
     return status;
@@ -89,6 +103,9 @@ absl::StatusOr<std::unique_ptr<VerifierServer>> VerifierServer::Start(
   int bound_port = 0;
   builder.AddListeningPort(config.grpc_listen.ToString(), grpc::InsecureServerCredentials(),
                            &bound_port);
+  server->service_->SetIngestBackend({server->ingest_evaluator_.get(),
+                                      server->publisher_store_.get(),
+                                      server->ingest_store_.get()});
   builder.RegisterService(server->service_.get());
   // A port already in use is a startup error, not a silently shared port.
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
@@ -227,6 +244,7 @@ void VerifierServer::ReadinessLoop() {
   }
   service_->SetReady(true);
   StartWorkers();
+  decision_sweeper_->Start();
 
   // Phase 2: serve while the database answers.
   bool serving = false;
@@ -307,6 +325,9 @@ void VerifierServer::Shutdown() {
   }
   if (readiness_thread_.joinable()) {
     readiness_thread_.join();
+  }
+  if (decision_sweeper_ != nullptr) {
+    decision_sweeper_->Stop();
   }
   // The readiness thread (which starts the workers) is gone: verifications in progress finish
   // and are recorded; claimed, unstarted jobs go back to the queue.

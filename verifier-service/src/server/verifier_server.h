@@ -19,12 +19,16 @@
 #include "verifier-service/src/fetch/egress_policy.h"
 #include "verifier-service/src/fetch/fetch_metrics.h"
 #include "verifier-service/src/fetch/safe_fetcher.h"
+#include "verifier-service/src/ingest/decision_sweeper.h"
+#include "verifier-service/src/ingest/ingest_evaluator.h"
 #include "verifier-service/src/queue/mention_verifier.h"
 #include "verifier-service/src/queue/verification_worker.h"
 #include "verifier-service/src/server/blocking_pool.h"
 #include "verifier-service/src/server/verifier_service.h"
 #include "verifier-service/src/store/migrator.h"
 #include "verifier-service/src/store/pg_connection_pool.h"
+#include "verifier-service/src/store/pg_ingest_store.h"
+#include "verifier-service/src/store/pg_publisher_store.h"
 #include "verifier-service/src/store/pg_job_listener.h"
 #include "verifier-service/src/store/pg_job_store.h"
 #include "verifier-service/src/store/pg_mention_store.h"
@@ -99,6 +103,12 @@ class VerifierServer {
   std::unique_ptr<store::PgMentionStore> store_;
   std::unique_ptr<store::PgMentionStore> health_store_;
   std::unique_ptr<store::PgSiteStore> site_store_;
+  // Feed ingest: the stores, the evaluator (with its publisher cache) and the sweeper of expired
+  // decisions (started once the schema is ready).
+  std::unique_ptr<store::PgPublisherStore> publisher_store_;
+  std::unique_ptr<store::PgIngestStore> ingest_store_;
+  std::unique_ptr<ingest::IngestEvaluator> ingest_evaluator_;
+  std::unique_ptr<ingest::DecisionSweeper> decision_sweeper_;
   std::unique_ptr<store::PgJobStore> job_store_;
   std::unique_ptr<store::PgJobListener> job_listener_;
   queue::MentionVerifier* verifier_ = nullptr;

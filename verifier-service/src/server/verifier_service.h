@@ -7,9 +7,12 @@
 #include "verifier-service/src/fetch/egress_policy.h"
 #include "verifier-service/src/fetch/resolver.h"
 #include "verifier-service/src/fetch/safe_fetcher.h"
+#include "verifier-service/src/ingest/ingest_evaluator.h"
 #include "verifier-service/src/server/blocking_pool.h"
 #include "verifier-service/src/server/verify_now_rpc.h"
+#include "verifier-service/src/store/ingest_store.h"
 #include "verifier-service/src/store/mention_store.h"
+#include "verifier-service/src/store/publisher_store.h"
 #include "verifier-service/src/store/site_store.h"
 
 namespace portcullis::verifier::server {
@@ -20,6 +23,14 @@ struct FetchBackend {
   const fetch::EgressPolicy* policy = nullptr;
   fetch::Resolver* resolver = nullptr;
   fetch::SafeFetcher* fetcher = nullptr;
+};
+
+// What the ingest, publisher and dead-letter RPCs run on; borrowed, they must outlive the service.
+// When unset those RPCs answer UNIMPLEMENTED.
+struct IngestBackend {
+  ingest::IngestEvaluator* evaluator = nullptr;
+  store::PublisherStore* publishers = nullptr;
+  store::IngestStore* ingest = nullptr;
 };
 
 // portcullis.verifier.v1.Verifier on the gRPC callback API. Requests are validated inline (cheap,
@@ -36,6 +47,9 @@ class VerifierService final : public portcullis::verifier::v1::Verifier::Callbac
 
   // Before the server starts: enables VerifyNow (verify_now_rpc.cc).
   void SetVerifyNowBackend(VerifyNowBackend backend) { verify_now_ = std::move(backend); }
+
+  // Before the server starts: enables the ingest RPCs (verifier_service_ingest.cc).
+  void SetIngestBackend(IngestBackend backend) { ingest_ = backend; }
 
   // Calls are answered UNAVAILABLE until this is set (migrations applied).
   void SetReady(bool ready) { ready_.store(ready); }
@@ -105,6 +119,57 @@ class VerifierService final : public portcullis::verifier::v1::Verifier::Callbac
       const portcullis::verifier::v1::VerifyNowRequest* request,
       portcullis::verifier::v1::VerifyNowResponse* response) override;
 
+  // Ingest (verifier_service_ingest.cc).
+  grpc::ServerUnaryReactor* EvaluateIngest(
+      grpc::CallbackServerContext* context,
+      const portcullis::verifier::v1::EvaluateIngestRequest* request,
+      portcullis::verifier::v1::EvaluateIngestResponse* response) override;
+
+  grpc::ServerUnaryReactor* AddPublisher(
+      grpc::CallbackServerContext* context,
+      const portcullis::verifier::v1::AddPublisherRequest* request,
+      portcullis::verifier::v1::AddPublisherResponse* response) override;
+
+  grpc::ServerUnaryReactor* ListPublishers(
+      grpc::CallbackServerContext* context,
+      const portcullis::verifier::v1::ListPublishersRequest* request,
+      portcullis::verifier::v1::ListPublishersResponse* response) override;
+
+  grpc::ServerUnaryReactor* SetPublisherEnabled(
+      grpc::CallbackServerContext* context,
+      const portcullis::verifier::v1::SetPublisherEnabledRequest* request,
+      portcullis::verifier::v1::SetPublisherEnabledResponse* response) override;
+
+  grpc::ServerUnaryReactor* AddPublisherKey(
+      grpc::CallbackServerContext* context,
+      const portcullis::verifier::v1::AddPublisherKeyRequest* request,
+      portcullis::verifier::v1::AddPublisherKeyResponse* response) override;
+
+  grpc::ServerUnaryReactor* RevokePublisherKey(
+      grpc::CallbackServerContext* context,
+      const portcullis::verifier::v1::RevokePublisherKeyRequest* request,
+      portcullis::verifier::v1::RevokePublisherKeyResponse* response) override;
+
+  grpc::ServerUnaryReactor* ListDeadLetters(
+      grpc::CallbackServerContext* context,
+      const portcullis::verifier::v1::ListDeadLettersRequest* request,
+      portcullis::verifier::v1::ListDeadLettersResponse* response) override;
+
+  grpc::ServerUnaryReactor* ReplayDeadLetter(
+      grpc::CallbackServerContext* context,
+      const portcullis::verifier::v1::ReplayDeadLetterRequest* request,
+      portcullis::verifier::v1::ReplayDeadLetterResponse* response) override;
+
+  grpc::ServerUnaryReactor* DiscardDeadLetter(
+      grpc::CallbackServerContext* context,
+      const portcullis::verifier::v1::DiscardDeadLetterRequest* request,
+      portcullis::verifier::v1::DiscardDeadLetterResponse* response) override;
+
+  grpc::ServerUnaryReactor* ListAcceptedItems(
+      grpc::CallbackServerContext* context,
+      const portcullis::verifier::v1::ListAcceptedItemsRequest* request,
+      portcullis::verifier::v1::ListAcceptedItemsResponse* response) override;
+
  private:
   // Finishes `reactor` at once when not ready or the pool is full; otherwise runs `work` on the
   // pool (skipped when the call was cancelled meanwhile), which returns the call's status.
@@ -118,6 +183,7 @@ class VerifierService final : public portcullis::verifier::v1::Verifier::Callbac
   // Query parameters left out of the de-duplication key.
   const url::TrackingParameters tracking_ = url::TrackingParameters::Default();
   std::atomic<bool> ready_{false};
+  IngestBackend ingest_;
   VerifyNowBackend verify_now_;
 };
 

@@ -1,0 +1,294 @@
+#include "verifier-service/src/ingest/ingest_evaluator.h"
+
+#include <utility>
+#include <vector>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "common/logging/log.h"
+
+namespace portcullis::verifier::ingest {
+namespace {
+
+using store::DecisionRecord;
+using store::DeliveryRecord;
+using store::PublisherRecord;
+using store::StoredDecision;
+
+// Any store failure is retryable for the sender: never a drop.
+absl::Status Transient(const absl::Status& status) {
+  if (absl::IsDeadlineExceeded(status) || absl::IsUnavailable(status)) {
+    return status;
+  }
+  return absl::UnavailableError(
+      absl::StrCat("ingest store unavailable: ", status.message()));
+}
+
+// What the signature check found.
+struct SignatureCheck {
+  enum class Kind { kUnsigned, kValid, kInvalid, kMalformed } kind = Kind::kUnsigned;
+  std::string malformed_reason;  // kMalformed: the quarantine reason.
+};
+
+bool HasSignature(const DeliveryRecord& delivery) {
+  return !absl::StripAsciiWhitespace(delivery.signature_header).empty();
+}
+
+SignatureCheck CheckSignature(const PublisherRecord& publisher, const DeliveryRecord& delivery,
+                              absl::Time now, const SignatureLimits& limits) {
+  if (!HasSignature(delivery)) {
+    return {};
+  }
+  std::vector<VerificationKey> keys;
+  for (const store::PublisherKeyRecord& key : publisher.keys) {
+    if (!key.active()) {
+      continue;
+    }
+    keys.push_back({key.key_id,
+                    key.algorithm == store::kEd25519Algorithm ? SignatureVersion::kV1a
+                                                              : SignatureVersion::kV1,
+                    key.material});
+  }
+  const absl::StatusOr<VerifiedSignature> verified =
+      VerifyDelivery({delivery.message_id, delivery.timestamp, delivery.signature_header,
+                      delivery.raw_body},
+                     keys, now, limits);
+  if (verified.ok()) {
+    return {SignatureCheck::Kind::kValid, ""};
+  }
+  const std::optional<SignatureFailure> failure = SignatureFailureOf(verified.status());
+  if (failure.has_value() && IsMalformedSignatureMetadata(*failure)) {
+    return {SignatureCheck::Kind::kMalformed, MalformedMetadataReason(*failure)};
+  }
+  if (failure == SignatureFailure::kNoSignature) {
+    return {};
+  }
+  return {SignatureCheck::Kind::kInvalid, ""};
+}
+
+// A drop or quarantine without a valid signature: a validly signed delivery replaces it.
+bool Replaceable(const DecisionRecord& decision) {
+  return decision.decision != StoredDecision::kAccepted && !decision.signature_valid;
+}
+
+IngestOutcome Duplicate(const DecisionRecord& original, const std::string& content_hash) {
+  IngestOutcome outcome;
+  outcome.verdict = IngestVerdict::kDuplicate;
+  outcome.reason = StoredDecisionName(original.decision);
+  if (!original.reason.empty()) {
+    absl::StrAppend(&outcome.reason, ":", original.reason);
+  }
+  outcome.item_id = original.item_id;
+  outcome.content_hash = content_hash;
+  outcome.signature_valid = original.signature_valid;
+  return outcome;
+}
+
+PublisherRecord ImplicitPublisher(const std::string& name) {
+  PublisherRecord publisher;
+  publisher.settings.name = name;
+  return publisher;
+}
+
+}  // namespace
+
+bool IsSynthetic(const std::optional<bool>& is_synthetic, absl::string_view digital_source_type) {
+  if (is_synthetic.value_or(false)) {
+    return true;
+  }
+  return absl::EndsWith(digital_source_type, "trainedAlgorithmicMedia") ||
+         absl::EndsWith(digital_source_type, "compositeWithTrainedAlgorithmicMedia");
+}
+
+const char* MalformedMetadataReason(SignatureFailure failure) {
+  switch (failure) {
+    case SignatureFailure::kMissingId:
+      return kReasonMissingId;
+    case SignatureFailure::kMalformedId:
+      return kReasonMalformedId;
+    case SignatureFailure::kMissingTimestamp:
+      return kReasonMissingTimestamp;
+    case SignatureFailure::kMalformedTimestamp:
+      return kReasonMalformedTimestamp;
+    default:
+      return kReasonMalformedSignature;
+  }
+}
+
+IngestEvaluator::IngestEvaluator(store::PublisherStore& publishers, store::IngestStore& ingest,
+                                 IngestEvaluatorOptions options)
+    : publishers_(publishers), ingest_(ingest), options_(std::move(options)) {}
+
+void IngestEvaluator::ForgetPublisher(const std::string& name) {
+  absl::MutexLock lock(&mu_);
+  cache_.erase(name);
+}
+
+absl::StatusOr<std::optional<PublisherRecord>> IngestEvaluator::LookUp(const std::string& name,
+                                                                       absl::Time now) {
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = cache_.find(name);
+    if (it != cache_.end() && now - it->second.fetched_at < options_.publisher_cache_ttl &&
+        now >= it->second.fetched_at) {
+      return it->second.publisher;
+    }
+  }
+  absl::StatusOr<std::optional<PublisherRecord>> found = publishers_.GetPublisher(name);
+  if (!found.ok()) {
+    return Transient(found.status());
+  }
+  absl::MutexLock lock(&mu_);
+  if (cache_.size() >= options_.publisher_cache_max_entries) {
+    cache_.clear();
+  }
+  cache_[name] = CacheEntry{*found, now};
+  return *found;
+}
+
+absl::StatusOr<std::optional<PublisherRecord>> IngestEvaluator::Publisher(const std::string& name,
+                                                                          absl::Time now) {
+  absl::StatusOr<std::optional<PublisherRecord>> found = LookUp(name, now);
+  if (!found.ok()) {
+    return found.status();
+  }
+  if (found->has_value() && (*found)->enabled) {
+    return found;
+  }
+  if (options_.require_registration) {
+    return std::optional<PublisherRecord>();
+  }
+  return std::optional<PublisherRecord>(ImplicitPublisher(name));
+}
+
+absl::StatusOr<IngestOutcome> IngestEvaluator::Evaluate(const DeliveryRecord& delivery) {
+  const absl::Time now = options_.clock();
+  absl::StatusOr<std::optional<PublisherRecord>> publisher = Publisher(delivery.publisher, now);
+  if (!publisher.ok()) {
+    return publisher.status();
+  }
+  if (!publisher->has_value()) {
+    IngestOutcome outcome;
+    outcome.verdict = IngestVerdict::kUnknownPublisher;
+    outcome.reason = kReasonUnknownPublisher;
+    outcome.item_id = delivery.item_id;
+    outcome.content_hash = delivery.content_hash;
+    return outcome;
+  }
+  absl::StatusOr<std::optional<DecisionRecord>> existing =
+      ingest_.FindDecision(delivery.publisher, delivery.content_hash, now);
+  if (!existing.ok()) {
+    return Transient(existing.status());
+  }
+  if (existing->has_value()) {
+    if (!HasSignature(delivery) || !Replaceable(**existing)) {
+      return Duplicate(**existing, delivery.content_hash);
+    }
+    // Only a valid signature may replace an unsigned (or badly signed) drop.
+    if (CheckSignature(**publisher, delivery, now, options_.signature_limits).kind !=
+        SignatureCheck::Kind::kValid) {
+      return Duplicate(**existing, delivery.content_hash);
+    }
+  }
+  return DecideAndRecord(**publisher, delivery, now, now, "");
+}
+
+absl::StatusOr<IngestOutcome> IngestEvaluator::Replay(const std::string& dead_letter_id) {
+  absl::StatusOr<std::optional<store::DeadLetterRecord>> letter =
+      ingest_.GetDeadLetter(dead_letter_id);
+  if (!letter.ok()) {
+    return Transient(letter.status());
+  }
+  if (!letter->has_value()) {
+    return absl::NotFoundError("no dead letter has that id");
+  }
+  const DeliveryRecord& delivery = (*letter)->delivery;
+  const absl::Time now = options_.clock();
+  // Replays are administrative: read the publisher afresh.
+  ForgetPublisher(delivery.publisher);
+  absl::StatusOr<std::optional<PublisherRecord>> publisher = Publisher(delivery.publisher, now);
+  if (!publisher.ok()) {
+    return publisher.status();
+  }
+  if (!publisher->has_value()) {
+    IngestOutcome outcome;
+    outcome.verdict = IngestVerdict::kUnknownPublisher;
+    outcome.reason = kReasonUnknownPublisher;
+    outcome.item_id = delivery.item_id;
+    outcome.content_hash = delivery.content_hash;
+    return outcome;
+  }
+  return DecideAndRecord(**publisher, delivery, (*letter)->created_at, now, dead_letter_id);
+}
+
+absl::StatusOr<IngestOutcome> IngestEvaluator::DecideAndRecord(const PublisherRecord& publisher,
+                                                               const DeliveryRecord& delivery,
+                                                               absl::Time signature_time,
+                                                               absl::Time now,
+                                                               const std::string& replay_of) {
+  SignatureCheck signature =
+      CheckSignature(publisher, delivery, signature_time, options_.signature_limits);
+  if (signature.kind == SignatureCheck::Kind::kMalformed && !publisher.settings.verified) {
+    signature.kind = SignatureCheck::Kind::kInvalid;
+  }
+  const bool valid = signature.kind == SignatureCheck::Kind::kValid;
+
+  store::NewDecision next;
+  next.delivery = delivery;
+  next.replay_of = replay_of;
+  DecisionRecord& decision = next.decision;
+  decision.publisher = delivery.publisher;
+  decision.content_hash = delivery.content_hash;
+  decision.item_id = delivery.item_id;
+  decision.signature_valid = valid;
+  decision.decided_at = now;
+  const int64_t retention_seconds = publisher.settings.retention_seconds;
+  decision.expires_at = now + (retention_seconds > 0 ? absl::Seconds(retention_seconds)
+                                                     : options_.default_retention);
+  if (signature.kind == SignatureCheck::Kind::kMalformed) {
+    decision.decision = StoredDecision::kQuarantined;
+    decision.reason = signature.malformed_reason;
+  } else if (signature.kind == SignatureCheck::Kind::kInvalid) {
+    decision.decision = StoredDecision::kDropped;
+    decision.reason = kReasonInvalidSignature;
+  } else if (publisher.settings.require_signature && !valid) {
+    decision.decision = StoredDecision::kDropped;
+    decision.reason = kReasonSignatureRequired;
+  } else if (!valid && IsSynthetic(delivery.is_synthetic, delivery.digital_source_type)) {
+    decision.decision = StoredDecision::kDropped;
+    decision.reason = kReasonUnverifiedSynthetic;
+  } else {
+    decision.decision = StoredDecision::kAccepted;
+  }
+
+  absl::StatusOr<store::RecordResult> recorded = ingest_.Record(next, now);
+  if (!recorded.ok()) {
+    return Transient(recorded.status());
+  }
+  if (!recorded->recorded) {
+    return Duplicate(recorded->decision, delivery.content_hash);
+  }
+  IngestOutcome outcome;
+  switch (decision.decision) {
+    case StoredDecision::kAccepted:
+      outcome.verdict = IngestVerdict::kAccepted;
+      break;
+    case StoredDecision::kDropped:
+      outcome.verdict = IngestVerdict::kDropped;
+      break;
+    case StoredDecision::kQuarantined:
+      outcome.verdict = IngestVerdict::kQuarantined;
+      outcome.dead_letter_id = recorded->decision.dead_letter_id;
+      logging::Info("ingest quarantined publisher={} reason={} dead_letter={}",
+                    delivery.publisher, decision.reason, outcome.dead_letter_id);
+      break;
+  }
+  outcome.reason = decision.reason;
+  outcome.item_id = delivery.item_id;
+  outcome.content_hash = delivery.content_hash;
+  outcome.signature_valid = valid;
+  return outcome;
+}
+
+}  // namespace portcullis::verifier::ingest

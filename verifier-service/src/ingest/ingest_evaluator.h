@@ -1,0 +1,134 @@
+#pragma once
+
+// The decision on one delivered feed item (DESIGN.md "POST /ingest", issue 6), against the
+// publisher and ingest stores. In order:
+//   1. publisher lookup, through a short-TTL cache; a failing or timed-out lookup is UNAVAILABLE,
+//      never a drop. Unknown or disabled: UNKNOWN_PUBLISHER (nothing recorded), unless
+//      registration is not required, in which case it is an unverified publisher without keys.
+//   2. idempotency on (publisher, content_hash): an unexpired decision is answered as a
+//      duplicate without evaluating again — except that a drop or quarantine without a valid
+//      signature does not suppress a delivery that carries a signature: that one is verified, and
+//      if the signature is valid it is decided and its decision replaces the old one.
+//   3. provenance signature (Standard Webhooks, standard_webhooks.h) against the publisher's
+//      active keys. Malformed signature metadata from a *verified* publisher is quarantined into
+//      the dead-letter queue; from any other publisher it counts as an invalid signature.
+//   4. the rule, first match wins:
+//        signature present but invalid             dropped  invalid_provenance_signature
+//        require_signature, no valid signature     dropped  signature_required
+//        synthetic, no valid signature             dropped  unverified_synthetic_content
+//        otherwise                                 accepted
+//      (synthetic: is_synthetic true, or digital_source_type ending in trainedAlgorithmicMedia or
+//      compositeWithTrainedAlgorithmicMedia).
+//   5. record: the decision and, when accepted, the item (quarantined: the dead letter), in one
+//      transaction, before answering; a concurrent identical delivery that recorded first makes
+//      this one a duplicate of it.
+// Any store failure is UNAVAILABLE (DEADLINE_EXCEEDED stays DEADLINE_EXCEEDED): retryable.
+
+#include <cstddef>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "verifier-service/src/ingest/standard_webhooks.h"
+#include "verifier-service/src/store/ingest_store.h"
+#include "verifier-service/src/store/publisher_store.h"
+
+namespace portcullis::verifier::ingest {
+
+// Reasons (EvaluateIngestResponse.reason).
+inline constexpr char kReasonUnknownPublisher[] = "unknown_publisher";
+inline constexpr char kReasonInvalidSignature[] = "invalid_provenance_signature";
+inline constexpr char kReasonSignatureRequired[] = "signature_required";
+inline constexpr char kReasonUnverifiedSynthetic[] = "unverified_synthetic_content";
+inline constexpr char kReasonMalformedSignature[] = "malformed_provenance_signature";
+inline constexpr char kReasonMissingId[] = "missing_provenance_id";
+inline constexpr char kReasonMalformedId[] = "malformed_provenance_id";
+inline constexpr char kReasonMissingTimestamp[] = "missing_provenance_timestamp";
+inline constexpr char kReasonMalformedTimestamp[] = "malformed_provenance_timestamp";
+
+enum class IngestVerdict { kAccepted, kDropped, kDuplicate, kQuarantined, kUnknownPublisher };
+
+struct IngestOutcome {
+  IngestVerdict verdict = IngestVerdict::kDropped;
+  // Dropped / quarantined: the reason; duplicate: the original decision ("accepted",
+  // "dropped:<reason>", "quarantined:<reason>"); unknown publisher: "unknown_publisher".
+  std::string reason;
+  std::string item_id;  // Duplicate: the original's.
+  std::string content_hash;
+  bool signature_valid = false;  // Duplicate: the original's.
+  std::string dead_letter_id;    // Quarantined only.
+};
+
+// True for is_synthetic true or an IPTC synthetic digital source type.
+bool IsSynthetic(const std::optional<bool>& is_synthetic, absl::string_view digital_source_type);
+
+// The quarantine reason for a malformed-metadata failure (IsMalformedSignatureMetadata).
+const char* MalformedMetadataReason(SignatureFailure failure);
+
+struct IngestEvaluatorOptions {
+  // False: an unknown or disabled publisher is evaluated as unverified and keyless instead of
+  // being answered UNKNOWN_PUBLISHER.
+  bool require_registration = true;
+  // Retention of a decision when the publisher sets none.
+  absl::Duration default_retention = absl::Hours(72);
+  // How long a publisher lookup (found or not) is reused.
+  absl::Duration publisher_cache_ttl = absl::Seconds(5);
+  // Cached publishers at most; beyond, the cache starts over.
+  size_t publisher_cache_max_entries = 10000;
+  // Header size, tokens examined, timestamp tolerance.
+  SignatureLimits signature_limits;
+  // Now; tests inject a fake.
+  std::function<absl::Time()> clock = [] { return absl::Now(); };
+};
+
+// Thread-safe; the stores block, so call it from a blocking pool. The stores must outlive it.
+class IngestEvaluator {
+ public:
+  IngestEvaluator(store::PublisherStore& publishers, store::IngestStore& ingest,
+                  IngestEvaluatorOptions options = {});
+
+  // Decides `delivery` (a request already validated) and records the decision.
+  absl::StatusOr<IngestOutcome> Evaluate(const store::DeliveryRecord& delivery);
+
+  // Decides a quarantined delivery again with the publisher's current settings and keys (its
+  // timestamp is judged against the time it was received, not now) and records the decision,
+  // replacing its quarantine. The dead letter is removed unless it is quarantined again.
+  // NOT_FOUND when no dead letter has that id.
+  absl::StatusOr<IngestOutcome> Replay(const std::string& dead_letter_id);
+
+  // Drops the cached lookup of `name` (after an admin change in this process).
+  void ForgetPublisher(const std::string& name);
+
+  const IngestEvaluatorOptions& options() const { return options_; }
+
+ private:
+  // The publisher, or nullopt when it is unknown or disabled and registration is required.
+  absl::StatusOr<std::optional<store::PublisherRecord>> Publisher(const std::string& name,
+                                                                  absl::Time now);
+  absl::StatusOr<std::optional<store::PublisherRecord>> LookUp(const std::string& name,
+                                                               absl::Time now);
+  // Decides and records; `signature_time` judges the timestamp window.
+  absl::StatusOr<IngestOutcome> DecideAndRecord(const store::PublisherRecord& publisher,
+                                                const store::DeliveryRecord& delivery,
+                                                absl::Time signature_time, absl::Time now,
+                                                const std::string& replay_of);
+
+  store::PublisherStore& publishers_;
+  store::IngestStore& ingest_;
+  const IngestEvaluatorOptions options_;
+
+  struct CacheEntry {
+    std::optional<store::PublisherRecord> publisher;
+    absl::Time fetched_at;
+  };
+  absl::Mutex mu_;
+  absl::flat_hash_map<std::string, CacheEntry> cache_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace portcullis::verifier::ingest

@@ -1,0 +1,141 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+
+namespace portcullis::verifier::store {
+
+// What was decided about one (publisher, content hash).
+enum class StoredDecision { kAccepted, kDropped, kQuarantined };
+
+// "accepted", "dropped", "quarantined" (as stored).
+inline const char* StoredDecisionName(StoredDecision decision) {
+  switch (decision) {
+    case StoredDecision::kAccepted:
+      return "accepted";
+    case StoredDecision::kDropped:
+      return "dropped";
+    case StoredDecision::kQuarantined:
+      return "quarantined";
+  }
+  return "dropped";
+}
+
+// An idempotency record.
+struct DecisionRecord {
+  std::string publisher;
+  std::string content_hash;  // 64 lowercase hex characters.
+  std::string item_id;
+  StoredDecision decision = StoredDecision::kDropped;
+  std::string reason;  // Empty for accepted.
+  bool signature_valid = false;
+  std::string dead_letter_id;  // Set for quarantined.
+  absl::Time decided_at;
+  absl::Time expires_at;
+};
+
+// One delivery as received: what an accepted item and a dead letter keep.
+struct DeliveryRecord {
+  std::string publisher;
+  std::string item_id;
+  std::string content_hash;
+  std::string signature_header;
+  std::string message_id;
+  std::string timestamp;
+  std::string raw_body;
+  std::string canonical_body;
+  std::optional<bool> is_synthetic;
+  std::string digital_source_type;
+};
+
+struct DeadLetterRecord {
+  std::string dead_letter_id;
+  std::string reason;
+  DeliveryRecord delivery;
+  absl::Time created_at;
+};
+
+// Keyset position in the dead-letter queue (oldest first).
+struct DeadLetterPosition {
+  absl::Time created_at;
+  std::string dead_letter_id;
+};
+
+struct AcceptedItemRecord {
+  int64_t cursor = 0;
+  std::string publisher;
+  std::string item_id;
+  std::string content_hash;
+  std::string canonical_body;
+  bool signature_valid = false;
+  absl::Time accepted_at;
+};
+
+// A decision to record. `decision.dead_letter_id` is ignored (the store assigns one).
+struct NewDecision {
+  DecisionRecord decision;
+  DeliveryRecord delivery;
+  // Set when this decision comes from replaying that dead letter (see Record).
+  std::string replay_of;
+};
+
+struct RecordResult {
+  // False when an unexpired decision that may not be replaced was there: `decision` is that one
+  // (a duplicate).
+  bool recorded = false;
+  DecisionRecord decision;
+};
+
+// Ingest decisions, the outbox of accepted items and the dead-letter queue. Implementations are
+// thread-safe and block; call them from a blocking pool. Errors: UNAVAILABLE / DEADLINE_EXCEEDED
+// retryable, INTERNAL otherwise, plus those named per method.
+class IngestStore {
+ public:
+  virtual ~IngestStore() = default;
+
+  // The decision on (publisher, content_hash) that has not expired at `now`; nullopt if none.
+  virtual absl::StatusOr<std::optional<DecisionRecord>> FindDecision(
+      const std::string& publisher, const std::string& content_hash, absl::Time now) = 0;
+
+  // In ONE transaction: records `next.decision` and, when it is accepted, the item in the outbox;
+  // when it is quarantined, the delivery in the dead-letter queue. An existing decision on the
+  // same (publisher, content_hash) is replaced only when
+  //   - it has expired at `now` (expired decisions are not duplicates), or
+  //   - the new decision has a valid signature and the old one is a drop or quarantine without
+  //     one (an unsigned copy cannot suppress a validly signed delivery), or
+  //   - it is the quarantine of `next.replay_of` (a replay decides again).
+  // Otherwise nothing is written and the existing decision is returned (`recorded` false).
+  // Concurrent calls for the same key are serialized by the key: one records, the others see it.
+  // With `replay_of` set, the dead letter is kept (with the new reason) when the outcome is
+  // quarantined again with it, and deleted otherwise (also when the outcome is a duplicate).
+  virtual absl::StatusOr<RecordResult> Record(const NewDecision& next, absl::Time now) = 0;
+
+  // Deletes up to `limit` decisions that expired at `now`; returns how many.
+  virtual absl::StatusOr<int64_t> SweepExpired(absl::Time now, int limit) = 0;
+
+  // Up to `limit` dead letters after `after` (nullopt: from the oldest), oldest first, only
+  // `publisher`'s unless it is empty.
+  virtual absl::StatusOr<std::vector<DeadLetterRecord>> ListDeadLetters(
+      const std::string& publisher, const std::optional<DeadLetterPosition>& after,
+      int limit) = 0;
+
+  // nullopt when no dead letter has that id (a UUID).
+  virtual absl::StatusOr<std::optional<DeadLetterRecord>> GetDeadLetter(
+      const std::string& dead_letter_id) = 0;
+
+  // NOT_FOUND when no dead letter has that id.
+  virtual absl::Status DiscardDeadLetter(const std::string& dead_letter_id) = 0;
+
+  // Up to `limit` accepted items with a cursor after `after_cursor`, in cursor order. Cursors
+  // are assigned in commit order, so a consumer paging by cursor never skips an item.
+  virtual absl::StatusOr<std::vector<AcceptedItemRecord>> ListAcceptedItems(int64_t after_cursor,
+                                                                            int limit) = 0;
+};
+
+}  // namespace portcullis::verifier::store
