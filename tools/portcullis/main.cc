@@ -19,6 +19,18 @@ ABSL_FLAG(int64_t, max_body_bytes, 0,
           "`url fetch`: largest body to fetch (clamped by the verifier); 0 for its maximum");
 ABSL_FLAG(std::string, base_url, "",
           "base URL for `mf2` and `conformance mf2` (default http://example.com/)");
+ABSL_FLAG(bool, verified, false,
+          "`publisher add`: a verified publisher's malformed provenance is quarantined");
+ABSL_FLAG(bool, require_signature, false,
+          "`publisher add`: items without a valid signature are dropped");
+ABSL_FLAG(absl::Duration, retention, absl::ZeroDuration(),
+          "`publisher add`: how long decisions are kept for de-duplication (0: server default)");
+ABSL_FLAG(int64_t, after, 0, "`items list`: the cursor to list after (0: the beginning)");
+ABSL_FLAG(int32_t, limit, 0, "`items list`: items per call, 1 to 1000 (0: the server default)");
+ABSL_FLAG(std::string, key, "",
+          "`sign`: a whsk_ signing key or whsec_ secret, or @PATH of a file holding one");
+ABSL_FLAG(std::string, id, "", "`sign`: the webhook-id (default: a random msg_ id)");
+ABSL_FLAG(std::string, timestamp, "", "`sign`: the webhook-timestamp (default: now)");
 
 int main(int argc, char** argv) {
   portcullis::config::AcceptDashedFlagNames(argc, argv);
@@ -30,6 +42,14 @@ int main(int argc, char** argv) {
       .timeout = absl::GetFlag(FLAGS_timeout),
       .max_body_bytes = absl::GetFlag(FLAGS_max_body_bytes),
       .base_url = absl::GetFlag(FLAGS_base_url),
+      .verified = absl::GetFlag(FLAGS_verified),
+      .require_signature = absl::GetFlag(FLAGS_require_signature),
+      .retention = absl::GetFlag(FLAGS_retention),
+      .after = absl::GetFlag(FLAGS_after),
+      .limit = absl::GetFlag(FLAGS_limit),
+      .key = absl::GetFlag(FLAGS_key),
+      .message_id = absl::GetFlag(FLAGS_id),
+      .timestamp = absl::GetFlag(FLAGS_timestamp),
   };
   if (options.timeout <= absl::ZeroDuration()) {
     std::cerr << "error: --timeout must be positive\n";

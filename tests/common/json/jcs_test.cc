@@ -1,4 +1,5 @@
 #include "common/json/jcs.h"
+#include "common/json/jcs_vectors.h"
 
 #include <cmath>
 #include <cstdint>
@@ -19,91 +20,14 @@ namespace {
 
 const std::string kVectorsPath = std::string(PORTCULLIS_SHARED_TESTDATA_DIR) + "/jcs/vectors.json";
 
-std::string Str(const boost::json::value& value) {
-  return std::string(value.as_string().data(), value.as_string().size());
-}
-
-double DoubleFromIeeeHex(const std::string& hex) {
-  uint64_t bits = 0;
-  EXPECT_TRUE(absl::SimpleHexAtoi(hex, &bits)) << hex;
-  double value = 0;
-  std::memcpy(&value, &bits, sizeof(value));
-  return value;
-}
-
-std::string Hex(absl::string_view bytes) { return absl::BytesToHexString(bytes); }
-
-// Runs every case of the shared RFC 8785 vectors and prints "N passed, M failed" for them.
+// Runs every case of the shared RFC 8785 vectors (jcs_vectors.h, the runner `portcullis
+// conformance jcs` uses too) and prints "N passed, M failed" for them.
 TEST(JcsSharedVectorsTest, AllVectors) {
   PORTCULLIS_READ_SHARED_TESTDATA_OR_SKIP(text, kVectorsPath);
-  const boost::json::value vectors = boost::json::parse(text);
   testing::VectorTally tally;
-  const auto check = [&](bool ok, const std::string& what) { tally.Check(ok, what); };
-
-  // canonicalization_files: byte-exact output and its SHA-256.
-  for (const boost::json::value& file : vectors.at("canonicalization_files").as_array()) {
-    const std::string name = Str(file.at("name"));
-    std::string input;
-    ASSERT_TRUE(absl::Base64Unescape(Str(file.at("input_base64")), &input)) << name;
-    const std::string expected = absl::HexStringToBytes(Str(file.at("expected_output_hex")));
-    const absl::StatusOr<std::string> canonical = CanonicalizeText(input);
-    if (!canonical.ok()) {
-      check(false, absl::StrCat(name, ": refused: ", canonical.status().ToString()));
-      continue;
-    }
-    check(*canonical == expected,
-          absl::StrCat(name, ": got ", Hex(*canonical), " want ", Hex(expected)));
-    check(crypto::ToHex(ContentHash(*canonical)) == Str(file.at("expected_output_sha256_hex")),
-          absl::StrCat(name, ": content hash"));
-  }
-
-  // number_serialization: every group with vectors; null = must be refused.
-  for (const auto& group : vectors.at("number_serialization").as_object()) {
-    if (!group.value().is_object() || !group.value().as_object().contains("vectors")) {
-      continue;
-    }
-    for (const boost::json::value& vector : group.value().at("vectors").as_array()) {
-      const std::string hex = Str(vector.at("ieee_hex"));
-      const double value = DoubleFromIeeeHex(hex);
-      const absl::StatusOr<std::string> formatted = FormatNumber(value);
-      const std::string what = absl::StrCat(std::string(group.key()), " ", hex);
-      if (vector.at("expected").is_null()) {
-        check(!formatted.ok(), absl::StrCat(what, ": accepted a non-finite number"));
-        continue;
-      }
-      const std::string expected = Str(vector.at("expected"));
-      if (!formatted.ok()) {
-        check(false, absl::StrCat(what, ": refused: ", formatted.status().ToString()));
-        continue;
-      }
-      check(*formatted == expected, absl::StrCat(what, ": got ", *formatted, " want ", expected));
-      // The same number read from its canonical text canonicalizes to itself (except -0, which
-      // the parser refuses by errata 7920).
-      if (!std::signbit(value) || value != 0) {
-        const absl::StatusOr<std::string> round_trip = CanonicalizeText(expected);
-        check(round_trip.ok() && *round_trip == expected,
-              absl::StrCat(what, ": round trip of ", expected));
-      }
-    }
-  }
-
-  // errata: each one's refusal, checked by the case it describes.
-  for (const boost::json::value& erratum : vectors.at("errata").as_array()) {
-    const std::string id = Str(erratum.at("id"));
-    if (id.find("7920") != std::string::npos) {
-      // "-0 ... SHOULD generate an error condition".
-      for (const char* input : {"-0", "[-0]", "{\"a\":-0.0}", "-0e10", "-0E-5"}) {
-        const absl::StatusOr<std::string> canonical = CanonicalizeText(input);
-        check(!canonical.ok() &&
-                  ParseErrorKindOf(canonical.status()) == ParseErrorKind::kNegativeZero,
-              absl::StrCat(id, ": accepted ", input));
-      }
-    } else {
-      // Editorial (a section reference); nothing to refuse.
-      std::cout << "[ jcs ] erratum without an input case: " << id << "\n";
-    }
-  }
-
+  const absl::Status run = RunJcsVectors(
+      text, [&](bool ok, const std::string& what) { tally.Check(ok, what); }, std::cout);
+  EXPECT_TRUE(run.ok()) << run;
   tally.Report("jcs");
   EXPECT_EQ(tally.failed(), 0);
   EXPECT_GT(tally.passed(), 0);

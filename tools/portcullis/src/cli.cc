@@ -7,6 +7,7 @@
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
 #include "portcullis/verifier/v1/verifier.grpc.pb.h"
+#include "tools/portcullis/src/ingest_tool_commands.h"
 #include "tools/portcullis/src/mention_commands.h"
 #include "tools/portcullis/src/mf2_commands.h"
 #include "tools/portcullis/src/ssrf_conformance.h"
@@ -57,7 +58,8 @@ std::string Usage() {
          "                                 http://example.com/); prints the JSON\n"
          "  conformance mf2 [--base-url URL] DIR  run every NAME.html/NAME.json pair under DIR;\n"
          "                                 prints differences and 'N passed, M failed'\n"
-         "  conformance mf2-if-present DIR  the same; a missing DIR exits 77 unless CI=true\n"
+         "  conformance mf2-if-present DIR  the same; a missing DIR exits 77 unless CI=true\n" +
+         IngestUsage() +
          "The verifier defaults to $PORTCULLIS_VERIFIER, else 127.0.0.1:50051.\n";
 }
 
@@ -123,6 +125,9 @@ int Run(const std::vector<std::string>& args, const CliOptions& options, std::os
   };
   if (args.empty()) {
     return usage_error("no command");
+  }
+  if (const std::optional<int> ingest = RunIngestCommand(args, options, out, err)) {
+    return *ingest;
   }
   if (args[0] == "url" && args.size() >= 2 && (args[1] == "check" || args[1] == "fetch")) {
     if (args.size() != 3) {

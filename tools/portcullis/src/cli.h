@@ -22,6 +22,17 @@ struct CliOptions {
   absl::Duration timeout;       // Deadline of every call.
   int64_t max_body_bytes = 0;   // `url fetch`: --max_body_bytes; 0 for the server's maximum.
   std::string base_url;         // `mf2`, `conformance mf2`: --base-url; empty for the default.
+  // `publisher add`: --verified, --require-signature, --retention (0: the server default).
+  bool verified = false;
+  bool require_signature = false;
+  absl::Duration retention = absl::ZeroDuration();
+  // `items list`: --after (cursor), --limit (0: the server default).
+  int64_t after = 0;
+  int32_t limit = 0;
+  // `sign`: --key, --id, --timestamp (empty: a random id, now).
+  std::string key;
+  std::string message_id;
+  std::string timestamp;
 };
 
 // Runs `portcullis <args...>` (args exclude the program name). Results go to `out` as JSON,
