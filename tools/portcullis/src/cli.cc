@@ -8,6 +8,7 @@
 #include "grpcpp/security/credentials.h"
 #include "portcullis/verifier/v1/verifier.grpc.pb.h"
 #include "tools/portcullis/src/ingest_tool_commands.h"
+#include "tools/portcullis/src/links_conformance.h"
 #include "tools/portcullis/src/mention_commands.h"
 #include "tools/portcullis/src/mf2_commands.h"
 #include "tools/portcullis/src/ssrf_conformance.h"
@@ -54,6 +55,11 @@ std::string Usage() {
          "                                 kind and 'N passed, M failed'; exit 0 only if none "
          "failed\n"
          "  conformance ssrf-if-present FILE  the same; a missing FILE exits 77 unless CI=true\n"
+         "  conformance links FIXTURES EXPECTED  does each source fixture link to its target?\n"
+         "                                 (expected.json key xray_target_link over raw-HTTP\n"
+         "                                 fixtures); prints failures and 'N passed, M failed'\n"
+         "  conformance links-if-present FIXTURES EXPECTED  the same; missing data exits 77\n"
+         "                                 unless CI=true\n"
          "  mf2 [--base-url URL] FILE      parse FILE for microformats2 (base URL default\n"
          "                                 http://example.com/); prints the JSON\n"
          "  conformance mf2 [--base-url URL] DIR  run every NAME.html/NAME.json pair under DIR;\n"
@@ -156,6 +162,10 @@ int Run(const std::vector<std::string>& args, const CliOptions& options, std::os
       (args[0] == "conformance" && args.size() >= 2 &&
        (args[1] == "mf2" || args[1] == "mf2-if-present"))) {
     return RunMf2Command(args, options.base_url, out, err);
+  }
+  if (args[0] == "conformance" && args.size() >= 2 &&
+      (args[1] == "links" || args[1] == "links-if-present")) {
+    return RunLinksCommand(args, out, err);
   }
   if (args[0] == "conformance" && args.size() >= 2 &&
       (args[1] == "ssrf" || args[1] == "ssrf-if-present")) {
