@@ -7,6 +7,7 @@
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
 #include "portcullis/verifier/v1/verifier.grpc.pb.h"
+#include "tools/portcullis/src/authorship_conformance.h"
 #include "tools/portcullis/src/ingest_tool_commands.h"
 #include "tools/portcullis/src/links_conformance.h"
 #include "tools/portcullis/src/mention_commands.h"
@@ -60,6 +61,12 @@ std::string Usage() {
          "                                 fixtures); prints failures and 'N passed, M failed'\n"
          "  conformance links-if-present FIXTURES EXPECTED  the same; missing data exits 77\n"
          "                                 unless CI=true\n"
+         "  conformance authorship FIXTURES EXPECTED KEY  the authorship algorithm over the\n"
+         "                                 cases of EXPECTED[KEY] (e.g. mf2util) with pages and\n"
+         "                                 author pages read from FIXTURES; prints failures and\n"
+         "                                 'N passed, M failed'\n"
+         "  conformance authorship-if-present FIXTURES EXPECTED KEY  the same; missing data\n"
+         "                                 exits 77 unless CI=true\n"
          "  mf2 [--base-url URL] FILE      parse FILE for microformats2 (base URL default\n"
          "                                 http://example.com/); prints the JSON\n"
          "  conformance mf2 [--base-url URL] DIR  run every NAME.html/NAME.json pair under DIR;\n"
@@ -166,6 +173,10 @@ int Run(const std::vector<std::string>& args, const CliOptions& options, std::os
   if (args[0] == "conformance" && args.size() >= 2 &&
       (args[1] == "links" || args[1] == "links-if-present")) {
     return RunLinksCommand(args, out, err);
+  }
+  if (args[0] == "conformance" && args.size() >= 2 &&
+      (args[1] == "authorship" || args[1] == "authorship-if-present")) {
+    return RunAuthorshipCommand(args, out, err);
   }
   if (args[0] == "conformance" && args.size() >= 2 &&
       (args[1] == "ssrf" || args[1] == "ssrf-if-present")) {
