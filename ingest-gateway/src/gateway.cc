@@ -50,6 +50,9 @@ Gateway::Gateway(const GatewayConfig& config, std::unique_ptr<VerifierClient> ve
                              .trusted_proxies = config.trusted_proxies}),
       ingest_(*verifier_, {.max_body_bytes = config.ingest_max_body_bytes,
                            .retry_after_seconds = config.retry_after_seconds}),
+      mentions_(*verifier_, config.retry_after_seconds,
+                RateLimits{.per_client = &client_limiter_,
+                           .trusted_proxies = config.trusted_proxies}),
       public_router_(&metrics_),
       admin_router_(nullptr) {
   public_router_.Add("POST", kWebmentionPath,
@@ -64,6 +67,14 @@ Gateway::Gateway(const GatewayConfig& config, std::unique_ptr<VerifierClient> ve
                      [this](const http::HttpRequest& request, http::Respond respond) {
                        ingest_.Handle(request, std::move(respond));
                      });
+  // The public jf2 feed, readable from any origin (CORS preflight answered).
+  public_router_.Add("GET", kMentionsPath,
+                     [this](const http::HttpRequest& request, http::Respond respond) {
+                       mentions_.Handle(request, std::move(respond));
+                     });
+  public_router_.Add("OPTIONS", kMentionsPath, [](const http::HttpRequest&, http::Respond respond) {
+    respond(MentionsPreflightResponse());
+  });
   // Probes are answered on both listeners (load balancers often probe the serving port);
   // /metrics only on the admin listener.
   for (http::Router* router : {&public_router_, &admin_router_}) {

@@ -10,6 +10,7 @@
 #include "ingest-gateway/src/http/http_server.h"
 #include "ingest-gateway/src/http/router.h"
 #include "ingest-gateway/src/ingest_handler.h"
+#include "ingest-gateway/src/mentions_feed.h"
 #include "ingest-gateway/src/readiness.h"
 #include "ingest-gateway/src/verifier_client.h"
 #include "ingest-gateway/src/webmention_handlers.h"
@@ -63,6 +64,7 @@ class Gateway {
   RateLimiter source_host_limiter_;
   WebmentionHandlers webmention_;
   IngestHandler ingest_;
+  MentionsFeed mentions_;
   http::Router public_router_;
   http::Router admin_router_;
   std::unique_ptr<http::HttpServer> http_server_;

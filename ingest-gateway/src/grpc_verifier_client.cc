@@ -102,4 +102,12 @@ void GrpcVerifierClient::EvaluateIngest(const verifier::v1::EvaluateIngestReques
       });
 }
 
+void GrpcVerifierClient::ListMentions(const verifier::v1::ListMentionsRequest& request,
+                                      ListMentionsCallback callback) {
+  Invoke<verifier::v1::ListMentionsResponse>(
+      request, std::move(callback), [this](auto* context, auto* req, auto* resp, auto done) {
+        stub_->async()->ListMentions(context, req, resp, std::move(done));
+      });
+}
+
 }  // namespace portcullis::gateway

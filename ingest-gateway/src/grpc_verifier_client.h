@@ -31,6 +31,8 @@ class GrpcVerifierClient final : public VerifierClient {
   void GetMention(const verifier::v1::GetMentionRequest& request, GetCallback callback) override;
   void EvaluateIngest(const verifier::v1::EvaluateIngestRequest& request,
                       EvaluateIngestCallback callback) override;
+  void ListMentions(const verifier::v1::ListMentionsRequest& request,
+                    ListMentionsCallback callback) override;
 
  private:
   // Starts one unary call: `start(context, request, response, done)` issues it on the stub; the

@@ -83,6 +83,14 @@ absl::string_view Explanation(verifier::v1::MentionState state) {
 
 }  // namespace
 
+std::string MentionTypeName(verifier::v1::MentionType type) {
+  if (type == verifier::v1::MENTION_TYPE_UNSPECIFIED) {
+    return "";
+  }
+  return absl::AsciiStrToLower(
+      absl::StripPrefix(verifier::v1::MentionType_Name(type), "MENTION_TYPE_"));
+}
+
 StatusFormat NegotiateStatusFormat(std::optional<absl::string_view> accept) {
   if (!accept || absl::StripAsciiWhitespace(*accept).empty()) {
     return StatusFormat::kJson;
@@ -133,16 +141,31 @@ std::string RenderStatusHtml(const verifier::v1::Mention& mention) {
   };
   row("State", state);
   row("Reason", mention.reason());
+  row("Type", MentionTypeName(mention.type()));
+  row("RSVP", mention.rsvp());
+  row("Author", mention.author().name());
+  row("Author URL", mention.author().url());
   row("Source", mention.source());
   row("Target", mention.target());
   row("Received", Time(mention.created_at()));
   row("Last change", Time(mention.updated_at()));
+  row("Verified", Time(mention.verified_at()));
   row("Mention id", mention.mention_id());
+  // The no_link diagnostic: the near misses, so a sender can see what to fix.
+  std::string diagnostic;
+  if (mention.links_to_target_host_size() > 0) {
+    diagnostic = "<h2>Links to the target&#39;s site found in the source</h2>\n<ul>\n";
+    for (const std::string& link : mention.links_to_target_host()) {
+      absl::StrAppend(&diagnostic, "<li>", HtmlEscape(link), "</li>\n");
+    }
+    absl::StrAppend(&diagnostic, "</ul>\n");
+  }
   return absl::StrCat("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n",
                       "<meta name=\"robots\" content=\"noindex\">\n", "<title>Webmention ",
                       HtmlEscape(state), "</title>\n</head>\n<body>\n", "<h1>Webmention ",
                       HtmlEscape(state), "</h1>\n<p>", HtmlEscape(Explanation(mention.state())),
-                      "</p>\n<table>\n", rows, "</table>\n</body>\n</html>\n");
+                      "</p>\n<table>\n", rows, "</table>\n", diagnostic,
+                      "</body>\n</html>\n");
 }
 
 }  // namespace portcullis::gateway

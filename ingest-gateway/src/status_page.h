@@ -21,8 +21,11 @@ StatusFormat NegotiateStatusFormat(std::optional<absl::string_view> accept);
 // `text` with &, <, >, " and ' replaced by character references.
 std::string HtmlEscape(absl::string_view text);
 
-// The status page of `mention`: state, reason, source, target, timestamps; a complete UTF-8
-// HTML document.
+// "reply" for MENTION_TYPE_REPLY; empty for UNSPECIFIED.
+std::string MentionTypeName(verifier::v1::MentionType type);
+
+// The status page of `mention`: state, reason, type, author, source, target, timestamps and the
+// no_link diagnostic; a complete UTF-8 HTML document.
 std::string RenderStatusHtml(const verifier::v1::Mention& mention);
 
 }  // namespace portcullis::gateway

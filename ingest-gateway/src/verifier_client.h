@@ -15,6 +15,8 @@ class VerifierClient {
   using GetCallback = std::function<void(absl::StatusOr<verifier::v1::GetMentionResponse>)>;
   using EvaluateIngestCallback =
       std::function<void(absl::StatusOr<verifier::v1::EvaluateIngestResponse>)>;
+  using ListMentionsCallback =
+      std::function<void(absl::StatusOr<verifier::v1::ListMentionsResponse>)>;
 
   virtual ~VerifierClient() = default;
 
@@ -23,6 +25,8 @@ class VerifierClient {
   virtual void GetMention(const verifier::v1::GetMentionRequest& request, GetCallback callback) = 0;
   virtual void EvaluateIngest(const verifier::v1::EvaluateIngestRequest& request,
                               EvaluateIngestCallback callback) = 0;
+  virtual void ListMentions(const verifier::v1::ListMentionsRequest& request,
+                            ListMentionsCallback callback) = 0;
 };
 
 }  // namespace portcullis::gateway

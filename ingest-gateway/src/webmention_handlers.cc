@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "absl/time/time.h"
+#include "boost/json/array.hpp"
 #include "boost/json/object.hpp"
 #include "common/logging/log.h"
 #include "ingest-gateway/src/form_decoding.h"
@@ -223,6 +224,20 @@ void WebmentionHandlers::Status(const HttpRequest& request, http::Respond respon
     body["reason"] = Json(mention.reason());
     body["created_at"] = Rfc3339(mention.created_at());
     body["updated_at"] = Rfc3339(mention.updated_at());
+    body["type"] = Json(MentionTypeName(mention.type()));
+    if (mention.has_author()) {
+      boost::json::object author;
+      author["name"] = Json(mention.author().name());
+      author["url"] = Json(mention.author().url());
+      author["photo"] = Json(mention.author().photo());
+      body["author"] = std::move(author);
+    }
+    body["verified_at"] = Rfc3339(mention.verified_at());
+    boost::json::array links;
+    for (const std::string& link : mention.links_to_target_host()) {
+      links.emplace_back(Json(link));
+    }
+    body["links_to_target_host"] = std::move(links);
     HttpResponse response = http::JsonResponse(200, body);
     response.headers.Set("Vary", "Accept");
     response.headers.Set("Cache-Control", "no-store");

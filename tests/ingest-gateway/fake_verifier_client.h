@@ -36,6 +36,15 @@ class FakeVerifierClient final : public VerifierClient {
     callback(evaluate_result);
   }
 
+  void ListMentions(const verifier::v1::ListMentionsRequest& request,
+                    ListMentionsCallback callback) override {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      lists.push_back(request);
+    }
+    callback(list_result);
+  }
+
   absl::StatusOr<verifier::v1::SubmitMentionResponse> submit_result =
       absl::UnavailableError("not configured");
   absl::StatusOr<verifier::v1::GetMentionResponse> get_result =
@@ -45,6 +54,9 @@ class FakeVerifierClient final : public VerifierClient {
   absl::StatusOr<verifier::v1::EvaluateIngestResponse> evaluate_result =
       absl::UnavailableError("not configured");
   std::vector<verifier::v1::EvaluateIngestRequest> evaluations;
+  absl::StatusOr<verifier::v1::ListMentionsResponse> list_result =
+      absl::UnavailableError("not configured");
+  std::vector<verifier::v1::ListMentionsRequest> lists;
 
  private:
   std::mutex mu_;

@@ -58,5 +58,30 @@ TEST(GatewayStatusPageTest, PageShowsTheMentionEscaped) {
   EXPECT_THAT(page, Not(HasSubstr("<img")));
 }
 
+TEST(GatewayStatusPageTest, PageShowsTypeAuthorAndTheNoLinkDiagnosticEscaped) {
+  verifier::v1::Mention verified;
+  verified.set_state(verifier::v1::MENTION_STATE_VERIFIED);
+  verified.set_type(verifier::v1::MENTION_TYPE_BOOKMARK);
+  verified.mutable_author()->set_name("Alice <b>Bold</b>");
+  verified.mutable_author()->set_url("https://alice.example/");
+  const std::string page = RenderStatusHtml(verified);
+  EXPECT_THAT(page, HasSubstr("<th>Type</th><td>bookmark</td>"));
+  EXPECT_THAT(page, HasSubstr("Alice &lt;b&gt;Bold&lt;/b&gt;"));
+  EXPECT_THAT(page, HasSubstr("https://alice.example/"));
+  EXPECT_THAT(page, Not(HasSubstr("<b>")));
+
+  verifier::v1::Mention failed;
+  failed.set_state(verifier::v1::MENTION_STATE_FAILED);
+  failed.set_reason("no_link");
+  failed.add_links_to_target_host("https://bob.example/post-10");
+  failed.add_links_to_target_host("https://bob.example/\"><script>x</script>");
+  const std::string diagnostic = RenderStatusHtml(failed);
+  EXPECT_THAT(diagnostic, HasSubstr("<li>https://bob.example/post-10</li>"));
+  EXPECT_THAT(diagnostic, HasSubstr("&quot;&gt;&lt;script&gt;x&lt;/script&gt;"));
+  EXPECT_THAT(diagnostic, Not(HasSubstr("<script")));
+  EXPECT_EQ(MentionTypeName(verifier::v1::MENTION_TYPE_UNSPECIFIED), "");
+  EXPECT_EQ(MentionTypeName(verifier::v1::MENTION_TYPE_REPOST), "repost");
+}
+
 }  // namespace
 }  // namespace portcullis::gateway

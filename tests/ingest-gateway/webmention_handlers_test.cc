@@ -255,6 +255,32 @@ TEST_F(GatewayWebmentionHandlersTest, StatusReturnsTheMention) {
   EXPECT_EQ(verifier_.gets[0].mention_id(), kId);
 }
 
+TEST_F(GatewayWebmentionHandlersTest, StatusJsonCarriesTypeAuthorAndDiagnostic) {
+  GetMentionResponse got;
+  verifier::v1::Mention& mention = *got.mutable_mention();
+  mention.set_mention_id(kId);
+  mention.set_state(verifier::v1::MENTION_STATE_FAILED);
+  mention.set_reason("no_link");
+  mention.add_links_to_target_host("https://b.example/post-10");
+  verifier_.get_result = got;
+  const boost::json::value failed = boost::json::parse(Status(kId).body);
+  EXPECT_EQ(failed.at("links_to_target_host").as_array().size(), 1u);
+  EXPECT_EQ(failed.at("links_to_target_host").at(0), "https://b.example/post-10");
+  EXPECT_EQ(failed.at("type"), "");
+  EXPECT_FALSE(failed.as_object().contains("author"));
+
+  mention.set_state(verifier::v1::MENTION_STATE_VERIFIED);
+  mention.set_type(verifier::v1::MENTION_TYPE_LIKE);
+  mention.clear_links_to_target_host();
+  mention.mutable_author()->set_name("Alice");
+  mention.mutable_verified_at()->set_seconds(1700000000);
+  verifier_.get_result = got;
+  const boost::json::value verified = boost::json::parse(Status(kId).body);
+  EXPECT_EQ(verified.at("type"), "like");
+  EXPECT_EQ(verified.at("author").at("name"), "Alice");
+  EXPECT_EQ(verified.at("verified_at"), "2023-11-14T22:13:20Z");
+}
+
 TEST_F(GatewayWebmentionHandlersTest, StatusNotFoundIs404) {
   verifier_.get_result = absl::NotFoundError("no mention 0b6e...");
   const http::HttpResponse response = Status(kId);
