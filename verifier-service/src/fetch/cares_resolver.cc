@@ -49,8 +49,15 @@ absl::Status StatusFromAres(int code, absl::string_view host) {
   }
 }
 
-absl::StatusOr<std::vector<net::IpAddress>> AddressesOf(const ares_addrinfo* info,
-                                                        absl::string_view host) {
+void InitLibraryOnce() {
+  static std::once_flag once;
+  std::call_once(once, [] { ares_library_init(ARES_LIB_INIT_ALL); });
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<net::IpAddress>> AddressesOfAnswer(const ares_addrinfo* info,
+                                                              absl::string_view host) {
   std::vector<net::IpAddress> addresses;
   for (const ares_addrinfo_node* node = info != nullptr ? info->nodes : nullptr; node != nullptr;
        node = node->ai_next) {
@@ -66,13 +73,6 @@ absl::StatusOr<std::vector<net::IpAddress>> AddressesOf(const ares_addrinfo* inf
   }
   return addresses;
 }
-
-void InitLibraryOnce() {
-  static std::once_flag once;
-  std::call_once(once, [] { ares_library_init(ARES_LIB_INIT_ALL); });
-}
-
-}  // namespace
 
 // Owns the channel and the thread. Everything but Submit and Stop runs on the loop thread.
 class CaresResolver::Loop {
@@ -203,7 +203,7 @@ class CaresResolver::Loop {
       std::move(lookup.callback)(StatusFromAres(status, lookup.host));
       return;
     }
-    std::move(lookup.callback)(AddressesOf(info.get(), lookup.host));
+    std::move(lookup.callback)(AddressesOfAnswer(info.get(), lookup.host));
   }
 
   void StartQueued() {

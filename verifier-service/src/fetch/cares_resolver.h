@@ -14,12 +14,21 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "verifier-service/src/fetch/resolver.h"
 
+struct ares_addrinfo;
+
 namespace portcullis::verifier::fetch {
+
+// What Resolve answers for a successful c-ares lookup: the A and AAAA addresses of `info` in answer
+// order without duplicates, or kNotFound when there is none (nodes of another family or with a
+// short address are skipped). Separate from the event loop so the DNS fuzz target can drive it.
+absl::StatusOr<std::vector<net::IpAddress>> AddressesOfAnswer(const ares_addrinfo* info,
+                                                              absl::string_view host);
 
 struct CaresResolverConfig {
   // DNS servers as c-ares reads them: "host[:port]" separated by commas, IPv6 as "[::1]:53".
