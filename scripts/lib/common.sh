@@ -12,6 +12,9 @@ PORTCULLIS_PACKAGES=(
   libbenchmark-dev postgresql-15 nodejs
 )
 
+# What scripts/fuzz needs on top: clang with libFuzzer and the sanitizer runtimes, jq for seeds.
+PORTCULLIS_FUZZ_PACKAGES=(clang-14 libclang-rt-14-dev jq)
+
 log() { printf '%s %s\n' "[$(date -u +%H:%M:%S)]" "$*" >&2; }
 die() { log "error: $*"; exit 1; }
 
