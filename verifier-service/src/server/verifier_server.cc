@@ -13,6 +13,8 @@
 #include "grpcpp/health_check_service_interface.h"
 #include "grpcpp/security/server_credentials.h"
 #include "grpcpp/server_builder.h"
+#include "verifier-service/src/server/rpc_metrics.h"
+#include "verifier-service/src/store/pg_queue_depth.h"
 
 namespace portcullis::verifier::server {
 namespace {
@@ -93,6 +95,13 @@ absl::StatusOr<std::unique_ptr<VerifierServer>> VerifierServer::Start(
     server->blocking_pool_->Stop();
     return status;
   }
+  server->in_flight_verifier_ = std::make_unique<InFlightVerifier>(verifier, *server->registry_);
+  if (config.admin_listen.has_value()) {
+    // Only when /metrics is served: otherwise nobody would read the samples.
+    server->queue_depth_sampler_ = std::make_unique<QueueDepthSampler>(
+        [pool = server->db_pool_.get()] { return store::CountDueJobs(*pool, kQueueDepthCap); },
+        kQueueDepthInterval, *server->registry_);
+  }
   server->service_ = std::make_unique<VerifierService>(
       *server->store_, *server->site_store_, *server->blocking_pool_,
       FetchBackend{server->egress_policy_.get(), server->resolver_.get(), server->fetcher_.get()});
@@ -107,6 +116,8 @@ absl::StatusOr<std::unique_ptr<VerifierServer>> VerifierServer::Start(
                                       server->publisher_store_.get(),
                                       server->ingest_store_.get()});
   builder.RegisterService(server->service_.get());
+  // portcullis_verifier_grpc_requests_total{method, code} (rpc_metrics.h).
+  builder.experimental().SetInterceptorCreators(MakeRpcMetricsInterceptors(*server->registry_));
   // A port already in use is a startup error, not a silently shared port.
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   // Close connections after a while so clients of a headless Service reconnect and spread over
@@ -245,6 +256,7 @@ void VerifierServer::ReadinessLoop() {
   service_->SetReady(true);
   StartWorkers();
   decision_sweeper_->Start();
+  StartQueueDepthSampler();
 
   // Phase 2: serve while the database answers.
   bool serving = false;
@@ -293,9 +305,17 @@ void VerifierServer::StartWorkers() {
   options.lease = config_.worker_lease;
   options.poll_interval = config_.worker_poll_interval;
   options.retry = {config_.retry_base, config_.retry_cap, config_.retry_max_attempts};
-  worker_ =
-      std::make_unique<queue::VerificationWorker>(*job_store_, *job_listener_, *verifier_, options);
+  worker_ = std::make_unique<queue::VerificationWorker>(*job_store_, *job_listener_,
+                                                        *in_flight_verifier_, options);
   worker_->Start();
+}
+
+void VerifierServer::StartQueueDepthSampler() {
+  absl::MutexLock lock(&mu_);
+  if (stopping_ || queue_depth_sampler_ == nullptr) {
+    return;
+  }
+  queue_depth_sampler_->Start();
 }
 
 void VerifierServer::Shutdown() {
@@ -328,6 +348,9 @@ void VerifierServer::Shutdown() {
   }
   if (decision_sweeper_ != nullptr) {
     decision_sweeper_->Stop();
+  }
+  if (queue_depth_sampler_ != nullptr) {
+    queue_depth_sampler_->Stop();
   }
   // The readiness thread (which starts the workers) is gone: verifications in progress finish
   // and are recorded; claimed, unstarted jobs go back to the queue.

@@ -24,6 +24,7 @@
 #include "verifier-service/src/queue/mention_verifier.h"
 #include "verifier-service/src/queue/verification_worker.h"
 #include "verifier-service/src/server/blocking_pool.h"
+#include "verifier-service/src/server/verifier_metrics.h"
 #include "verifier-service/src/server/verifier_service.h"
 #include "verifier-service/src/store/migrator.h"
 #include "verifier-service/src/store/pg_connection_pool.h"
@@ -92,6 +93,8 @@ class VerifierServer {
   void ReadinessLoop();
   // Once the schema is ready: the verification workers, or a loud line that there are none.
   void StartWorkers();
+  // Once the schema is ready, with an admin listener: samples the queue depth for /metrics.
+  void StartQueueDepthSampler();
   // Waits up to `timeout`; true when Shutdown() began meanwhile.
   bool WaitForStop(absl::Duration timeout);
   void SetServing(bool serving);
@@ -118,6 +121,10 @@ class VerifierServer {
   // Every metric of the process, served on the admin listener (when configured).
   std::shared_ptr<prometheus::Registry> registry_ = std::make_shared<prometheus::Registry>();
   std::unique_ptr<fetch::FetchMetrics> fetch_metrics_;
+  // The scaling metrics (verifier_metrics.h): in flight counted around the verifier the workers
+  // get, the queue depth sampled from the job table.
+  std::unique_ptr<InFlightVerifier> in_flight_verifier_;
+  std::unique_ptr<QueueDepthSampler> queue_depth_sampler_;
   std::unique_ptr<prometheus::Exposer> exposer_;
   std::optional<config::HostPort> admin_address_;
   // The fetcher behind CheckUrl and SafeFetch, built once; stopped after the gRPC server drained.
