@@ -1,0 +1,555 @@
+#include "verifier-service/src/ingest/ingest_evaluator.h"
+
+#include <map>
+#include <utility>
+
+#include "absl/strings/escaping.h"
+#include "absl/strings/str_cat.h"
+#include "boost/json/parse.hpp"
+#include "common/crypto/sha256.h"
+#include "gtest/gtest.h"
+#include "tests/support/shared_testdata.h"
+
+namespace portcullis::verifier::ingest {
+namespace {
+
+using store::DecisionRecord;
+using store::DeliveryRecord;
+using store::PublisherRecord;
+using store::StoredDecision;
+
+// Publishers by name; counts lookups; fails on demand.
+class FakePublisherStore final : public store::PublisherStore {
+ public:
+  absl::StatusOr<std::optional<PublisherRecord>> GetPublisher(const std::string& name) override {
+    ++lookups;
+    if (!fail_with.ok()) {
+      return fail_with;
+    }
+    auto it = publishers.find(name);
+    if (it == publishers.end()) {
+      return std::optional<PublisherRecord>();
+    }
+    return std::optional<PublisherRecord>(it->second);
+  }
+  absl::StatusOr<store::AddPublisherResult> AddPublisher(const store::PublisherSettings&) override {
+    return absl::UnimplementedError("fake");
+  }
+  absl::StatusOr<std::vector<PublisherRecord>> ListPublishers(const std::string&, int) override {
+    return absl::UnimplementedError("fake");
+  }
+  absl::StatusOr<PublisherRecord> SetEnabled(const std::string&, bool) override {
+    return absl::UnimplementedError("fake");
+  }
+  absl::StatusOr<store::AddKeyResult> AddKey(const std::string&, const std::string&,
+                                             const std::string&) override {
+    return absl::UnimplementedError("fake");
+  }
+  absl::StatusOr<store::PublisherKeyRecord> RevokeKey(const std::string&,
+                                                      const std::string&) override {
+    return absl::UnimplementedError("fake");
+  }
+
+  std::map<std::string, PublisherRecord> publishers;
+  absl::Status fail_with;
+  int lookups = 0;
+};
+
+// The IngestStore contract in memory (the replacement rule of IngestStore::Record).
+class FakeIngestStore final : public store::IngestStore {
+ public:
+  absl::StatusOr<std::optional<DecisionRecord>> FindDecision(const std::string& publisher,
+                                                             const std::string& content_hash,
+                                                             absl::Time now) override {
+    ++finds;
+    if (!fail_find.ok()) {
+      return fail_find;
+    }
+    auto it = decisions.find({publisher, content_hash});
+    if (it == decisions.end() || it->second.expires_at <= now) {
+      return std::optional<DecisionRecord>();
+    }
+    return std::optional<DecisionRecord>(it->second);
+  }
+
+  absl::StatusOr<store::RecordResult> Record(const store::NewDecision& next,
+                                             absl::Time now) override {
+    ++records;
+    if (!fail_record.ok()) {
+      return fail_record;
+    }
+    if (commit_before_record.has_value()) {
+      decisions[{commit_before_record->publisher, commit_before_record->content_hash}] =
+          *commit_before_record;
+      commit_before_record.reset();
+    }
+    const auto key = std::make_pair(next.decision.publisher, next.decision.content_hash);
+    auto it = decisions.find(key);
+    if (it != decisions.end()) {
+      const DecisionRecord& old = it->second;
+      const bool replace =
+          old.expires_at <= now ||
+          (next.decision.signature_valid && !old.signature_valid &&
+           old.decision != StoredDecision::kAccepted) ||
+          (!old.dead_letter_id.empty() && old.dead_letter_id == next.replay_of);
+      if (!replace) {
+        if (!next.replay_of.empty()) {
+          dead_letters.erase(next.replay_of);
+        }
+        return store::RecordResult{false, old};
+      }
+    }
+    DecisionRecord recorded = next.decision;
+    if (recorded.decision == StoredDecision::kQuarantined) {
+      recorded.dead_letter_id =
+          next.replay_of.empty() ? absl::StrCat("dl-", ++dead_letter_ids) : next.replay_of;
+      store::DeadLetterRecord& letter = dead_letters[recorded.dead_letter_id];
+      letter.dead_letter_id = recorded.dead_letter_id;
+      letter.reason = recorded.reason;
+      letter.delivery = next.delivery;
+      if (next.replay_of.empty()) {
+        letter.created_at = now;
+      }
+    } else if (!next.replay_of.empty()) {
+      dead_letters.erase(next.replay_of);
+    }
+    if (recorded.decision == StoredDecision::kAccepted) {
+      items.push_back(next.delivery);
+    }
+    decisions[key] = recorded;
+    return store::RecordResult{true, recorded};
+  }
+
+  absl::StatusOr<int64_t> SweepExpired(absl::Time, int) override {
+    return absl::UnimplementedError("fake");
+  }
+  absl::StatusOr<std::vector<store::DeadLetterRecord>> ListDeadLetters(
+      const std::string&, const std::optional<store::DeadLetterPosition>&, int) override {
+    return absl::UnimplementedError("fake");
+  }
+  absl::StatusOr<std::optional<store::DeadLetterRecord>> GetDeadLetter(
+      const std::string& id) override {
+    auto it = dead_letters.find(id);
+    if (it == dead_letters.end()) {
+      return std::optional<store::DeadLetterRecord>();
+    }
+    return std::optional<store::DeadLetterRecord>(it->second);
+  }
+  absl::Status DiscardDeadLetter(const std::string&) override {
+    return absl::UnimplementedError("fake");
+  }
+  absl::StatusOr<std::vector<store::AcceptedItemRecord>> ListAcceptedItems(int64_t,
+                                                                           int) override {
+    return absl::UnimplementedError("fake");
+  }
+
+  std::map<std::pair<std::string, std::string>, DecisionRecord> decisions;
+  std::map<std::string, store::DeadLetterRecord> dead_letters;
+  std::vector<DeliveryRecord> items;
+  absl::Status fail_find;
+  absl::Status fail_record;
+  // Committed by "another pod" just before the next Record.
+  std::optional<DecisionRecord> commit_before_record;
+  int finds = 0;
+  int records = 0;
+  int dead_letter_ids = 0;
+};
+
+constexpr int64_t kNow = 1'700'000'000;
+
+class IngestEvaluatorTest : public ::testing::Test {
+ protected:
+  IngestEvaluatorTest() { Build({}); }
+
+  void Build(IngestEvaluatorOptions options) {
+    options.clock = [this] { return now_; };
+    evaluator_ = std::make_unique<IngestEvaluator>(publishers_, ingest_, std::move(options));
+  }
+
+  PublisherRecord& AddPublisher(const std::string& name, bool verified = false,
+                                bool require_signature = false, int64_t retention_seconds = 0) {
+    PublisherRecord& publisher = publishers_.publishers[name];
+    publisher.settings = {name, verified, require_signature, retention_seconds};
+    publisher.enabled = true;
+    publisher.keys.push_back({"key-1", store::kEd25519Algorithm,
+                              std::string(key_.PublicKey().raw()), "00000000",
+                              absl::FromUnixSeconds(0), std::nullopt});
+    return publisher;
+  }
+
+  static DeliveryRecord Delivery(const std::string& publisher, const std::string& id,
+                                 std::optional<bool> synthetic = std::nullopt,
+                                 const std::string& source_type = "") {
+    DeliveryRecord delivery;
+    delivery.publisher = publisher;
+    delivery.item_id = id;
+    delivery.raw_body = absl::StrCat(R"({"id":")", id, R"("})");
+    delivery.canonical_body = delivery.raw_body;
+    delivery.content_hash = crypto::ToHex(crypto::Sha256(delivery.canonical_body));
+    delivery.is_synthetic = synthetic;
+    delivery.digital_source_type = source_type;
+    return delivery;
+  }
+
+  DeliveryRecord Signed(DeliveryRecord delivery, const crypto::Ed25519PrivateKey& key,
+                        int64_t timestamp = kNow) const {
+    delivery.message_id = "msg_1";
+    delivery.timestamp = absl::StrCat(timestamp);
+    delivery.signature_header =
+        SignV1a(key, SignedContent(delivery.message_id, timestamp, delivery.raw_body));
+    return delivery;
+  }
+  DeliveryRecord Signed(DeliveryRecord delivery) const { return Signed(std::move(delivery), key_); }
+
+  IngestOutcome EvaluateOk(const DeliveryRecord& delivery) {
+    absl::StatusOr<IngestOutcome> outcome = evaluator_->Evaluate(delivery);
+    EXPECT_TRUE(outcome.ok()) << outcome.status();
+    return outcome.ok() ? *outcome : IngestOutcome();
+  }
+
+  absl::Time now_ = absl::FromUnixSeconds(kNow);
+  const crypto::Ed25519PrivateKey key_ = crypto::Ed25519PrivateKey::Generate();
+  const crypto::Ed25519PrivateKey stranger_ = crypto::Ed25519PrivateKey::Generate();
+  FakePublisherStore publishers_;
+  FakeIngestStore ingest_;
+  std::unique_ptr<IngestEvaluator> evaluator_;
+};
+
+TEST(IngestSyntheticTest, IsSyntheticByFlagOrIptcType) {
+  EXPECT_TRUE(IsSynthetic(true, ""));
+  EXPECT_FALSE(IsSynthetic(false, ""));
+  EXPECT_FALSE(IsSynthetic(std::nullopt, ""));
+  EXPECT_TRUE(IsSynthetic(std::nullopt, "trainedAlgorithmicMedia"));
+  EXPECT_TRUE(IsSynthetic(
+      false, "http://cv.iptc.org/newscodes/digitalsourcetype/trainedAlgorithmicMedia"));
+  EXPECT_TRUE(IsSynthetic(std::nullopt, "compositeWithTrainedAlgorithmicMedia"));
+  EXPECT_FALSE(IsSynthetic(std::nullopt, "digitalCapture"));
+  EXPECT_FALSE(IsSynthetic(std::nullopt, "algorithmicMedia"));
+  EXPECT_FALSE(IsSynthetic(std::nullopt, "trainedAlgorithmicMedia/"));
+}
+
+TEST_F(IngestEvaluatorTest, UnknownAndDisabledPublishersAreRefusedWithoutRecording) {
+  IngestOutcome unknown = EvaluateOk(Delivery("nobody", "a"));
+  EXPECT_EQ(unknown.verdict, IngestVerdict::kUnknownPublisher);
+  EXPECT_EQ(unknown.reason, "unknown_publisher");
+  AddPublisher("off").enabled = false;
+  EXPECT_EQ(EvaluateOk(Delivery("off", "a")).verdict, IngestVerdict::kUnknownPublisher);
+  EXPECT_EQ(ingest_.records, 0);
+  EXPECT_EQ(ingest_.finds, 0);
+}
+
+TEST_F(IngestEvaluatorTest, WithoutRequiredRegistrationAnUnknownPublisherIsUnverifiedAndKeyless) {
+  IngestEvaluatorOptions options;
+  options.require_registration = false;
+  Build(options);
+  EXPECT_EQ(EvaluateOk(Delivery("nobody", "a")).verdict, IngestVerdict::kAccepted);
+  EXPECT_EQ(EvaluateOk(Delivery("nobody", "b", true)).reason, kReasonUnverifiedSynthetic);
+  // No keys: any signature is invalid; malformed metadata is not quarantined (not verified).
+  EXPECT_EQ(EvaluateOk(Signed(Delivery("nobody", "c"))).reason, kReasonInvalidSignature);
+  DeliveryRecord malformed = Signed(Delivery("nobody", "d"));
+  malformed.message_id.clear();
+  EXPECT_EQ(EvaluateOk(malformed).reason, kReasonInvalidSignature);
+}
+
+TEST_F(IngestEvaluatorTest, AFailingLookupIsUnavailableNeverADrop) {
+  AddPublisher("feed");
+  publishers_.fail_with = absl::InternalError("relation does not exist");
+  absl::StatusOr<IngestOutcome> outcome = evaluator_->Evaluate(Delivery("feed", "a", true));
+  EXPECT_TRUE(absl::IsUnavailable(outcome.status())) << outcome.status();
+  publishers_.fail_with = absl::DeadlineExceededError("statement timeout");
+  outcome = evaluator_->Evaluate(Delivery("feed", "a", true));
+  EXPECT_TRUE(absl::IsDeadlineExceeded(outcome.status())) << outcome.status();
+  publishers_.fail_with = absl::OkStatus();
+  ingest_.fail_find = absl::UnavailableError("connection lost");
+  outcome = evaluator_->Evaluate(Delivery("feed", "a", true));
+  EXPECT_TRUE(absl::IsUnavailable(outcome.status())) << outcome.status();
+  ingest_.fail_find = absl::OkStatus();
+  ingest_.fail_record = absl::InternalError("constraint");
+  outcome = evaluator_->Evaluate(Delivery("feed", "a", true));
+  EXPECT_TRUE(absl::IsUnavailable(outcome.status())) << outcome.status();
+  EXPECT_TRUE(ingest_.decisions.empty());
+}
+
+TEST_F(IngestEvaluatorTest, PublisherLookupsAreCachedForTheTtl) {
+  IngestEvaluatorOptions options;
+  options.publisher_cache_ttl = absl::Seconds(5);
+  Build(options);
+  AddPublisher("feed");
+  EvaluateOk(Delivery("feed", "a"));
+  EvaluateOk(Delivery("feed", "b"));
+  EvaluateOk(Delivery("nobody", "a"));
+  EvaluateOk(Delivery("nobody", "b"));
+  EXPECT_EQ(publishers_.lookups, 2);
+  now_ += absl::Seconds(5);
+  EvaluateOk(Delivery("feed", "c"));
+  EXPECT_EQ(publishers_.lookups, 3);
+  // A disabled publisher shows after ForgetPublisher (the admin RPCs call it).
+  publishers_.publishers["feed"].enabled = false;
+  EXPECT_EQ(EvaluateOk(Delivery("feed", "d")).verdict, IngestVerdict::kAccepted);
+  evaluator_->ForgetPublisher("feed");
+  EXPECT_EQ(EvaluateOk(Delivery("feed", "e")).verdict, IngestVerdict::kUnknownPublisher);
+}
+
+TEST_F(IngestEvaluatorTest, TheDecisionRuleInOrder) {
+  AddPublisher("open");
+  AddPublisher("strict", false, /*require_signature=*/true);
+
+  IngestOutcome plain = EvaluateOk(Delivery("open", "plain"));
+  EXPECT_EQ(plain.verdict, IngestVerdict::kAccepted);
+  EXPECT_EQ(plain.reason, "");
+  EXPECT_FALSE(plain.signature_valid);
+  ASSERT_EQ(ingest_.items.size(), 1u);
+  EXPECT_EQ(ingest_.items[0].item_id, "plain");
+
+  IngestOutcome synthetic = EvaluateOk(Delivery("open", "synthetic", true));
+  EXPECT_EQ(synthetic.verdict, IngestVerdict::kDropped);
+  EXPECT_EQ(synthetic.reason, kReasonUnverifiedSynthetic);
+  EXPECT_EQ(EvaluateOk(Delivery("open", "iptc", std::nullopt, "trainedAlgorithmicMedia")).reason,
+            kReasonUnverifiedSynthetic);
+
+  IngestOutcome signed_synthetic = EvaluateOk(Signed(Delivery("open", "signed", true)));
+  EXPECT_EQ(signed_synthetic.verdict, IngestVerdict::kAccepted);
+  EXPECT_TRUE(signed_synthetic.signature_valid);
+
+  // An invalid signature drops even a non-synthetic item, before require_signature.
+  EXPECT_EQ(EvaluateOk(Signed(Delivery("open", "bad"), stranger_)).reason,
+            kReasonInvalidSignature);
+  EXPECT_EQ(EvaluateOk(Signed(Delivery("strict", "bad"), stranger_)).reason,
+            kReasonInvalidSignature);
+  // require_signature comes before the synthetic rule.
+  EXPECT_EQ(EvaluateOk(Delivery("strict", "unsigned", true)).reason, kReasonSignatureRequired);
+  EXPECT_EQ(EvaluateOk(Signed(Delivery("strict", "ok"))).verdict, IngestVerdict::kAccepted);
+  // A stale timestamp is an invalid signature.
+  EXPECT_EQ(EvaluateOk(Signed(Delivery("open", "stale"), key_, kNow - 301)).reason,
+            kReasonInvalidSignature);
+  // A revoked key does not verify.
+  publishers_.publishers["open"].keys[0].revoked_at = now_;
+  evaluator_->ForgetPublisher("open");
+  EXPECT_EQ(EvaluateOk(Signed(Delivery("open", "revoked", true))).reason,
+            kReasonInvalidSignature);
+}
+
+TEST_F(IngestEvaluatorTest, SeveralActiveKeysAllVerify) {
+  PublisherRecord& publisher = AddPublisher("rotating");
+  const std::string secret(32, 's');
+  publisher.keys.push_back({"key-2", store::kHmacSha256Algorithm, secret, "11111111",
+                            absl::FromUnixSeconds(0), std::nullopt});
+  DeliveryRecord hmac = Delivery("rotating", "h", true);
+  hmac.message_id = "m";
+  hmac.timestamp = absl::StrCat(kNow);
+  hmac.signature_header = SignV1(secret, SignedContent("m", kNow, hmac.raw_body));
+  EXPECT_EQ(EvaluateOk(hmac).verdict, IngestVerdict::kAccepted);
+  EXPECT_EQ(EvaluateOk(Signed(Delivery("rotating", "e", true))).verdict,
+            IngestVerdict::kAccepted);
+}
+
+TEST_F(IngestEvaluatorTest, MalformedMetadataIsQuarantinedOnlyForVerifiedPublishers) {
+  AddPublisher("trusted", /*verified=*/true);
+  AddPublisher("open");
+  struct Case {
+    std::function<void(DeliveryRecord&)> mangle;
+    const char* reason;
+  };
+  const std::vector<Case> cases = {
+      {[](DeliveryRecord& d) { d.message_id.clear(); }, kReasonMissingId},
+      {[](DeliveryRecord& d) { d.message_id = "a\nb"; }, kReasonMalformedId},
+      {[](DeliveryRecord& d) { d.timestamp.clear(); }, kReasonMissingTimestamp},
+      {[](DeliveryRecord& d) { d.timestamp = "12x"; }, kReasonMalformedTimestamp},
+      {[](DeliveryRecord& d) { d.signature_header = "v1a,@@@"; }, kReasonMalformedSignature},
+      {[](DeliveryRecord& d) { d.signature_header = std::string(3000, 'v'); },
+       kReasonMalformedSignature},
+  };
+  int n = 0;
+  for (const Case& c : cases) {
+    DeliveryRecord trusted = Signed(Delivery("trusted", absl::StrCat("t", n)));
+    c.mangle(trusted);
+    IngestOutcome quarantined = EvaluateOk(trusted);
+    EXPECT_EQ(quarantined.verdict, IngestVerdict::kQuarantined) << c.reason;
+    EXPECT_EQ(quarantined.reason, c.reason);
+    EXPECT_FALSE(quarantined.dead_letter_id.empty());
+    ASSERT_EQ(ingest_.dead_letters.count(quarantined.dead_letter_id), 1u);
+    EXPECT_EQ(ingest_.dead_letters[quarantined.dead_letter_id].delivery.raw_body,
+              trusted.raw_body);
+
+    DeliveryRecord open = Signed(Delivery("open", absl::StrCat("o", n++)));
+    c.mangle(open);
+    IngestOutcome dropped = EvaluateOk(open);
+    EXPECT_EQ(dropped.verdict, IngestVerdict::kDropped) << c.reason;
+    EXPECT_EQ(dropped.reason, kReasonInvalidSignature);
+  }
+  EXPECT_EQ(ingest_.dead_letters.size(), cases.size());
+}
+
+TEST_F(IngestEvaluatorTest, ADuplicateAnswersTheOriginalWithoutEvaluatingAgain) {
+  AddPublisher("feed");
+  EvaluateOk(Delivery("feed", "x", true));
+  const int records = ingest_.records;
+  // Same canonical body: a duplicate even if the fields that decide would now differ.
+  DeliveryRecord again = Delivery("feed", "x", false);
+  IngestOutcome duplicate = EvaluateOk(again);
+  EXPECT_EQ(duplicate.verdict, IngestVerdict::kDuplicate);
+  EXPECT_EQ(duplicate.reason, "dropped:unverified_synthetic_content");
+  EXPECT_EQ(duplicate.item_id, "x");
+  EXPECT_EQ(ingest_.records, records);
+
+  EvaluateOk(Delivery("feed", "y"));
+  EXPECT_EQ(EvaluateOk(Delivery("feed", "y")).reason, "accepted");
+  // Another publisher's identical body is not a duplicate.
+  AddPublisher("other");
+  EXPECT_EQ(EvaluateOk(Delivery("other", "y")).verdict, IngestVerdict::kAccepted);
+}
+
+TEST_F(IngestEvaluatorTest, AValidSignatureReplacesAnUnsignedDropButNothingElseDoes) {
+  AddPublisher("feed");
+  EXPECT_EQ(EvaluateOk(Delivery("feed", "x", true)).verdict, IngestVerdict::kDropped);
+  EXPECT_EQ(EvaluateOk(Signed(Delivery("feed", "x", true), stranger_)).verdict,
+            IngestVerdict::kDuplicate);
+  IngestOutcome replaced = EvaluateOk(Signed(Delivery("feed", "x", true)));
+  EXPECT_EQ(replaced.verdict, IngestVerdict::kAccepted);
+  EXPECT_TRUE(replaced.signature_valid);
+  const DecisionRecord& stored = ingest_.decisions.begin()->second;
+  EXPECT_EQ(stored.decision, StoredDecision::kAccepted);
+  EXPECT_TRUE(stored.signature_valid);
+  // An accepted decision is never replaced, signed or not.
+  EXPECT_EQ(EvaluateOk(Signed(Delivery("feed", "x", true))).reason, "accepted");
+  EXPECT_EQ(ingest_.items.size(), 1u);
+  // Neither is a validly signed drop.
+  AddPublisher("strict", false, true);
+  DeliveryRecord stale = Signed(Delivery("strict", "s"), key_, kNow - 1000);
+  EXPECT_EQ(EvaluateOk(stale).reason, kReasonInvalidSignature);
+  EXPECT_EQ(EvaluateOk(Signed(Delivery("strict", "s"))).verdict, IngestVerdict::kAccepted);
+}
+
+TEST_F(IngestEvaluatorTest, DecisionsExpireAfterThePublishersRetentionOrTheDefault) {
+  IngestEvaluatorOptions options;
+  options.default_retention = absl::Hours(72);
+  Build(options);
+  AddPublisher("default");
+  AddPublisher("short", false, false, /*retention_seconds=*/60);
+  EvaluateOk(Delivery("default", "a"));
+  EvaluateOk(Delivery("short", "a"));
+  for (const auto& [key, decision] : ingest_.decisions) {
+    EXPECT_EQ(decision.decided_at, now_);
+    EXPECT_EQ(decision.expires_at,
+              now_ + (key.first == "short" ? absl::Seconds(60) : absl::Hours(72)));
+  }
+  now_ += absl::Seconds(60);
+  EXPECT_EQ(EvaluateOk(Delivery("short", "a")).verdict, IngestVerdict::kAccepted);
+  EXPECT_EQ(EvaluateOk(Delivery("default", "a")).verdict, IngestVerdict::kDuplicate);
+}
+
+TEST_F(IngestEvaluatorTest, LosingTheRecordRaceAnswersTheWinnersDecision) {
+  AddPublisher("feed");
+  const DeliveryRecord delivery = Delivery("feed", "x", true);
+  // Another pod records an accepted decision between our lookup and our record.
+  DecisionRecord winner;
+  winner.publisher = "feed";
+  winner.content_hash = delivery.content_hash;
+  winner.item_id = "x-from-the-winner";
+  winner.decision = StoredDecision::kAccepted;
+  winner.signature_valid = true;
+  winner.expires_at = now_ + absl::Hours(1);
+  ingest_.commit_before_record = winner;
+  IngestOutcome outcome = EvaluateOk(delivery);
+  EXPECT_EQ(outcome.verdict, IngestVerdict::kDuplicate);
+  EXPECT_EQ(outcome.reason, "accepted");
+  EXPECT_EQ(outcome.item_id, "x-from-the-winner");
+  EXPECT_TRUE(outcome.signature_valid);
+  EXPECT_EQ(ingest_.records, 1);
+}
+
+TEST_F(IngestEvaluatorTest, ReplayDecidesAgainWithCurrentKeysAtTheReceiptTime) {
+  AddPublisher("trusted", /*verified=*/true);
+  const crypto::Ed25519PrivateKey later = crypto::Ed25519PrivateKey::Generate();
+  DeliveryRecord delivery = Signed(Delivery("trusted", "q", true), later);
+  delivery.signature_header = "v1,### " + delivery.signature_header;
+  IngestOutcome quarantined = EvaluateOk(delivery);
+  ASSERT_EQ(quarantined.verdict, IngestVerdict::kQuarantined);
+  EXPECT_EQ(quarantined.reason, kReasonMalformedSignature);
+
+  absl::StatusOr<IngestOutcome> missing = evaluator_->Replay("no-such-letter");
+  EXPECT_TRUE(absl::IsNotFound(missing.status())) << missing.status();
+
+  // An hour later, with the key still missing: quarantined again, same dead letter.
+  now_ += absl::Hours(1);
+  absl::StatusOr<IngestOutcome> again = evaluator_->Replay(quarantined.dead_letter_id);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(again->verdict, IngestVerdict::kQuarantined);
+  EXPECT_EQ(again->dead_letter_id, quarantined.dead_letter_id);
+  EXPECT_EQ(ingest_.dead_letters.size(), 1u);
+
+  // The key is registered (no ForgetPublisher: a replay reads the publisher afresh).
+  publishers_.publishers["trusted"].keys.push_back(
+      {"key-2", store::kEd25519Algorithm, std::string(later.PublicKey().raw()), "22222222",
+       absl::FromUnixSeconds(0), std::nullopt});
+  absl::StatusOr<IngestOutcome> accepted = evaluator_->Replay(quarantined.dead_letter_id);
+  ASSERT_TRUE(accepted.ok()) << accepted.status();
+  EXPECT_EQ(accepted->verdict, IngestVerdict::kAccepted);
+  EXPECT_TRUE(accepted->signature_valid);
+  EXPECT_TRUE(ingest_.dead_letters.empty());
+  ASSERT_EQ(ingest_.items.size(), 1u);
+  EXPECT_EQ(EvaluateOk(delivery).reason, "accepted");
+}
+
+TEST_F(IngestEvaluatorTest, ReplayOfADisabledPublishersLetterLeavesItQueued) {
+  AddPublisher("trusted", /*verified=*/true);
+  DeliveryRecord delivery = Signed(Delivery("trusted", "q"));
+  delivery.timestamp.clear();
+  IngestOutcome quarantined = EvaluateOk(delivery);
+  ASSERT_EQ(quarantined.verdict, IngestVerdict::kQuarantined);
+  publishers_.publishers["trusted"].enabled = false;
+  absl::StatusOr<IngestOutcome> replayed = evaluator_->Replay(quarantined.dead_letter_id);
+  ASSERT_TRUE(replayed.ok());
+  EXPECT_EQ(replayed->verdict, IngestVerdict::kUnknownPublisher);
+  EXPECT_EQ(ingest_.dead_letters.size(), 1u);
+}
+
+// The shared Standard Webhooks verify vectors, delivered as synthetic items by an unverified
+// publisher holding the vector's secret, at the vector's "now": a valid signature is accepted,
+// anything else dropped.
+TEST_F(IngestEvaluatorTest, SharedVerifyVectorsDecideAsTheyVerify) {
+  PORTCULLIS_READ_SHARED_TESTDATA_OR_SKIP(
+      text, std::string(PORTCULLIS_SHARED_TESTDATA_DIR) + "/standard-webhooks/vectors.json");
+  const boost::json::value vectors = boost::json::parse(text);
+  testing::VectorTally tally;
+  int n = 0;
+  for (const boost::json::value& vector : vectors.at("verify_vectors").as_array()) {
+    const boost::json::object& v = vector.as_object();
+    const std::string id(v.at("id").as_string());
+    absl::StatusOr<VerificationKey> key =
+        ParseVerificationKey("k", std::string(v.at("secret").as_string()));
+    ASSERT_TRUE(key.ok()) << id;
+    const std::string name = absl::StrCat("vector-", n++);
+    PublisherRecord& publisher = publishers_.publishers[name];
+    publisher.settings.name = name;
+    publisher.keys = {{"k", store::kHmacSha256Algorithm, key->material, "", absl::Time(),
+                       std::nullopt}};
+    DeliveryRecord delivery;
+    delivery.publisher = name;
+    delivery.item_id = id;
+    delivery.raw_body = std::string(v.at("payload").as_string());
+    delivery.canonical_body = delivery.raw_body;
+    delivery.content_hash = crypto::ToHex(crypto::Sha256(delivery.raw_body));
+    delivery.is_synthetic = true;
+    const boost::json::object& headers = v.at("headers").as_object();
+    auto header = [&](const char* name) {
+      const boost::json::value* value = headers.if_contains(name);
+      return value == nullptr ? std::string() : std::string(value->as_string());
+    };
+    delivery.message_id = header("webhook-id");
+    delivery.timestamp = header("webhook-timestamp");
+    delivery.signature_header = header("webhook-signature");
+    now_ = absl::FromUnixSeconds(v.at("now").to_number<int64_t>());
+    const bool want_valid = std::string(v.at("expect").as_string()) == "valid";
+    const IngestOutcome outcome = EvaluateOk(delivery);
+    tally.Check(outcome.verdict == (want_valid ? IngestVerdict::kAccepted : IngestVerdict::kDropped)
+                    && outcome.signature_valid == want_valid,
+                absl::StrCat(id, ": got reason '", outcome.reason, "'"));
+  }
+  tally.Report("standard-webhooks verify vectors through IngestEvaluator");
+  EXPECT_EQ(tally.failed(), 0);
+  EXPECT_GT(tally.passed(), 0);
+}
+
+}  // namespace
+}  // namespace portcullis::verifier::ingest

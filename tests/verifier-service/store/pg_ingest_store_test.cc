@@ -1,0 +1,266 @@
+#include "verifier-service/src/store/pg_ingest_store.h"
+
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+#include "pqxx/pqxx"
+#include "tests/support/test_database.h"
+#include "verifier-service/src/ingest/decision_sweeper.h"
+#include "verifier-service/src/store/migrator.h"
+
+namespace portcullis::verifier::store {
+namespace {
+
+const absl::Time kNow = absl::FromUnixSeconds(1'700'000'000);
+
+std::string Hash(int n) {
+  std::string hash = absl::StrCat(n);
+  return std::string(64 - hash.size(), '0') + hash;
+}
+
+NewDecision Decision(const std::string& publisher, int n, StoredDecision decision,
+                     bool signature_valid, absl::Time now = kNow,
+                     absl::Duration retention = absl::Hours(1)) {
+  NewDecision next;
+  next.decision.publisher = publisher;
+  next.decision.content_hash = Hash(n);
+  next.decision.item_id = absl::StrCat("item-", n);
+  next.decision.decision = decision;
+  next.decision.reason = decision == StoredDecision::kDropped       ? "unverified_synthetic_content"
+                         : decision == StoredDecision::kQuarantined ? "missing_provenance_id"
+                                                                    : "";
+  next.decision.signature_valid = signature_valid;
+  next.decision.decided_at = now;
+  next.decision.expires_at = now + retention;
+  next.delivery.publisher = publisher;
+  next.delivery.item_id = next.decision.item_id;
+  next.delivery.content_hash = next.decision.content_hash;
+  next.delivery.raw_body = std::string("{\"id\":\"x\"}\0binary", 17);
+  next.delivery.canonical_body = "{\"id\":\"x\"}";
+  next.delivery.signature_header = "v1a,abc";
+  next.delivery.message_id = "m";
+  next.delivery.timestamp = "";
+  next.delivery.is_synthetic = false;
+  next.delivery.digital_source_type = "digitalCapture";
+  return next;
+}
+
+class VerifierPgIngestStoreTest : public ::testing::Test {
+ protected:
+  void Open(const std::string& url) {
+    url_ = url;
+    absl::StatusOr<std::vector<Migration>> migrations = BuiltinMigrations();
+    ASSERT_TRUE(migrations.ok()) << migrations.status();
+    ASSERT_TRUE(Migrator(*migrations).Apply(url).ok());
+    absl::StatusOr<std::unique_ptr<PgConnectionPool>> pool =
+        PgConnectionPool::Create({url, 8, absl::Seconds(5), absl::Seconds(5)});
+    ASSERT_TRUE(pool.ok()) << pool.status();
+    pool_ = *std::move(pool);
+    store_ = std::make_unique<PgIngestStore>(*pool_);
+  }
+
+  RecordResult RecordOk(const NewDecision& next, absl::Time now = kNow) {
+    absl::StatusOr<RecordResult> result = store_->Record(next, now);
+    EXPECT_TRUE(result.ok()) << result.status();
+    return result.ok() ? *result : RecordResult();
+  }
+
+  int64_t Count(const std::string& sql) {
+    pqxx::connection connection(url_);
+    pqxx::nontransaction transaction(connection);
+    return transaction.exec1(sql)[0].as<int64_t>();
+  }
+
+  std::string url_;
+  std::unique_ptr<PgConnectionPool> pool_;
+  std::unique_ptr<PgIngestStore> store_;
+};
+
+TEST_F(VerifierPgIngestStoreTest, RecordsAcceptedWithItsItemAndAnswersDuplicates) {
+  PORTCULLIS_CREATE_TEST_DATABASE_OR_SKIP(db);
+  Open(db->connection_string());
+  RecordResult first = RecordOk(Decision("feed", 1, StoredDecision::kAccepted, false));
+  EXPECT_TRUE(first.recorded);
+  RecordResult second = RecordOk(Decision("feed", 1, StoredDecision::kDropped, false));
+  EXPECT_FALSE(second.recorded);
+  EXPECT_EQ(second.decision.decision, StoredDecision::kAccepted);
+  EXPECT_EQ(second.decision.item_id, "item-1");
+  EXPECT_EQ(second.decision.expires_at, kNow + absl::Hours(1));
+
+  absl::StatusOr<std::optional<DecisionRecord>> found = store_->FindDecision("feed", Hash(1), kNow);
+  ASSERT_TRUE(found.ok() && found->has_value());
+  EXPECT_EQ((*found)->decision, StoredDecision::kAccepted);
+  found = store_->FindDecision("feed", Hash(1), kNow + absl::Hours(1));
+  ASSERT_TRUE(found.ok());
+  EXPECT_FALSE(found->has_value()) << "expired decisions are not duplicates";
+  found = store_->FindDecision("other", Hash(1), kNow);
+  EXPECT_FALSE(found->has_value());
+
+  absl::StatusOr<std::vector<AcceptedItemRecord>> items = store_->ListAcceptedItems(0, 10);
+  ASSERT_TRUE(items.ok());
+  ASSERT_EQ(items->size(), 1u);
+  EXPECT_EQ((*items)[0].canonical_body, "{\"id\":\"x\"}");
+  EXPECT_EQ((*items)[0].item_id, "item-1");
+}
+
+TEST_F(VerifierPgIngestStoreTest, ReplacementRules) {
+  PORTCULLIS_CREATE_TEST_DATABASE_OR_SKIP(db);
+  Open(db->connection_string());
+  // An unsigned drop is replaced by a validly signed decision...
+  RecordOk(Decision("feed", 1, StoredDecision::kDropped, false));
+  EXPECT_TRUE(RecordOk(Decision("feed", 1, StoredDecision::kAccepted, true)).recorded);
+  // ...but an accepted one is not, nor by an unsigned one.
+  EXPECT_FALSE(RecordOk(Decision("feed", 1, StoredDecision::kAccepted, true)).recorded);
+  RecordOk(Decision("feed", 2, StoredDecision::kDropped, false));
+  EXPECT_FALSE(RecordOk(Decision("feed", 2, StoredDecision::kAccepted, false)).recorded);
+  // A signed drop is not replaced.
+  RecordOk(Decision("feed", 3, StoredDecision::kDropped, true));
+  EXPECT_FALSE(RecordOk(Decision("feed", 3, StoredDecision::kAccepted, true)).recorded);
+  // An expired decision is replaced by anything.
+  RecordOk(Decision("feed", 4, StoredDecision::kAccepted, true));
+  EXPECT_TRUE(RecordOk(Decision("feed", 4, StoredDecision::kDropped, false,
+                                kNow + absl::Hours(2)),
+                       kNow + absl::Hours(2))
+                  .recorded);
+  EXPECT_EQ(Count("SELECT count(*) FROM ingest_decisions"), 4);
+  EXPECT_EQ(Count("SELECT count(*) FROM ingest_items"), 2);
+}
+
+TEST_F(VerifierPgIngestStoreTest, QuarantineKeepsTheDeliveryAndReplayReplacesIt) {
+  PORTCULLIS_CREATE_TEST_DATABASE_OR_SKIP(db);
+  Open(db->connection_string());
+  const NewDecision quarantine = Decision("feed", 1, StoredDecision::kQuarantined, false);
+  RecordResult quarantined = RecordOk(quarantine);
+  ASSERT_TRUE(quarantined.recorded);
+  const std::string id = quarantined.decision.dead_letter_id;
+  ASSERT_EQ(id.size(), 36u);
+  absl::StatusOr<std::optional<DeadLetterRecord>> letter = store_->GetDeadLetter(id);
+  ASSERT_TRUE(letter.ok() && letter->has_value());
+  EXPECT_EQ((*letter)->reason, "missing_provenance_id");
+  EXPECT_EQ((*letter)->delivery.raw_body, quarantine.delivery.raw_body);
+  EXPECT_EQ((*letter)->delivery.canonical_body, quarantine.delivery.canonical_body);
+  EXPECT_EQ((*letter)->delivery.signature_header, "v1a,abc");
+  EXPECT_EQ((*letter)->delivery.message_id, "m");
+  EXPECT_EQ((*letter)->delivery.is_synthetic, std::optional<bool>(false));
+  EXPECT_EQ((*letter)->delivery.digital_source_type, "digitalCapture");
+
+  // Replayed and quarantined again: the same dead letter, with the new reason.
+  NewDecision again = Decision("feed", 1, StoredDecision::kQuarantined, false);
+  again.decision.reason = "malformed_provenance_signature";
+  again.replay_of = id;
+  RecordResult requarantined = RecordOk(again);
+  EXPECT_TRUE(requarantined.recorded);
+  EXPECT_EQ(requarantined.decision.dead_letter_id, id);
+  EXPECT_EQ((*store_->GetDeadLetter(id))->reason, "malformed_provenance_signature");
+  EXPECT_EQ(Count("SELECT count(*) FROM dead_letters"), 1);
+
+  // Replayed and accepted: the dead letter goes, the item arrives.
+  NewDecision accepted = Decision("feed", 1, StoredDecision::kAccepted, true);
+  accepted.replay_of = id;
+  EXPECT_TRUE(RecordOk(accepted).recorded);
+  EXPECT_FALSE(store_->GetDeadLetter(id)->has_value());
+  EXPECT_EQ(Count("SELECT count(*) FROM ingest_items"), 1);
+  EXPECT_TRUE(absl::IsNotFound(store_->DiscardDeadLetter(id)));
+}
+
+TEST_F(VerifierPgIngestStoreTest, DeadLettersPageOldestFirstPerPublisher) {
+  PORTCULLIS_CREATE_TEST_DATABASE_OR_SKIP(db);
+  Open(db->connection_string());
+  for (int i = 0; i < 5; ++i) {
+    RecordOk(Decision(i % 2 == 0 ? "even" : "odd", i, StoredDecision::kQuarantined, false));
+  }
+  absl::StatusOr<std::vector<DeadLetterRecord>> page = store_->ListDeadLetters("", std::nullopt, 2);
+  ASSERT_TRUE(page.ok()) << page.status();
+  ASSERT_EQ(page->size(), 2u);
+  EXPECT_EQ((*page)[0].delivery.item_id, "item-0");
+  EXPECT_EQ((*page)[1].delivery.item_id, "item-1");
+  std::vector<std::string> all;
+  std::optional<DeadLetterPosition> after;
+  while (true) {
+    page = store_->ListDeadLetters("", after, 2);
+    ASSERT_TRUE(page.ok());
+    for (const DeadLetterRecord& letter : *page) {
+      all.push_back(letter.delivery.item_id);
+    }
+    if (page->size() < 2) {
+      break;
+    }
+    after = DeadLetterPosition{page->back().created_at, page->back().dead_letter_id};
+  }
+  EXPECT_EQ(all, (std::vector<std::string>{"item-0", "item-1", "item-2", "item-3", "item-4"}));
+  page = store_->ListDeadLetters("even", std::nullopt, 10);
+  EXPECT_EQ(page->size(), 3u);
+  ASSERT_TRUE(store_->DiscardDeadLetter((*page)[0].dead_letter_id).ok());
+  EXPECT_EQ(store_->ListDeadLetters("even", std::nullopt, 10)->size(), 2u);
+}
+
+TEST_F(VerifierPgIngestStoreTest, ConcurrentRecordsOfOneKeyRecordOnce) {
+  PORTCULLIS_CREATE_TEST_DATABASE_OR_SKIP(db);
+  Open(db->connection_string());
+  constexpr int kThreads = 16;
+  std::vector<std::thread> threads;
+  std::atomic<int> recorded{0};
+  std::atomic<int> duplicates_of_accepted{0};
+  for (int i = 0; i < kThreads; ++i) {
+    threads.emplace_back([&] {
+      absl::StatusOr<RecordResult> result =
+          store_->Record(Decision("feed", 1, StoredDecision::kAccepted, true), kNow);
+      ASSERT_TRUE(result.ok()) << result.status();
+      if (result->recorded) {
+        ++recorded;
+      } else if (result->decision.decision == StoredDecision::kAccepted) {
+        ++duplicates_of_accepted;
+      }
+    });
+  }
+  for (std::thread& thread : threads) {
+    thread.join();
+  }
+  EXPECT_EQ(recorded.load(), 1);
+  EXPECT_EQ(duplicates_of_accepted.load(), kThreads - 1);
+  EXPECT_EQ(Count("SELECT count(*) FROM ingest_items"), 1);
+}
+
+TEST_F(VerifierPgIngestStoreTest, AcceptedItemsPageByCursor) {
+  PORTCULLIS_CREATE_TEST_DATABASE_OR_SKIP(db);
+  Open(db->connection_string());
+  for (int i = 0; i < 5; ++i) {
+    RecordOk(Decision("feed", i, StoredDecision::kAccepted, i % 2 == 0));
+  }
+  absl::StatusOr<std::vector<AcceptedItemRecord>> first = store_->ListAcceptedItems(0, 3);
+  ASSERT_TRUE(first.ok());
+  ASSERT_EQ(first->size(), 3u);
+  EXPECT_LT((*first)[0].cursor, (*first)[1].cursor);
+  EXPECT_TRUE((*first)[0].signature_valid);
+  EXPECT_FALSE((*first)[1].signature_valid);
+  absl::StatusOr<std::vector<AcceptedItemRecord>> rest =
+      store_->ListAcceptedItems(first->back().cursor, 3);
+  ASSERT_EQ(rest->size(), 2u);
+  EXPECT_EQ((*rest)[1].item_id, "item-4");
+}
+
+TEST_F(VerifierPgIngestStoreTest, TheSweeperDeletesExpiredDecisionsInBatches) {
+  PORTCULLIS_CREATE_TEST_DATABASE_OR_SKIP(db);
+  Open(db->connection_string());
+  for (int i = 0; i < 25; ++i) {
+    RecordOk(Decision("feed", i, StoredDecision::kDropped, false, kNow, absl::Minutes(1)));
+  }
+  for (int i = 25; i < 30; ++i) {
+    RecordOk(Decision("feed", i, StoredDecision::kDropped, false, kNow, absl::Hours(1)));
+  }
+  absl::StatusOr<int64_t> none = store_->SweepExpired(kNow + absl::Seconds(59), 10);
+  ASSERT_TRUE(none.ok());
+  EXPECT_EQ(*none, 0);
+  ingest::DecisionSweeperOptions options;
+  options.batch = 10;
+  options.clock = [] { return kNow + absl::Minutes(1); };
+  ingest::DecisionSweeper sweeper(*store_, options);
+  absl::StatusOr<int64_t> swept = sweeper.SweepOnce();
+  ASSERT_TRUE(swept.ok()) << swept.status();
+  EXPECT_EQ(*swept, 25);
+  EXPECT_EQ(Count("SELECT count(*) FROM ingest_decisions"), 5);
+}
+
+}  // namespace
+}  // namespace portcullis::verifier::store
