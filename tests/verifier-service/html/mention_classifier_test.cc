@@ -1,5 +1,8 @@
 #include "verifier-service/src/html/mention_classifier.h"
 
+#include <filesystem>
+#include <map>
+#include <optional>
 #include <string>
 
 #include "absl/strings/ascii.h"
@@ -7,6 +10,7 @@
 #include "boost/json/parse.hpp"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/support/shared_testdata.h"
 #include "verifier-service/src/html/mf2_parser.h"
 
 namespace portcullis::verifier::html {
@@ -288,6 +292,43 @@ TEST(MentionClassifierTest, MalformedMf2JsonIsReadAsAbsent) {
   EXPECT_EQ(entry.name, "");
   EXPECT_EQ(entry.content_text, "");
   EXPECT_EQ(entry.url, kPage);
+}
+
+// The XRay source fixtures (raw HTTP responses, read in place): every page classifies without
+// trouble, and the response fixtures get the type XRay's own tests give them.
+TEST(MentionClassifierTest, SharedXrayFixtures) {
+  const std::filesystem::path dir = std::filesystem::path(PORTCULLIS_SHARED_TESTDATA_DIR) /
+                                    "authorship" / "xray" / "source.example.com";
+  PORTCULLIS_READ_SHARED_TESTDATA_OR_SKIP(basictest, dir / "basictest");
+  const std::map<std::string, std::string> expected_types = {
+      {"reply-is-url", "reply"},
+      {"reply-is-h-cite", "reply"},
+      {"duplicate-in-reply-to-urls", "reply"},
+      {"duplicate-like-of-urls", "like"},
+      {"bookmark-missing-content", "bookmark"},
+      {"basictest", "mention"},
+      {"no-h-entry", "mention"},
+      // rsvp without in-reply-to answers no event: a mention here (XRay reads rsvp alone).
+      {"h-entry-rsvp", "mention"}};
+  int pages = 0;
+  for (const auto& file : std::filesystem::directory_iterator(dir)) {
+    const std::string name = file.path().filename().string();
+    std::optional<std::string> raw = testing::ReadFileIfPresent(file.path());
+    ASSERT_TRUE(raw.has_value()) << name;
+    size_t body = raw->find("\r\n\r\n");
+    body = body == std::string::npos ? raw->find("\n\n") : body;
+    const std::string html =
+        body == std::string::npos ? "" : raw->substr(raw->find('\n', body + 1) + 1);
+    const std::string page = "http://source.example.com/" + name;
+    const MentionEntry entry = ClassifyMention(Mf2(html, page), Url(page), nullptr);
+    EXPECT_FALSE(entry.url.empty()) << name;
+    EXPECT_THAT(entry.content_html, Not(HasSubstr("<script"))) << name;
+    if (const auto it = expected_types.find(name); it != expected_types.end()) {
+      EXPECT_EQ(entry.type, it->second) << name;
+    }
+    ++pages;
+  }
+  EXPECT_GT(pages, 60);
 }
 
 }  // namespace
