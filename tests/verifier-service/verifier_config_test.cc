@@ -186,5 +186,49 @@ TEST(VerifierConfigTest, RefusesBadFetchValuesNamingTheFlag) {
   refused([](VerifierFlagValues& f) { f.admin_listen = "nope"; }, "--admin_listen");
 }
 
+TEST(VerifierConfigTest, IngestValues) {
+  absl::StatusOr<VerifierConfig> defaults = BuildVerifierConfig(Defaults());
+  ASSERT_TRUE(defaults.ok()) << defaults.status();
+  EXPECT_TRUE(defaults->ingest_require_registration);
+  EXPECT_EQ(defaults->ingest_signature_tolerance, absl::Seconds(300));
+  EXPECT_EQ(defaults->ingest_default_retention, absl::Hours(72));
+  EXPECT_EQ(defaults->ingest_publisher_cache_ttl, absl::Seconds(5));
+  EXPECT_EQ(defaults->ingest_sweep_interval, absl::Minutes(1));
+  EXPECT_EQ(defaults->ingest_sweep_batch, 500);
+
+  VerifierFlagValues flags = Defaults();
+  flags.ingest_require_registration = "false";
+  flags.ingest_signature_tolerance = "60s";
+  flags.ingest_default_retention = "24h";
+  flags.ingest_publisher_cache_ttl = "0s";
+  flags.ingest_sweep_interval = "10s";
+  flags.ingest_sweep_batch = "50";
+  absl::StatusOr<VerifierConfig> config = BuildVerifierConfig(flags);
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_FALSE(config->ingest_require_registration);
+  EXPECT_EQ(config->ingest_signature_tolerance, absl::Seconds(60));
+  EXPECT_EQ(config->ingest_default_retention, absl::Hours(24));
+  EXPECT_EQ(config->ingest_publisher_cache_ttl, absl::ZeroDuration());
+  EXPECT_EQ(config->ingest_sweep_interval, absl::Seconds(10));
+  EXPECT_EQ(config->ingest_sweep_batch, 50);
+
+  const std::pair<std::string VerifierFlagValues::*, const char*> bad[] = {
+      {&VerifierFlagValues::ingest_require_registration, "yes"},
+      {&VerifierFlagValues::ingest_signature_tolerance, "0s"},
+      {&VerifierFlagValues::ingest_signature_tolerance, "25h"},
+      {&VerifierFlagValues::ingest_default_retention, "0s"},
+      {&VerifierFlagValues::ingest_publisher_cache_ttl, "-1s"},
+      {&VerifierFlagValues::ingest_sweep_interval, "0s"},
+      {&VerifierFlagValues::ingest_sweep_batch, "0"},
+  };
+  for (const auto& [field, value] : bad) {
+    VerifierFlagValues broken = Defaults();
+    broken.*field = value;
+    const absl::Status status = BuildVerifierConfig(broken).status();
+    EXPECT_TRUE(absl::IsInvalidArgument(status)) << value;
+    EXPECT_NE(status.message().find("--ingest_"), absl::string_view::npos) << status;
+  }
+}
+
 }  // namespace
 }  // namespace portcullis::verifier
