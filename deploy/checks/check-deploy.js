@@ -15,6 +15,7 @@ const { validateObject } = require('./lib/schema');
 const { CHECKS, checkVerifierEgress, workloads } = require('./lib/assertions');
 const { parseSsrfPolicy } = require('./lib/ssrf-policy');
 const { lintDockerfile, runtimeUid } = require('./lib/dockerfile');
+const { readSourceFacts, checkAgainstSource } = require('./lib/source');
 
 function sortKeys(v) {
   if (Array.isArray(v)) return v.map(sortKeys);
@@ -91,6 +92,9 @@ function runChecks(options) {
   if (mode === 'kubectl' && !kubectl) record('renderer', ['--renderer kubectl: no kubectl with kustomize v4+ on PATH']);
   const renderKubectl = options.kubectlRender || kubectlRender;
 
+  // Env variables and metric names from the C++ sources (lib/source.js).
+  const sourceFacts = readSourceFacts(root);
+
   const overlaysDir = path.join(root, 'deploy', 'k8s', 'overlays');
   const overlays = fs.existsSync(overlaysDir) ? fs.readdirSync(overlaysDir).filter((d) => fs.statSync(path.join(overlaysDir, d)).isDirectory()).sort() : [];
   if (overlays.length === 0) record('overlays', [`no overlays under ${overlaysDir}`]);
@@ -149,6 +153,8 @@ function runChecks(options) {
       }
       record(`[${overlay}] ${name}`, failures, okDetail);
     }
+    record(`[${overlay}] sourceAgreement`, checkAgainstSource(objects, sourceFacts),
+      'ConfigMap keys are env variables the binaries read; HPA metrics are ones the verifier registers');
     const egress = checkVerifierEgress(objects, ssrf ? ssrf.ranges : []);
     record(`[${overlay}] verifierEgress`, egress, ssrf ? `every one of ${ssrf.ranges.length} SSRF-POLICY.md ranges excepted on 80/443` : 'DNS, PostgreSQL, public 80/443 (SSRF ranges not checked: policy missing)');
   }

@@ -10,6 +10,9 @@ const VERIFIER = 'verifier-service';
 const HEADLESS = 'verifier-service-headless';
 const VERIFIER_ADDRESS = `dns:///${HEADLESS}:50051`;
 const CLIENT_LABEL = ['portcullis.dev/verifier-client', 'true'];
+// Namespaces whose pods may scrape the admin port (/metrics) of both services.
+const SCRAPER_LABEL = ['portcullis.dev/metrics-scraper', 'true'];
+const ADMIN_PORT = 9090;
 // Binary defaults (ingest-gateway/main.cc, verifier-service/main.cc) when a variable is unset.
 const DEFAULTS = { SHUTDOWN_DELAY: '0s', DRAIN_TIMEOUT: '10s' };
 
@@ -365,7 +368,14 @@ function checkVerifierIngress(objects) {
   for (const np of policiesFor(objects, ver)) {
     for (const rule of np.spec.ingress || []) {
       const ports = portsOf(rule);
-      if (!(ports.length && ports.every((p) => p.port === 50051 && p.protocol === 'TCP' && !p.endPort))) failures.push(`${ref(np)}: ingress on ports other than 50051`);
+      // The admin port (/metrics): from scraper namespaces only, nothing else on that rule.
+      if (ports.length && ports.every((p) => p.port === ADMIN_PORT && p.protocol === 'TCP' && !p.endPort)) {
+        const scrapers = (rule.from || []).length > 0 && rule.from.every((peer) => !peer.ipBlock && !peer.podSelector &&
+          sameMap(peer.namespaceSelector?.matchLabels, { [SCRAPER_LABEL[0]]: SCRAPER_LABEL[1] }) && !(peer.namespaceSelector.matchExpressions || []).length);
+        if (!scrapers) failures.push(`${ref(np)}: ingress on the admin port ${ADMIN_PORT} from other than namespaces labelled ${SCRAPER_LABEL.join('=')}`);
+        continue;
+      }
+      if (!(ports.length && ports.every((p) => p.port === 50051 && p.protocol === 'TCP' && !p.endPort))) failures.push(`${ref(np)}: ingress on ports other than 50051 (and the admin port ${ADMIN_PORT} for scrapers)`);
       if (!rule.from?.length) {
         failures.push(`${ref(np)}: ingress from anywhere`);
         continue;

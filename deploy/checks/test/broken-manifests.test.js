@@ -246,6 +246,34 @@ expectFailure('manifests running as another UID than the image', 'dockerfile ver
 expectFailure('a .dockerignore that sends .git', '.dockerignore', /\.git/, (f) =>
   f.replace('.dockerignore', '.git\n', ''));
 
+// The manifests against the C++ sources (lib/source.js).
+expectFailure('an HPA metric the verifier does not register', '[prod] sourceAgreement', /portcullis_verifier_queue_length is not registered/, (f) =>
+  f.replace(`${VS}/hpa.yaml`, 'name: portcullis_verifier_queue_depth', 'name: portcullis_verifier_queue_length'));
+
+expectFailure('the verifier renaming its metric under the HPA', '[dev] sourceAgreement', /portcullis_verifier_verifications_in_flight is not registered/, (f) =>
+  f.replace('verifier-service/src/server/verifier_metrics.h', '"portcullis_verifier_verifications_in_flight"', '"portcullis_verifier_busy_workers"'));
+
+expectFailure('a ConfigMap key the binary does not read', '[prod] sourceAgreement', /FETCH_TIMEOUTS is not read by verifier-service/, (f) =>
+  f.replace(`${VS}/configmap.yaml`, 'FETCH_TIMEOUT:', 'FETCH_TIMEOUTS:'));
+
+expectFailure('the HPA reading metrics the verifier does not serve (no ADMIN_LISTEN)', '[prod] sourceAgreement', /ADMIN_LISTEN is ""/, (f) =>
+  f.replace(`${VS}/configmap.yaml`, 'ADMIN_LISTEN: "0.0.0.0:9090"', 'ADMIN_LISTEN: ""'));
+
+expectFailure('the admin port not declared by the pod', '[prod] sourceAgreement', /ADMIN_LISTEN port 9191 is not a containerPort/, (f) =>
+  f.replace(`${VS}/configmap.yaml`, 'ADMIN_LISTEN: "0.0.0.0:9090"', 'ADMIN_LISTEN: "0.0.0.0:9191"'));
+
+expectFailure('an in-flight target no pod can reach', '[prod] sourceAgreement', /in-flight target 500/, (f) =>
+{
+  f.editYaml(`${VS}/hpa.yaml`, (d) => { d[0].spec.metrics.find((m) => m.type === 'Pods').pods.target.averageValue = '500'; });
+  f.replace(`${VS}/configmap.yaml`, '  FETCH_TIMEOUT:', '  WORKERS: "8"\n  FETCH_TIMEOUT:');
+});
+
+expectFailure('the SSRF allow list set in a cluster', '[dev] sourceAgreement', /EGRESS_ALLOW_CIDRS/, (f) =>
+  f.replace(`${VS}/configmap.yaml`, '  FETCH_TIMEOUT:', '  EGRESS_ALLOW_CIDRS: "10.0.0.0/8"\n  FETCH_TIMEOUT:'));
+
+expectFailure('the verifier\'s /metrics open to every pod', '[prod] verifierIngress', /admin port 9090/, (f) =>
+  f.replace(`${VS}/networkpolicy.yaml`, 'portcullis.dev/metrics-scraper: "true"', 'portcullis.dev/anything: "true"'));
+
 test('kustomize fixture YAML stays loadable (sanity of the helpers)', () => {
   const f = makeFixture();
   try {

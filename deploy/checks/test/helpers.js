@@ -41,6 +41,15 @@ function makeFixture() {
   fs.mkdirSync(path.join(root, 'scripts', 'lib'), { recursive: true });
   fs.copyFileSync(path.join(REPO, 'scripts', 'lib', 'common.sh'), path.join(root, 'scripts', 'lib', 'common.sh'));
   fs.copyFileSync(path.join(REPO, '.dockerignore'), path.join(root, '.dockerignore'));
+  // What lib/source.js reads: each service's main.cc and the .cc/.h files under its src/.
+  for (const service of ['ingest-gateway', 'verifier-service']) {
+    fs.mkdirSync(path.join(root, service), { recursive: true });
+    fs.copyFileSync(path.join(REPO, service, 'main.cc'), path.join(root, service, 'main.cc'));
+    fs.cpSync(path.join(REPO, service, 'src'), path.join(root, service, 'src'), {
+      recursive: true,
+      filter: (src) => fs.statSync(src).isDirectory() || /\.(cc|h)$/.test(src),
+    });
+  }
   const shared = path.join(root, 'shared');
   fs.mkdirSync(shared);
   const policy = path.join(SHARED, 'SSRF-POLICY.md');
