@@ -31,6 +31,14 @@ ABSL_FLAG(std::string, key, "",
           "`sign`: a whsk_ signing key or whsec_ secret, or @PATH of a file holding one");
 ABSL_FLAG(std::string, id, "", "`sign`: the webhook-id (default: a random msg_ id)");
 ABSL_FLAG(std::string, timestamp, "", "`sign`: the webhook-timestamp (default: now)");
+ABSL_FLAG(std::string, target, "", "`mention list`: the mentions of this target URL");
+ABSL_FLAG(std::string, site, "", "`mention list`: the mentions of this site (domain)");
+ABSL_FLAG(std::string, state, "", "`mention list`: only pending, verified or failed mentions");
+ABSL_FLAG(std::string, type, "",
+          "`mention list`: only mentions of this type (mention, reply, like, repost, bookmark, "
+          "rsvp)");
+ABSL_FLAG(int32_t, page_size, 0, "`mention list`: mentions per page, 1 to 1000 (0: 100)");
+ABSL_FLAG(std::string, page_token, "", "`mention list`: next_page_token of the previous page");
 
 int main(int argc, char** argv) {
   portcullis::config::AcceptDashedFlagNames(argc, argv);
@@ -50,6 +58,12 @@ int main(int argc, char** argv) {
       .key = absl::GetFlag(FLAGS_key),
       .message_id = absl::GetFlag(FLAGS_id),
       .timestamp = absl::GetFlag(FLAGS_timestamp),
+      .list_target = absl::GetFlag(FLAGS_target),
+      .list_site = absl::GetFlag(FLAGS_site),
+      .list_state = absl::GetFlag(FLAGS_state),
+      .list_type = absl::GetFlag(FLAGS_type),
+      .page_size = absl::GetFlag(FLAGS_page_size),
+      .page_token = absl::GetFlag(FLAGS_page_token),
   };
   if (options.timeout <= absl::ZeroDuration()) {
     std::cerr << "error: --timeout must be positive\n";

@@ -39,6 +39,24 @@ class FakeVerifier final : public verifier::v1::Verifier::Service {
     mention->set_state(verifier::v1::MENTION_STATE_PENDING);
     return grpc::Status::OK;
   }
+
+  // One verified reply on every page; a next page token unless `page_token` is set; records the
+  // request.
+  grpc::Status ListMentions(grpc::ServerContext*, const verifier::v1::ListMentionsRequest* request,
+                            verifier::v1::ListMentionsResponse* response) override {
+    last_list = *request;
+    auto* mention = response->add_mentions();
+    mention->set_mention_id("5b6f0e0c-6f6e-4c57-9d2b-6a1f1f0a0001");
+    mention->set_state(verifier::v1::MENTION_STATE_VERIFIED);
+    mention->set_type(verifier::v1::MENTION_TYPE_REPLY);
+    mention->mutable_author()->set_name("Alice");
+    if (request->page_token().empty()) {
+      response->set_next_page_token("next-token");
+    }
+    return grpc::Status::OK;
+  }
+
+  verifier::v1::ListMentionsRequest last_list;
 };
 
 // Starts `service` on a free loopback port.

@@ -23,6 +23,8 @@ std::string Usage() {
   return "usage: portcullis [--verifier=HOST:PORT] [--timeout=5s] COMMAND\n"
          "  mention submit SOURCE TARGET   submit a webmention; prints the decision as JSON\n"
          "  mention get ID                 show one mention as JSON\n"
+         "  mention list --target URL | --site DOMAIN [--state S] [--type T] [--page-size N]\n"
+         "               [--page-token T]  one page of mentions, newest change first, as JSON\n"
          "  mention verify SOURCE TARGET   verify the pair now (same pipeline as the queue);\n"
          "                                 prints the result as JSON; exit 0 only if VERIFIED\n"
          "  site add DOMAIN                serve a domain (idempotent)\n"
@@ -219,6 +221,22 @@ int Run(const std::vector<std::string>& args, const CliOptions& options, std::os
         grpc::CreateChannel(options.verifier_target, grpc::InsecureChannelCredentials());
     auto stub = verifier::v1::Verifier::NewStub(channel);
     return VerifyMention(*stub, options.timeout, args[2], args[3], out, err);
+  }
+  if (verb == "list") {
+    if (args.size() != 2) {
+      return usage_error("'mention list' takes options only (--target URL or --site DOMAIN)");
+    }
+    auto channel =
+        grpc::CreateChannel(options.verifier_target, grpc::InsecureChannelCredentials());
+    auto stub = verifier::v1::Verifier::NewStub(channel);
+    return ListMentions(*stub, options.timeout,
+                        {.target = options.list_target,
+                         .site = options.list_site,
+                         .state = options.list_state,
+                         .type = options.list_type,
+                         .page_size = options.page_size,
+                         .page_token = options.page_token},
+                        out, err);
   }
   const size_t expected = verb == "submit" ? 4 : verb == "get" ? 3 : 0;
   if (expected == 0) {

@@ -33,6 +33,13 @@ struct CliOptions {
   std::string key;
   std::string message_id;
   std::string timestamp;
+  // `mention list`: --target, --site, --state, --type, --page-size, --page-token.
+  std::string list_target;
+  std::string list_site;
+  std::string list_state;
+  std::string list_type;
+  int32_t page_size = 0;
+  std::string page_token;
 };
 
 // Runs `portcullis <args...>` (args exclude the program name). Results go to `out` as JSON,
