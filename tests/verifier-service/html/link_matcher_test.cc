@@ -228,6 +228,78 @@ TEST(LinkMatcherTest, ResultIsTheSameAfterTheMf2ParserRewroteTheDocument) {
   EXPECT_TRUE(FindLink(document, page, U("https://source.example/b/")).found);
 }
 
+TEST(LinkMatcherTest, EveryLinkThatParsesIsFoundWhenItIsTheTarget) {
+  // The scan skips the full parse of links that surely name another host; whatever the spelling,
+  // a link that parses to the target must still be found, and one on the target's host must
+  // still reach the diagnostic.
+  const std::string page = "https://source.example/notes/1";
+  const url::Url base = U(page);
+  for (const std::string href : {
+           "https://target.example/p",
+           "HTTPS://TARGET.EXAMPLE/p",
+           "hTtP://Target.Example:80/p",
+           "https://target.example./p",
+           "//target.example/p",
+           "\\\\target.example/p",
+           "/\\target.example/p",
+           "https:\\\\target.example\\p",
+           "https:/target.example/p",
+           "https:///target.example/p",
+           "https:target.example/p",
+           "http:target.example",
+           "https://user:pass@target.example/p",
+           "https://user@target.example/p",
+           "https://target.example:443/p",
+           "https://target.example:/p",
+           "https://t%61rget.example/p",
+           "https://TARGET%2eexample/p",
+           "https://target\xE3\x80\x82"
+           "example/p",
+           "https://ｔａｒｇｅｔ.example/p",
+           "https://xn--bcher-kva.example/",
+           "https://bücher.example/",
+           "https://0x7f.1/p",
+           "https://127.0.0.1/p",
+           "https://2130706433/",
+           "https://1.2.3.4./p",
+           "https://[::1]/p",
+           "https://target.example#f",
+           "https://target.example?q",
+           "  https://target.example/p\x0c ",
+           "https://tar\tget.example/p",
+           "ht\ntps://target.example/p",
+           "p",
+           "/p",
+           "?q",
+           "#f",
+           ".",
+           "",
+           "https:",
+           "https://",
+           "javascript:x",
+           "mailto:a@target.example",
+           "https://a_b.example/",
+           "https://-target.example/",
+           "https://target..example/",
+           "https://example.123abc/",
+           "https://example.0x1g/",
+       }) {
+    const absl::StatusOr<url::Url> parsed = url::ParseUrl(href, &base);
+    if (!parsed.ok()) {
+      continue;
+    }
+    const std::string html = absl::StrCat("<a href='x'>x</a><a href=\"", href, "\">x</a>");
+    EXPECT_TRUE(Find(html, parsed->href(), {}, page).found) << href << " -> " << parsed->href();
+    // Another resource on the same host: not found, but listed.
+    const url::Url other = U(absl::StrCat(parsed->origin(), "/zzz-not-linked"));
+    const LinkMatch miss = Find(html, other.href(), {}, page);
+    EXPECT_FALSE(miss.found) << href;
+    std::string without_fragment = parsed->href();
+    without_fragment = without_fragment.substr(0, without_fragment.find('#'));
+    EXPECT_THAT(miss.links_to_target_host, ::testing::Contains(without_fragment)) << href;
+  }
+}
+
 // ---- microformats u-* --------------------------------------------------------------------------
 
 TEST(LinkMatcherTest, UrlPropertiesCountWhateverElementCarriesThem) {

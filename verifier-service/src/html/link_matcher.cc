@@ -12,6 +12,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "absl/strings/strip.h"
 #include "verifier-service/src/html/mf2_parser.h"
 
 namespace portcullis::verifier::html {
@@ -288,6 +289,109 @@ std::optional<std::string> UrlPropertyValue(const HtmlNode& node, size_t* text_b
   return std::string(absl::StripAsciiWhitespace(*text));
 }
 
+bool IsSchemeChar(char c) {
+  return absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '+' || c == '-' || c == '.';
+}
+
+// Whether the host of an authority (what follows "//") is surely what the URL parser would
+// serialize, lowercased: an ASCII name of letters, digits, '-' and '.', that is not an IPv4
+// address in any spelling (its last label is no number) and no punycode. nullopt when unsure.
+std::optional<absl::string_view> PlainHostOf(absl::string_view rest) {
+  // The authority ends at the first '/', '\\', '?' or '#'; the host at ':' (a port follows).
+  size_t host_end = absl::string_view::npos;
+  size_t i = 0;
+  for (; i < rest.size(); ++i) {
+    const char c = rest[i];
+    if (c == '/' || c == '\\' || c == '?' || c == '#') {
+      break;
+    }
+    if (c == '@') {
+      return std::nullopt;  // userinfo: the parser decides
+    }
+    if (c == ':' && host_end == absl::string_view::npos) {
+      host_end = i;
+    }
+  }
+  const absl::string_view host = rest.substr(0, std::min(host_end, i));
+  if (host.empty()) {
+    return std::nullopt;
+  }
+  size_t last_label = 0;  // where the last non-empty label starts
+  for (size_t j = 0; j < host.size(); ++j) {
+    const char c = host[j];
+    if (c == '.') {
+      if (j + 1 < host.size()) {
+        last_label = j + 1;
+      }
+    } else if (!absl::ascii_isalnum(static_cast<unsigned char>(c)) && c != '-') {
+      return std::nullopt;  // '%', '[', '_', non-ASCII, ...: the parser decides
+    } else if (j == last_label && host.size() - j >= 4 &&
+               absl::StartsWithIgnoreCase(host.substr(j), "xn--")) {
+      return std::nullopt;  // punycode: the parser validates it
+    }
+  }
+  absl::string_view last = host.substr(last_label);
+  if (!last.empty() && last.back() == '.') {
+    last.remove_suffix(1);
+  }
+  const bool digits = std::all_of(last.begin(), last.end(), [](char c) {
+    return absl::ascii_isdigit(static_cast<unsigned char>(c));
+  });
+  if (last.empty() || digits || absl::StartsWithIgnoreCase(last, "0x")) {
+    return std::nullopt;  // may be an IPv4 address in one of its spellings
+  }
+  return host;
+}
+
+// False only when `raw`, resolved against `base`, is surely no http(s) URL on `host` (the
+// target's): then it can neither match nor belong in the diagnostic, and the full parse (most of
+// the cost of a scan) is skipped. True when it may be, or when unsure.
+bool MayBeOnHost(absl::string_view raw, const url::Url& base, absl::string_view host) {
+  // The parser trims leading and trailing C0 controls and spaces, and removes tabs and newlines
+  // anywhere; with any of them inside, let it decide.
+  while (!raw.empty() && static_cast<unsigned char>(raw.front()) <= 0x20) {
+    raw.remove_prefix(1);
+  }
+  while (!raw.empty() && static_cast<unsigned char>(raw.back()) <= 0x20) {
+    raw.remove_suffix(1);
+  }
+  for (const char c : raw) {
+    if (c == '\t' || c == '\n' || c == '\r') {
+      return true;
+    }
+  }
+  size_t colon = absl::string_view::npos;
+  if (!raw.empty() && absl::ascii_isalpha(static_cast<unsigned char>(raw[0]))) {
+    size_t i = 1;
+    while (i < raw.size() && IsSchemeChar(raw[i])) {
+      ++i;
+    }
+    if (i < raw.size() && raw[i] == ':') {
+      colon = i;
+    }
+  }
+  absl::string_view rest;
+  if (colon == absl::string_view::npos) {
+    const bool network_path =
+        raw.size() >= 2 && (raw[0] == '/' || raw[0] == '\\') && (raw[1] == '/' || raw[1] == '\\');
+    if (!network_path) {
+      return base.host() == host;  // path-, query- or fragment-relative: the base's host
+    }
+    rest = raw.substr(2);
+  } else {
+    const absl::string_view scheme = raw.substr(0, colon);
+    if (!absl::EqualsIgnoreCase(scheme, "http") && !absl::EqualsIgnoreCase(scheme, "https")) {
+      return false;  // ParseUrl refuses every other scheme
+    }
+    if (!absl::StartsWith(raw.substr(colon + 1), "//")) {
+      return true;  // "http:path", "https:\\host": the parser decides
+    }
+    rest = raw.substr(colon + 3);
+  }
+  const std::optional<absl::string_view> plain = PlainHostOf(rest);
+  return !plain.has_value() || absl::EqualsIgnoreCase(*plain, host);
+}
+
 // Equal as serialized URLs without their fragments.
 bool SameResource(const url::Url& a, const url::Url& b) {
   return a.path() == b.path() && a.host() == b.host() && a.query() == b.query() &&
@@ -398,6 +502,9 @@ class Matcher {
       return false;
     }
     ++result_.links_checked;
+    if (!MayBeOnHost(value, base_, target_.host())) {
+      return true;
+    }
     const absl::StatusOr<url::Url> link = url::ParseUrl(value, &base_);
     if (!link.ok()) {
       return true;
@@ -418,6 +525,9 @@ class Matcher {
   }
 
   void Note(const url::Url& link) {
+    if (result_.links_to_target_host_truncated) {
+      return;  // full, and known to be
+    }
     std::string href = WithoutFragment(link);
     if (href.size() > options_.max_diagnostic_link_bytes) {
       href.resize(options_.max_diagnostic_link_bytes);  // serialized URLs are ASCII
