@@ -27,6 +27,7 @@
 #include "ingest-gateway/src/form_decoding.h"
 #include "verifier-service/src/fetch/egress_policy.h"
 #include "verifier-service/src/html/html_document.h"
+#include "verifier-service/src/html/link_matcher.h"
 #include "verifier-service/src/html/mf2_parser.h"
 #include "verifier-service/src/ingest/standard_webhooks.h"
 
@@ -363,6 +364,70 @@ void BM_Mf2Parse(benchmark::State& state) {
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * page.size()));
 }
 BENCHMARK(BM_Mf2Parse)->Arg(100)->Arg(1024)->Unit(benchmark::kMillisecond);
+
+// ---------------------------------------------------------------------------------------------
+// Link matching: does a parsed page link to the target?
+
+// A post of at least `min_bytes` with many links (about 20 per 1.2 KiB paragraph: absolute and
+// relative, other hosts and the target's host, fragments, images, near misses such as /post-10
+// for /post-1), all inside one h-entry so that each counts; `with_target` appends the target's
+// link as the very last one.
+std::string LinkPage(size_t min_bytes, bool with_target) {
+  std::string html = R"(<!doctype html><html><head><title>Links</title>
+<link rel="stylesheet" href="/style.css"><link rel="webmention" href="/webmention"></head>
+<body><nav><a href="/">Home</a> <a href="/archive">Archive</a></nav>
+<article class="h-entry"><h1 class="p-name">A link-heavy post</h1><div class="e-content">
+)";
+  for (int i = 0; html.size() < min_bytes; ++i) {
+    absl::StrAppend(
+        &html, "<p>Paragraph ", i, " cites <a href=\"https://bob.example/notes/", i,
+        "\">Bob</a>, <a href=\"https://target.example/post-1", i % 10,
+        "\">a near miss</a>, <a href=\"https://target.example/post-1/comments#c", i,
+        "\">its comments</a>, <a href=\"../archive/", i, "\">the archive</a>, <a href=\"#n", i,
+        "\">a note</a>, <a href=\"/tags/t", i % 50, "\">a tag</a>, <a href=\"//cdn.example/x/", i,
+        "\">the CDN</a>, <a href=\"https://carol.example/", i, "?utm_source=feed\">Carol</a>,",
+        " <a href=\"https://dave.example/a/b/../c/", i,
+        "\">Dave</a>, <a href=\"HTTPS://Eve.Example/", i, "\">Eve</a>, <img src=\"/img/", i,
+        ".jpg\" alt=\"\">, <a href=\"https://frank.example/", i,
+        "/\">Frank</a>, <a href=\"https://grace.example/p?", i, "\">Grace</a>, <a href=\"",
+        "https://heidi.example/2026/11/", i, "\">Heidi</a>, <a href=\"mailto:alice@example.com\">",
+        "mail</a>, <a href=\"https://ivan.example/", i,
+        "\">Ivan</a>, <a href=\"https://judy.example/", i,
+        "\">Judy</a>, <a href=\"https://mallory.example/", i, "\">Mallory</a> and <a href=\"",
+        "https://target.example/post-", 100 + i,
+        "\">another post</a>. Some text to read between "
+        "the links, as a real paragraph has.</p>\n");
+  }
+  if (with_target) {
+    html += "<p>Finally, <a href=\"https://target.example/post-1\">the post I reply to</a>.</p>\n";
+  }
+  html += "</div></article></body></html>\n";
+  return html;
+}
+
+// FindLink over an already parsed ~100 KiB page (parsing is BM_HtmlDocumentParse): arg 1 = the
+// target is the last link, arg 0 = absent (every link read, the diagnostic collected).
+void BM_FindLink(benchmark::State& state) {
+  const bool with_target = state.range(0) == 1;
+  const std::string page = LinkPage(size_t{100} << 10, with_target);
+  const verifier::html::HtmlDocument document = verifier::html::HtmlDocument::Parse(page);
+  const absl::StatusOr<url::Url> page_url = url::ParseUrl("https://alice.example/notes/1");
+  const absl::StatusOr<url::Url> target = url::ParseUrl("https://target.example/post-1");
+  Require(state, page_url.ok() && target.ok(), "URLs do not parse");
+  if (!page_url.ok() || !target.ok()) {
+    return;
+  }
+  const verifier::html::LinkMatch first = verifier::html::FindLink(document, *page_url, *target);
+  Require(state, first.found == with_target && !first.scan_truncated, "unexpected match result");
+  for (auto _ : state) {
+    verifier::html::LinkMatch match = verifier::html::FindLink(document, *page_url, *target);
+    benchmark::DoNotOptimize(match);
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * page.size()));
+  state.counters["page_bytes"] = static_cast<double>(page.size());
+  state.counters["links"] = static_cast<double>(first.links_checked);
+}
+BENCHMARK(BM_FindLink)->ArgName("target_last")->Arg(1)->Arg(0)->Unit(benchmark::kMicrosecond);
 
 // ---------------------------------------------------------------------------------------------
 // Egress policy check of a URL (before DNS: spelling, parse, scheme, port, host name or literal)
