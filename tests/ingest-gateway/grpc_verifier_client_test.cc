@@ -48,6 +48,17 @@ class TestVerifier final : public verifier::v1::Verifier::Service {
     response->mutable_mention()->set_mention_id("known");
     return grpc::Status::OK;
   }
+
+  // One mention of any site; INVALID_ARGUMENT without one.
+  grpc::Status ListMentions(grpc::ServerContext*, const verifier::v1::ListMentionsRequest* request,
+                            verifier::v1::ListMentionsResponse* response) override {
+    if (request->domain().empty()) {
+      return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "domain required");
+    }
+    response->add_mentions()->set_mention_id(absl::StrCat("of-", request->domain()));
+    response->set_next_page_token("more");
+    return grpc::Status::OK;
+  }
 };
 
 class GatewayGrpcVerifierClientTest : public ::testing::Test {
@@ -124,6 +135,24 @@ TEST_F(GatewayGrpcVerifierClientTest, GetConvertsStatuses) {
   ASSERT_TRUE(known.ok()) << known.status();
   EXPECT_EQ(known->mention().mention_id(), "known");
   EXPECT_EQ(Get(*client, "unknown").status().code(), absl::StatusCode::kNotFound);
+}
+
+TEST_F(GatewayGrpcVerifierClientTest, ListMentionsReturnsThePageAndConvertsStatuses) {
+  auto client = Client(Target());
+  const auto list = [&](const std::string& domain) {
+    verifier::v1::ListMentionsRequest request;
+    request.set_domain(domain);
+    return Wait<verifier::v1::ListMentionsResponse>(
+        [&](VerifierClient::ListMentionsCallback callback) {
+          client->ListMentions(request, callback);
+        });
+  };
+  absl::StatusOr<verifier::v1::ListMentionsResponse> page = list("b.example");
+  ASSERT_TRUE(page.ok()) << page.status();
+  ASSERT_EQ(page->mentions_size(), 1);
+  EXPECT_EQ(page->mentions(0).mention_id(), "of-b.example");
+  EXPECT_EQ(page->next_page_token(), "more");
+  EXPECT_EQ(list("").status().code(), absl::StatusCode::kInvalidArgument);
 }
 
 TEST_F(GatewayGrpcVerifierClientTest, EveryCallHasADeadline) {
