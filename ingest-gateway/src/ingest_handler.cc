@@ -122,6 +122,9 @@ std::optional<HttpResponse> ReadKnownMembers(const boost::json::object& object, 
                            absl::StrCat("The item id is longer than ", kMaxItemIdBytes, " bytes."));
   }
   item->item_id = std::string(View(id->as_string()));
+  if (item->item_id.find('\0') != std::string::npos) {
+    return SchemaViolation("/id", "The item id must not contain U+0000.");
+  }
 
   if (const boost::json::value* content = object.if_contains("content");
       content != nullptr && !content->is_string()) {
@@ -151,6 +154,13 @@ std::optional<HttpResponse> ReadKnownMembers(const boost::json::object& object, 
       return SchemaViolation("/digital_source_type", "digital_source_type must be a string.");
     }
     item->digital_source_type = std::string(View(type->as_string()));
+    if (item->digital_source_type.size() > kMaxDigitalSourceTypeBytes ||
+        item->digital_source_type.find('\0') != std::string::npos) {
+      return SchemaViolation("/digital_source_type",
+                             absl::StrCat("digital_source_type must be at most ",
+                                          kMaxDigitalSourceTypeBytes,
+                                          " bytes, without U+0000."));
+    }
   }
   return std::nullopt;
 }
@@ -248,10 +258,24 @@ std::variant<IngestItem, HttpResponse> ReadIngestItem(const HttpRequest& request
   if (std::optional<HttpResponse> violation = ReadKnownMembers(document->as_object(), &item)) {
     return *std::move(violation);
   }
+  for (absl::string_view header : {"X-Provenance-Signature", "webhook-signature", "webhook-id",
+                                    "X-Provenance-Id", "webhook-timestamp",
+                                    "X-Provenance-Timestamp"}) {
+    if (std::optional<absl::string_view> value = request.headers.Get(header);
+        value.has_value() && value->size() > kMaxProvenanceHeaderBytes) {
+      return SchemaViolation(header, absl::StrCat(header, " is longer than ",
+                                                  kMaxProvenanceHeaderBytes, " bytes."));
+    }
+  }
   absl::StatusOr<std::string> canonical = json::Canonicalize(*document);
   if (!canonical.ok()) {
     // Cannot happen for a ParseStrict document; answer as for any other bad body.
     return SchemaViolation("", canonical.status().message());
+  }
+  if (canonical->size() > kMaxCanonicalBodyBytes) {
+    return http::JsonError(413, "payload_too_large",
+                           absl::StrCat("The item's canonical (RFC 8785) form is larger than ",
+                                        kMaxCanonicalBodyBytes, " bytes."));
   }
   item.content_hash = crypto::ToHex(json::ContentHash(*canonical));
   item.canonical_body = *std::move(canonical);

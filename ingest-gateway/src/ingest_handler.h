@@ -37,6 +37,12 @@ inline constexpr uint64_t kMaxIngestBodyBytes = 1024 * 1024;
 inline constexpr size_t kMaxItemIdBytes = 256;
 // Longest publisher name (X-Provenance-Source), in bytes.
 inline constexpr size_t kMaxPublisherBytes = 128;
+// Longest `digital_source_type` and provenance header value, in bytes (what the verifier stores).
+inline constexpr size_t kMaxDigitalSourceTypeBytes = 1024;
+inline constexpr size_t kMaxProvenanceHeaderBytes = 8192;
+// Largest canonical form: numbers can grow ("1e20" is 100000000000000000000), so a 1 MiB body
+// may canonicalize to several; over this it is answered 413 like an oversized body.
+inline constexpr size_t kMaxCanonicalBodyBytes = 2 * 1024 * 1024;
 
 inline constexpr char kIngestActionHeader[] = "X-Ingest-Action";
 

@@ -354,6 +354,32 @@ TEST_F(GatewayIngestHandlerTest, DuplicateKeysAnywhere) {
   ExpectViolation(Request(R"({"id":"x","metadata":{"a":"1","a":"1"}})"), "/metadata/a");
 }
 
+TEST_F(GatewayIngestHandlerTest, WhatTheVerifierCannotStoreIsRefusedHere) {
+  ExpectViolation(Request(R"({"id":"a\u0000b"})"), "/id");
+  ExpectViolation(Request(absl::StrCat(R"({"id":"x","digital_source_type":")",
+                                       std::string(1025, 't'), "\"}")),
+                  "/digital_source_type");
+  http::HttpRequest long_signature = Request(kItem);
+  long_signature.headers.Add("X-Provenance-Signature", std::string(8193, 'v'));
+  ExpectViolation(long_signature, "X-Provenance-Signature");
+}
+
+TEST_F(GatewayIngestHandlerTest, ACanonicalFormThatGrowsPastTheLimitIs413) {
+  // 1e20 canonicalizes to 21 digits: 5 bytes in, 22 out.
+  std::string numbers = "1e20";
+  for (int i = 0; i < 100000; ++i) {
+    absl::StrAppend(&numbers, ",1e20");
+  }
+  IngestHandler handler(verifier_, {.max_body_bytes = kMaxIngestBodyBytes});
+  std::optional<http::HttpResponse> got;
+  handler.Handle(Request(absl::StrCat(R"({"id":"x","n":[)", numbers, "]}")),
+                 [&](http::HttpResponse response) { got = std::move(response); });
+  ASSERT_TRUE(got.has_value());
+  EXPECT_EQ(got->status, 413);
+  EXPECT_EQ(Member(*got, "error"), "payload_too_large");
+  EXPECT_TRUE(verifier_.evaluations.empty());
+}
+
 TEST_F(GatewayIngestHandlerTest, NumbersOutsideIJsonRange) {
   ExpectViolation(Request(R"({"id":"x","n":1e400})"), "/n");
   ExpectViolation(Request(R"({"id":"x","list":[1,9007199254740993]})"), "/list/1");
