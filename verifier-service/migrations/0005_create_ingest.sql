@@ -81,3 +81,5 @@ CREATE TABLE dead_letters (
 );
 CREATE INDEX dead_letters_created_idx ON dead_letters (created_at, id);
 CREATE INDEX dead_letters_publisher_idx ON dead_letters (publisher, created_at, id);
+-- Accepting an item makes its quarantined copies moot (see PgIngestStore::Record).
+CREATE INDEX dead_letters_item_idx ON dead_letters (publisher, content_hash);

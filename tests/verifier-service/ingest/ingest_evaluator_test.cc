@@ -115,6 +115,10 @@ class FakeIngestStore final : public store::IngestStore {
     }
     if (recorded.decision == StoredDecision::kAccepted) {
       items.push_back(next.delivery);
+      std::erase_if(dead_letters, [&](const auto& entry) {
+        return entry.second.delivery.publisher == next.delivery.publisher &&
+               entry.second.delivery.content_hash == next.delivery.content_hash;
+      });
     }
     decisions[key] = recorded;
     return store::RecordResult{true, recorded};

@@ -164,6 +164,18 @@ TEST_F(VerifierPgIngestStoreTest, QuarantineKeepsTheDeliveryAndReplayReplacesIt)
   EXPECT_TRUE(absl::IsNotFound(store_->DiscardDeadLetter(id)));
 }
 
+TEST_F(VerifierPgIngestStoreTest, AcceptingAnItemRemovesItsQuarantinedCopies) {
+  PORTCULLIS_CREATE_TEST_DATABASE_OR_SKIP(db);
+  Open(db->connection_string());
+  RecordResult quarantined = RecordOk(Decision("feed", 1, StoredDecision::kQuarantined, false));
+  RecordOk(Decision("feed", 2, StoredDecision::kQuarantined, false));
+  RecordOk(Decision("other", 1, StoredDecision::kQuarantined, false));
+  // A validly signed copy replaces the quarantine and is accepted.
+  EXPECT_TRUE(RecordOk(Decision("feed", 1, StoredDecision::kAccepted, true)).recorded);
+  EXPECT_FALSE(store_->GetDeadLetter(quarantined.decision.dead_letter_id)->has_value());
+  EXPECT_EQ(Count("SELECT count(*) FROM dead_letters"), 2);
+}
+
 TEST_F(VerifierPgIngestStoreTest, DeadLettersPageOldestFirstPerPublisher) {
   PORTCULLIS_CREATE_TEST_DATABASE_OR_SKIP(db);
   Open(db->connection_string());

@@ -103,8 +103,9 @@ class IngestStore {
   virtual absl::StatusOr<std::optional<DecisionRecord>> FindDecision(
       const std::string& publisher, const std::string& content_hash, absl::Time now) = 0;
 
-  // In ONE transaction: records `next.decision` and, when it is accepted, the item in the outbox;
-  // when it is quarantined, the delivery in the dead-letter queue. An existing decision on the
+  // In ONE transaction: records `next.decision` and, when it is accepted, the item in the outbox
+  // (and deletes the dead letters of the same publisher and content hash: nothing is left to
+  // decide about them); when it is quarantined, the delivery in the dead-letter queue. An existing decision on the
   // same (publisher, content_hash) is replaced only when
   //   - it has expired at `now` (expired decisions are not duplicates), or
   //   - the new decision has a valid signature and the old one is a drop or quarantine without

@@ -68,6 +68,11 @@ constexpr char kUpdateDeadLetterReason[] =
 
 constexpr char kDeleteDeadLetter[] = "DELETE FROM dead_letters WHERE id = $1::uuid";
 
+// An accepted item's quarantined copies (a validly signed delivery replaced their quarantine,
+// or it expired) have nothing left to decide.
+constexpr char kDeleteMootDeadLetters[] =
+    "DELETE FROM dead_letters WHERE publisher = $1 AND content_hash = $2";
+
 constexpr char kSweep[] =
     "DELETE FROM ingest_decisions WHERE ctid IN (SELECT ctid FROM ingest_decisions "
     "WHERE expires_at <= " PORTCULLIS_TIME("$1") " LIMIT $2)";
@@ -210,6 +215,8 @@ absl::StatusOr<RecordResult> PgIngestStore::Record(const NewDecision& next, absl
         transaction.exec_params0(kInsertItem, decision.publisher, decision.item_id,
                                  decision.content_hash, Bytes(delivery.canonical_body),
                                  decision.signature_valid);
+        transaction.exec_params0(kDeleteMootDeadLetters, decision.publisher,
+                                 decision.content_hash);
       } else if (decision.decision == StoredDecision::kQuarantined &&
                  result.decision.dead_letter_id != next.replay_of) {
         const std::string synthetic =
