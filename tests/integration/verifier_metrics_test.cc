@@ -14,9 +14,9 @@ namespace {
 
 using ::testing::HasSubstr;
 
-class VerifierAdminMetricsTest : public StackTest {
+class StackVerifierMetricsTest : public StackTest {
  protected:
-  VerifierAdminMetricsTest() { start_stack_ = false; }
+  StackVerifierMetricsTest() { start_stack_ = false; }
 
   std::string Scrape() const {
     return testing::SendHttp(verifier_admin_port_, "GET", "/metrics").body;
@@ -25,7 +25,7 @@ class VerifierAdminMetricsTest : public StackTest {
   const int verifier_admin_port_ = testing::FreeLoopbackPort();
 };
 
-TEST_F(VerifierAdminMetricsTest, QueueDepthInFlightAndRpcsAreServedForTheHpa) {
+TEST_F(StackVerifierMetricsTest, QueueDepthInFlightAndRpcsAreServedForTheHpa) {
   // --workers=0: nothing verifies, so every accepted mention stays in the queue.
   ASSERT_TRUE(stack_
                   ->StartVerifier({absl::StrCat("--admin_listen=127.0.0.1:", verifier_admin_port_),
