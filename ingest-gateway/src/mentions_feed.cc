@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -74,6 +75,13 @@ absl::StatusOr<std::optional<std::string>> Single(const std::vector<FormField>& 
     return std::optional<std::string>();
   }
   return std::optional<std::string>(std::string(values.front()));
+}
+
+// Only http(s) URLs are served as links: a consumer may put them in href or src as they are.
+absl::string_view WebUrlOrEmpty(absl::string_view url) {
+  const bool web = absl::StartsWithIgnoreCase(url, "https://") ||
+                   absl::StartsWithIgnoreCase(url, "http://");
+  return web ? url : absl::string_view();
 }
 
 bool HasControlOrSpace(absl::string_view text) {
@@ -194,13 +202,13 @@ boost::json::object Jf2Entry(const v1::Mention& mention) {
     boost::json::object author;
     author["type"] = "card";
     SetIfPresent(author, "name", mention.author().name());
-    SetIfPresent(author, "url", mention.author().url());
-    SetIfPresent(author, "photo", mention.author().photo());
+    SetIfPresent(author, "url", WebUrlOrEmpty(mention.author().url()));
+    SetIfPresent(author, "photo", WebUrlOrEmpty(mention.author().photo()));
     if (author.size() > 1) {
       entry["author"] = std::move(author);
     }
   }
-  SetIfPresent(entry, "url", mention.url().empty() ? mention.source() : mention.url());
+  SetIfPresent(entry, "url", WebUrlOrEmpty(mention.url().empty() ? mention.source() : mention.url()));
   SetIfPresent(entry, "published", mention.published());
   SetIfPresent(entry, "name", mention.name());
   boost::json::object content;

@@ -115,6 +115,19 @@ TEST_F(GatewayMentionsFeedTest, EveryTypeHasItsWmProperty) {
   EXPECT_EQ(entry.at("url"), "https://alice.example/reply") << "the source when no u-url";
 }
 
+TEST_F(GatewayMentionsFeedTest, OnlyWebUrlsAreServedAsLinks) {
+  v1::Mention mention = VerifiedReply();
+  mention.mutable_author()->set_url("javascript:alert(1)");
+  mention.mutable_author()->set_photo("data:image/svg+xml,<svg onload=alert(1)>");
+  mention.set_url("JavaScript:alert(2)");
+  const boost::json::object entry = Jf2Entry(mention);
+  EXPECT_EQ(entry.at("author").at("name"), "Alice");
+  EXPECT_FALSE(entry.at("author").as_object().contains("url"));
+  EXPECT_FALSE(entry.at("author").as_object().contains("photo"));
+  EXPECT_FALSE(entry.contains("url"));
+  EXPECT_EQ(Jf2Entry(VerifiedReply()).at("author").at("url"), "https://alice.example/");
+}
+
 TEST_F(GatewayMentionsFeedTest, NeverServesAMentionThatIsNotVerified) {
   v1::ListMentionsResponse page;
   *page.add_mentions() = VerifiedReply();
