@@ -164,7 +164,7 @@ class Writer {
         case GUMBO_NODE_TEXT:
         case GUMBO_NODE_WHITESPACE:
         case GUMBO_NODE_CDATA:
-          WriteText(node.v.text.text, stack.back());
+          WriteText(node.v.text.text);
           break;
         case GUMBO_NODE_ELEMENT:
           if (std::optional<Frame> child = Open(node); child.has_value()) {
@@ -206,11 +206,11 @@ class Writer {
     }
   }
 
-  void WriteText(absl::string_view text, const Frame& parent) {
+  void WriteText(absl::string_view text) {
     std::string escaped;
     // The HTML parser drops a newline right after <pre>; write one more so a leading newline of
     // the text survives a re-parse.
-    if (parent.close == "</pre>" && parent.next == 1 && !text.empty() && text[0] == '\n') {
+    if (out_.size() == after_pre_start_ && !text.empty() && text[0] == '\n') {
       escaped += '\n';
     }
     EscapeInto(text, /*attribute=*/false, escaped);
@@ -310,6 +310,9 @@ class Writer {
       return std::nullopt;
     }
     out_ += start;
+    if (name == "pre") {
+      after_pre_start_ = out_.size();
+    }
     if (IsVoid(name)) {
       return std::nullopt;  // no children to write (the parser gives void elements none)
     }
@@ -326,8 +329,30 @@ class Writer {
   std::string out_;
   size_t closing_bytes_ = 0;
   int open_links_ = 0;
+  // Where the last <pre> start tag ended: text written right there starting with a newline
+  // needs one more.
+  size_t after_pre_start_ = std::string::npos;
   bool stopped_ = false;
 };
+
+// One parse and serialization of `fragment`; sets `truncated` when the output was cut.
+std::string SanitizeOnce(absl::string_view fragment, const url::Url& base,
+                         const SanitizeLimits& limits, bool& truncated) {
+  // Gumbo's tree building is quadratic in nesting depth: cap it as HtmlDocument does.
+  const std::string capped = CapNestingDepth(fragment, kMaxElementDepth).first;
+  GumboOptions options = kGumboDefaultOptions;
+  options.max_errors = 0;
+  options.fragment_context = GUMBO_TAG_DIV;
+  options.fragment_namespace = GUMBO_NAMESPACE_HTML;
+  const GumboOutputPtr output(gumbo_parse_with_options(&options, capped.data(), capped.size()));
+  if (output == nullptr || output->root == nullptr) {
+    return "";
+  }
+  Writer writer(base, limits);
+  writer.Write(*output->root);
+  truncated = truncated || writer.truncated();
+  return writer.TakeOutput();
+}
 
 }  // namespace
 
@@ -368,20 +393,14 @@ SanitizedHtml SanitizeHtml(absl::string_view fragment, const url::Url& base,
     fragment = Utf8Prefix(fragment, limits.max_input_bytes);
     result.truncated = true;
   }
-  // Gumbo's tree building is quadratic in nesting depth: cap it as HtmlDocument does.
-  const std::string capped = CapNestingDepth(fragment, kMaxElementDepth).first;
-  GumboOptions options = kGumboDefaultOptions;
-  options.max_errors = 0;
-  options.fragment_context = GUMBO_TAG_DIV;
-  options.fragment_namespace = GUMBO_NAMESPACE_HTML;
-  const GumboOutputPtr output(gumbo_parse_with_options(&options, capped.data(), capped.size()));
-  if (output == nullptr || output->root == nullptr) {
-    return result;
-  }
-  Writer writer(base, limits);
-  writer.Write(*output->root);
-  result.html = writer.TakeOutput();
-  result.truncated = result.truncated || writer.truncated();
+  bool truncated = false;
+  std::string once = SanitizeOnce(fragment, base, limits, truncated);
+  // Unwrapping an element can leave markup the parser nests differently when it reads it again
+  // (an <h1> or <p> that was inside an unknown element now directly inside another). The second
+  // pass serializes the tree a browser builds from the first pass's output, which reads back as
+  // itself: the stored HTML means exactly what it says.
+  result.html = SanitizeOnce(once, base, limits, truncated);
+  result.truncated = result.truncated || truncated;
   return result;
 }
 
