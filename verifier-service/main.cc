@@ -48,9 +48,10 @@ ABSL_FLAG(bool, migrate_only, false, "Apply database migrations and exit.");
 ABSL_FLAG(std::string, failed_retention, EnvOr("FAILED_RETENTION", "24h"),
           "A FAILED mention submitted again within this time is left alone; later it starts over "
           "as PENDING (env FAILED_RETENTION).");
-ABSL_FLAG(std::string, workers, EnvOr("WORKERS", "0"),
-          "Verification worker threads. 0 (the default, and the only value this build accepts: "
-          "it has no source verifier yet) queues mentions without verifying them (env WORKERS).");
+ABSL_FLAG(std::string, workers, EnvOr("WORKERS", "8"),
+          "Verification worker threads: mentions verified at once, each fetching its source "
+          "through the SSRF-guarded fetcher; 0 queues mentions without verifying them "
+          "(env WORKERS).");
 ABSL_FLAG(std::string, worker_lease, EnvOr("WORKER_LEASE", "30s"),
           "Lease of a claimed verification job; a dead worker's jobs are taken over after it "
           "(env WORKER_LEASE).");
@@ -90,9 +91,20 @@ ABSL_FLAG(std::string, fetch_max_per_host, EnvOr("FETCH_MAX_PER_HOST", "2"),
 ABSL_FLAG(std::string, admin_listen, EnvOr("ADMIN_LISTEN", ""),
           "host:port serving GET /metrics (Prometheus text); port 0 picks one; empty: no admin "
           "listener (env ADMIN_LISTEN).");
+ABSL_FLAG(std::string, verify_now_concurrency, EnvOr("VERIFY_NOW_CONCURRENCY", "4"),
+          "VerifyNow calls verifying at once; more wait, up to 64, then UNAVAILABLE "
+          "(env VERIFY_NOW_CONCURRENCY).");
+ABSL_FLAG(std::string, author_fetch_timeout, EnvOr("AUTHOR_FETCH_TIMEOUT", "2s"),
+          "Longest fetch of a rel=author page (at most --fetch_timeout; env AUTHOR_FETCH_TIMEOUT).");
+ABSL_FLAG(std::string, author_fetch_max_body_bytes, EnvOr("AUTHOR_FETCH_MAX_BODY_BYTES", "262144"),
+          "Largest rel=author page read (at most --fetch_max_body_bytes; "
+          "env AUTHOR_FETCH_MAX_BODY_BYTES).");
+ABSL_FLAG(std::string, author_cache_size, EnvOr("AUTHOR_CACHE_SIZE", "1024"),
+          "rel=author pages remembered; 0 fetches every time (env AUTHOR_CACHE_SIZE).");
+ABSL_FLAG(std::string, author_cache_ttl, EnvOr("AUTHOR_CACHE_TTL", "10m"),
+          "How long a rel=author page's author is remembered (env AUTHOR_CACHE_TTL).");
 ABSL_FLAG(std::string, fetch_max_in_flight, EnvOr("FETCH_MAX_IN_FLIGHT", "1000"),
           "Fetches in flight at once; more wait (env FETCH_MAX_IN_FLIGHT).");
-
 ABSL_FLAG(std::string, ingest_require_registration, EnvOr("INGEST_REQUIRE_REGISTRATION", "true"),
           "true: deliveries from an unknown or disabled publisher are refused (403); false: they "
           "are evaluated as an unverified publisher without keys "
@@ -161,6 +173,11 @@ int main(int argc, char** argv) {
   flags.fetch_max_per_host = absl::GetFlag(FLAGS_fetch_max_per_host);
   flags.fetch_max_in_flight = absl::GetFlag(FLAGS_fetch_max_in_flight);
   flags.admin_listen = absl::GetFlag(FLAGS_admin_listen);
+  flags.verify_now_concurrency = absl::GetFlag(FLAGS_verify_now_concurrency);
+  flags.author_fetch_timeout = absl::GetFlag(FLAGS_author_fetch_timeout);
+  flags.author_fetch_max_body_bytes = absl::GetFlag(FLAGS_author_fetch_max_body_bytes);
+  flags.author_cache_size = absl::GetFlag(FLAGS_author_cache_size);
+  flags.author_cache_ttl = absl::GetFlag(FLAGS_author_cache_ttl);
   flags.ingest_require_registration = absl::GetFlag(FLAGS_ingest_require_registration);
   flags.ingest_signature_tolerance = absl::GetFlag(FLAGS_ingest_signature_tolerance);
   flags.ingest_default_retention = absl::GetFlag(FLAGS_ingest_default_retention);
@@ -175,14 +192,6 @@ int main(int argc, char** argv) {
   if (absl::Status status = portcullis::logging::Init("verifier", config->log_level);
       !status.ok()) {
     return Fail(kExitUsage, status.message());
-  }
-
-  if (!config->migrate_only && config->workers > 0) {
-    // No silent placeholder: verifying needs the SSRF-guarded fetcher, which this build lacks.
-    return Fail(kExitUsage,
-                "--workers (WORKERS) must be 0: this build has no source verifier yet (it comes "
-                "with the fetcher and verification issues); mentions are queued durably and "
-                "verified once it does");
   }
 
   if (config->migrate_only) {

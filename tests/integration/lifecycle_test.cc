@@ -113,10 +113,10 @@ TEST_F(LifecycleTest, FailedRetentionIsAFlag) {
   EXPECT_EQ(Jobs(), 1);
 }
 
-TEST_F(LifecycleTest, WorkersCannotBeEnabledWithoutAVerifier) {
+TEST_F(LifecycleTest, ABadWorkerCountIsRefusedNamingTheFlag) {
   const testing::CommandResult result = testing::RunCommand(
       PORTCULLIS_VERIFIER_BINARY,
-      {"--workers=2", absl::StrCat("--database_url=", database_->connection_string())});
+      {"--workers=-2", absl::StrCat("--database_url=", database_->connection_string())});
   EXPECT_EQ(result.exit_code, 2) << result.output;
   EXPECT_NE(result.output.find("--workers"), std::string::npos) << result.output;
 }

@@ -90,11 +90,43 @@ TEST(VerifierConfigTest, RefusesBadValuesNamingTheFlag) {
   }
 }
 
+TEST(VerifierConfigTest, VerificationValues) {
+  absl::StatusOr<VerifierConfig> defaults = BuildVerifierConfig(Defaults());
+  ASSERT_TRUE(defaults.ok());
+  EXPECT_EQ(defaults->verify_now_concurrency, 4);
+  EXPECT_EQ(defaults->verification.source_limits.total_timeout, absl::Seconds(5));
+  EXPECT_EQ(defaults->verification.source_limits.max_body_bytes, 1 << 20);
+  EXPECT_EQ(defaults->verification.author_limits.total_timeout, absl::Seconds(2));
+  EXPECT_EQ(defaults->verification.author_limits.max_body_bytes, 256 * 1024);
+  EXPECT_EQ(defaults->verification.author_limits.max_redirects, 1);
+  EXPECT_EQ(defaults->verification.author_cache_entries, 1024u);
+  EXPECT_EQ(defaults->verification.author_cache_ttl, absl::Minutes(10));
+
+  VerifierFlagValues flags = Defaults();
+  flags.fetch_timeout = "3s";
+  flags.author_fetch_timeout = "500ms";
+  flags.author_cache_size = "0";
+  absl::StatusOr<VerifierConfig> config = BuildVerifierConfig(flags);
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->verification.source_limits.total_timeout, absl::Seconds(3));
+  EXPECT_EQ(config->verification.author_limits.total_timeout, absl::Milliseconds(500));
+  EXPECT_EQ(config->verification.author_cache_entries, 0u);
+
+  for (auto bad : {&VerifierFlagValues::verify_now_concurrency,
+                   &VerifierFlagValues::author_fetch_timeout,
+                   &VerifierFlagValues::author_fetch_max_body_bytes,
+                   &VerifierFlagValues::author_cache_size, &VerifierFlagValues::author_cache_ttl}) {
+    VerifierFlagValues broken = Defaults();
+    broken.*bad = "-1";
+    EXPECT_TRUE(absl::IsInvalidArgument(BuildVerifierConfig(broken).status()));
+  }
+}
+
 TEST(VerifierConfigTest, QueueAndLifecycleValues) {
   absl::StatusOr<VerifierConfig> defaults = BuildVerifierConfig(Defaults());
   ASSERT_TRUE(defaults.ok());
   EXPECT_EQ(defaults->failed_retention, absl::Hours(24));
-  EXPECT_EQ(defaults->workers, 0);
+  EXPECT_EQ(defaults->workers, 8);
   EXPECT_EQ(defaults->worker_lease, absl::Seconds(30));
   EXPECT_EQ(defaults->retry_base, absl::Seconds(30));
   EXPECT_EQ(defaults->retry_cap, absl::Hours(1));

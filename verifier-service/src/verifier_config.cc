@@ -1,5 +1,6 @@
 #include "verifier-service/src/verifier_config.h"
 
+#include <algorithm>
 #include <cstdint>
 
 #include "absl/strings/numbers.h"
@@ -195,6 +196,31 @@ absl::StatusOr<VerifierConfig> BuildVerifierConfig(const VerifierFlagValues& fla
   ASSIGN_OR_RETURN(const int64_t sweep_batch, ParseCount("ingest_sweep_batch", "INGEST_SWEEP_BATCH",
                                                          flags.ingest_sweep_batch, 100000));
   config.ingest_sweep_batch = static_cast<int>(sweep_batch);
+  ASSIGN_OR_RETURN(const int64_t verify_now,
+                   ParseCount("verify_now_concurrency", "VERIFY_NOW_CONCURRENCY",
+                              flags.verify_now_concurrency, 1000));
+  config.verify_now_concurrency = static_cast<int>(verify_now);
+  config.verification.source_limits = {config.fetcher.max_redirects,
+                                       config.fetcher.total_timeout,
+                                       config.fetcher.max_body_bytes};
+  ASSIGN_OR_RETURN(config.verification.author_limits.total_timeout,
+                   ParseDuration("author_fetch_timeout", "AUTHOR_FETCH_TIMEOUT",
+                                 flags.author_fetch_timeout, false));
+  ASSIGN_OR_RETURN(config.verification.author_limits.max_body_bytes,
+                   ParseCount("author_fetch_max_body_bytes", "AUTHOR_FETCH_MAX_BODY_BYTES",
+                              flags.author_fetch_max_body_bytes, int64_t{1} << 30));
+  // The author page gets at most one redirect (and never more than the fetcher allows).
+  config.verification.author_limits.max_redirects = std::min(1, config.fetcher.max_redirects);
+  int64_t author_cache_size = 0;
+  if (!absl::SimpleAtoi(flags.author_cache_size, &author_cache_size) || author_cache_size < 0 ||
+      author_cache_size > 1000000) {
+    return Invalid("author_cache_size", "AUTHOR_CACHE_SIZE", flags.author_cache_size,
+                   "a whole number from 0 to 1000000");
+  }
+  config.verification.author_cache_entries = static_cast<size_t>(author_cache_size);
+  ASSIGN_OR_RETURN(config.verification.author_cache_ttl,
+                   ParseDuration("author_cache_ttl", "AUTHOR_CACHE_TTL", flags.author_cache_ttl,
+                                 true));
   return config;
 }
 

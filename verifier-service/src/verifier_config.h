@@ -9,6 +9,7 @@
 #include "common/config/listen_address.h"
 #include "verifier-service/src/fetch/egress_policy.h"
 #include "verifier-service/src/fetch/safe_fetcher.h"
+#include "verifier-service/src/verification/source_verifier.h"
 
 namespace portcullis::verifier {
 
@@ -29,7 +30,7 @@ struct VerifierFlagValues {
   std::string log_level = "info";
   bool migrate_only = false;
   std::string failed_retention = "24h";
-  std::string workers = "0";
+  std::string workers = "8";
   std::string worker_lease = "30s";
   std::string worker_poll_interval = "30s";
   std::string retry_base = "30s";
@@ -45,6 +46,11 @@ struct VerifierFlagValues {
   std::string fetch_max_per_host = "2";
   std::string fetch_max_in_flight = "1000";
   std::string admin_listen;
+  std::string verify_now_concurrency = "4";
+  std::string author_fetch_timeout = "2s";
+  std::string author_fetch_max_body_bytes = "262144";
+  std::string author_cache_size = "1024";
+  std::string author_cache_ttl = "10m";
   // Feed ingest.
   std::string ingest_require_registration = "true";
   std::string ingest_signature_tolerance = "300s";
@@ -86,7 +92,7 @@ struct VerifierConfig {
   // starts over as PENDING.
   absl::Duration failed_retention = absl::Hours(24);
   // Verification worker threads; 0 disables the workers (mentions are queued, not verified).
-  int workers = 0;
+  int workers = 8;
   // Lease of a claimed job; a dead worker's jobs are taken over this long after its last renewal.
   absl::Duration worker_lease = absl::Seconds(30);
   // Longest idle wait of a worker without a LISTEN/NOTIFY wake-up.
@@ -104,6 +110,11 @@ struct VerifierConfig {
   // Where GET /metrics is served (Prometheus text); port 0 picks a free port. Unset: no admin
   // listener.
   std::optional<config::HostPort> admin_listen;
+  // VerifyNow calls verifying at once (each holds a thread for a whole verification).
+  int verify_now_concurrency = 4;
+  // The verification pipeline: the source is fetched within the fetcher's maximums; the
+  // rel=author page within author_limits; author pages cached.
+  verification::SourceVerifierConfig verification;
   // Feed ingest: an unknown or disabled publisher is UNKNOWN_PUBLISHER (true) or evaluated as an
   // unverified publisher without keys (false).
   bool ingest_require_registration = true;

@@ -30,6 +30,7 @@ VerifierConfig TestConfig(const std::string& database_url) {
   flags.db_pool_size = "2";
   flags.health_interval = "50ms";
   flags.drain_timeout = "5s";
+  flags.workers = "0";  // Tests that verify set their own.
   absl::StatusOr<VerifierConfig> config = BuildVerifierConfig(flags);
   EXPECT_TRUE(config.ok()) << config.status();
   return *config;

@@ -12,6 +12,7 @@
 #include "tools/portcullis/src/links_conformance.h"
 #include "tools/portcullis/src/mention_commands.h"
 #include "tools/portcullis/src/mf2_commands.h"
+#include "tools/portcullis/src/page_origin.h"
 #include "tools/portcullis/src/ssrf_conformance.h"
 #include "tools/portcullis/src/site_commands.h"
 #include "tools/portcullis/src/url_commands.h"
@@ -27,6 +28,8 @@ std::string Usage() {
          "               [--page-token T]  one page of mentions, newest change first, as JSON\n"
          "  mention verify SOURCE TARGET   verify the pair now (same pipeline as the queue);\n"
          "                                 prints the result as JSON; exit 0 only if VERIFIED\n"
+         "  demo serve HOST:PORT PATH=FILE...  serve FILEs as HTML pages on a loopback address\n"
+         "                                 (the sample source of scripts/up --demo); until Ctrl-C\n"
          "  site add DOMAIN                serve a domain (idempotent)\n"
          "  site list                      list the served domains\n"
          "  site remove DOMAIN             stop serving a domain; removes its targets\n"
@@ -205,6 +208,12 @@ int Run(const std::vector<std::string>& args, const CliOptions& options, std::os
   }
   if (args[0] == "site" || args[0] == "target") {
     return RunSiteCommand(args, options, out, err, usage_error);
+  }
+  if (args[0] == "demo") {
+    if (args.size() < 2 || args[1] != "serve") {
+      return usage_error("unknown demo command");
+    }
+    return RunDemoServe(args, out, err);
   }
   if (args[0] != "mention") {
     return usage_error("unknown command '" + args[0] + "'");

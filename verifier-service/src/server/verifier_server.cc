@@ -22,6 +22,9 @@ namespace {
 constexpr absl::Duration kFirstRetryDelay = absl::Milliseconds(100);
 constexpr absl::Duration kMaxRetryDelay = absl::Seconds(5);
 
+// VerifyNow calls waiting for one of its threads at most; beyond, UNAVAILABLE.
+constexpr size_t kVerifyNowQueue = 64;
+
 bool IsRetryable(const absl::Status& status) {
   return absl::IsUnavailable(status) || absl::IsDeadlineExceeded(status);
 }
@@ -37,9 +40,6 @@ VerifierServer::VerifierServer(const VerifierConfig& config) : config_(config) {
 absl::StatusOr<std::unique_ptr<VerifierServer>> VerifierServer::Start(
     const VerifierConfig& config, absl::AnyInvocable<void()> on_fatal,
     queue::MentionVerifier* verifier) {
-  if (config.workers > 0 && verifier == nullptr) {
-    return absl::InvalidArgumentError("verification workers need a MentionVerifier");
-  }
   std::unique_ptr<VerifierServer> server(new VerifierServer(config));
   server->on_fatal_ = std::move(on_fatal);
   server->verifier_ = verifier;
@@ -91,6 +91,12 @@ absl::StatusOr<std::unique_ptr<VerifierServer>> VerifierServer::Start(
     server->blocking_pool_->Stop();
     return status;
   }
+  if (verifier == nullptr) {
+    // The real pipeline, over the fetcher just built: what the workers and VerifyNow run.
+    server->BuildSourceVerifier();
+    verifier = server->source_verifier_.get();
+    server->verifier_ = verifier;
+  }
   if (absl::Status status = server->StartAdmin(); !status.ok()) {
     server->blocking_pool_->Stop();
     return status;
@@ -115,6 +121,13 @@ absl::StatusOr<std::unique_ptr<VerifierServer>> VerifierServer::Start(
   server->service_->SetIngestBackend({server->ingest_evaluator_.get(),
                                       server->publisher_store_.get(),
                                       server->ingest_store_.get()});
+  server->verify_now_pool_ =
+      std::make_unique<BlockingPool>(config.verify_now_concurrency, kVerifyNowQueue);
+  server->service_->SetVerifyNowBackend(
+      {server->job_store_.get(), server->in_flight_verifier_.get(), server->verify_now_pool_.get(),
+       queue::MakeWorkerOwner() + "/verify-now", config.worker_lease,
+       queue::RetryPolicy{config.retry_base, config.retry_cap, config.retry_max_attempts},
+       config.fetcher.total_timeout + config.verification.author_limits.total_timeout});
   builder.RegisterService(server->service_.get());
   // portcullis_verifier_grpc_requests_total{method, code} (rpc_metrics.h).
   builder.experimental().SetInterceptorCreators(MakeRpcMetricsInterceptors(*server->registry_));
@@ -176,6 +189,13 @@ absl::Status VerifierServer::StartFetcher() {
         "the SSRF policy refuses; for tests and demos only, NEVER in production");
   }
   return absl::OkStatus();
+}
+
+void VerifierServer::BuildSourceVerifier() {
+  page_fetcher_ = std::make_unique<verification::SafePageFetcher>(*fetcher_);
+  source_analyzer_ = std::make_unique<verification::HtmlSourceAnalyzer>();
+  source_verifier_ = std::make_unique<verification::SourceVerifier>(
+      *page_fetcher_, *source_analyzer_, config_.verification);
 }
 
 absl::Status VerifierServer::StartAdmin() {
@@ -295,7 +315,8 @@ void VerifierServer::StartWorkers() {
   if (config_.workers == 0) {
     logging::Warn(
         "verification workers DISABLED (--workers=0): mentions are accepted and queued durably "
-        "but nothing verifies them; this build has no source verifier yet");
+        "but nothing verifies them until a verifier runs with --workers above 0 (VerifyNow "
+        "still verifies)");
     return;
   }
   job_listener_ = std::make_unique<store::PgJobListener>(config_.database_url);
@@ -356,6 +377,9 @@ void VerifierServer::Shutdown() {
   // and are recorded; claimed, unstarted jobs go back to the queue.
   if (worker_ != nullptr) {
     worker_->Stop();
+  }
+  if (verify_now_pool_ != nullptr) {
+    verify_now_pool_->Stop();  // Verifications in progress finish and are recorded.
   }
   if (blocking_pool_ != nullptr) {
     blocking_pool_->Stop();

@@ -35,6 +35,9 @@
 #include "verifier-service/src/store/pg_mention_store.h"
 #include "verifier-service/src/store/pg_site_store.h"
 #include "verifier-service/src/verifier_config.h"
+#include "verifier-service/src/verification/html_source_analyzer.h"
+#include "verifier-service/src/verification/safe_page_fetcher.h"
+#include "verifier-service/src/verification/source_verifier.h"
 
 namespace portcullis::verifier::server {
 
@@ -53,10 +56,10 @@ class VerifierServer {
   // DNS server list or fetch limits: a startup misconfiguration). `on_fatal` runs (on the readiness
   // thread) when the server gives up for good — the database has a newer schema than this binary
   // knows, or a migration fails — after fatal_error() is set; main uses it to begin shutdown and
-  // exit non-zero. `on_fatal` must not call Shutdown(). With config.workers > 0, `verifier` (which
-  // must outlive the server) verifies queued mentions once the schema is ready; InvalidArgument
-  // when it is null then. With 0 workers, mentions are queued and not verified, and the log says so
-  // at startup.
+  // exit non-zero. `on_fatal` must not call Shutdown(). `verifier` (which must outlive the
+  // server; null: the real SourceVerifier over the server's own fetcher) verifies queued mentions
+  // on config.workers threads once the schema is ready, and VerifyNow calls. With 0 workers,
+  // mentions are queued and not verified, and the log says so at startup.
   static absl::StatusOr<std::unique_ptr<VerifierServer>> Start(
       const VerifierConfig& config, absl::AnyInvocable<void()> on_fatal = nullptr,
       queue::MentionVerifier* verifier = nullptr);
@@ -86,6 +89,8 @@ class VerifierServer {
 
   // Builds the egress policy, resolver, HTTP client and fetcher from the config.
   absl::Status StartFetcher();
+  // The real verification pipeline over fetcher_ (when Start was given no verifier).
+  void BuildSourceVerifier();
   // GET /metrics on config_.admin_listen, when set.
   absl::Status StartAdmin();
   // After the gRPC server drained: stops the resolver and HTTP client loops, then the fetcher.
@@ -132,6 +137,12 @@ class VerifierServer {
   std::unique_ptr<fetch::CaresResolver> resolver_;
   std::unique_ptr<fetch::CurlHttpClient> http_client_;
   std::unique_ptr<fetch::SafeFetcher> fetcher_;
+  // The real verification pipeline, when Start was given no verifier; after the fetcher.
+  std::unique_ptr<verification::SafePageFetcher> page_fetcher_;
+  std::unique_ptr<verification::HtmlSourceAnalyzer> source_analyzer_;
+  std::unique_ptr<verification::SourceVerifier> source_verifier_;
+  // VerifyNow's threads: each may block for a whole verification.
+  std::unique_ptr<BlockingPool> verify_now_pool_;
   std::unique_ptr<VerifierService> service_;
   std::unique_ptr<grpc::Server> grpc_server_;
   absl::AnyInvocable<void()> on_fatal_;

@@ -7,9 +7,9 @@
 #include "absl/time/clock.h"
 #include "common/logging/log.h"
 #include "common/status/status_mapping.h"
-#include "google/protobuf/util/time_util.h"
 #include "verifier-service/src/intake/mention_request_validation.h"
 #include "verifier-service/src/queue/verification_worker.h"
+#include "verifier-service/src/server/mention_read_rpc.h"
 #include "verifier-service/src/server/verifier_service.h"
 
 namespace portcullis::verifier::server {
@@ -19,32 +19,6 @@ namespace v1 = portcullis::verifier::v1;
 
 // How often a claim is tried again while a worker holds the mention's job.
 constexpr absl::Duration kBusyPoll = absl::Milliseconds(100);
-
-v1::MentionState StateToProto(store::MentionState state) {
-  switch (state) {
-    case store::MentionState::kPending:
-      return v1::MENTION_STATE_PENDING;
-    case store::MentionState::kVerified:
-      return v1::MENTION_STATE_VERIFIED;
-    case store::MentionState::kFailed:
-      return v1::MENTION_STATE_FAILED;
-  }
-  return v1::MENTION_STATE_UNSPECIFIED;
-}
-
-google::protobuf::Timestamp TimeToProto(absl::Time time) {
-  return google::protobuf::util::TimeUtil::MicrosecondsToTimestamp(absl::ToUnixMicros(time));
-}
-
-void MentionToProto(const store::StoredMention& mention, v1::Mention* out) {
-  out->set_mention_id(mention.mention_id);
-  out->set_source(mention.source);
-  out->set_target(mention.target);
-  out->set_state(StateToProto(mention.state));
-  out->set_reason(mention.reason);
-  *out->mutable_created_at() = TimeToProto(mention.created_at);
-  *out->mutable_updated_at() = TimeToProto(mention.updated_at);
-}
 
 double Random01() {
   thread_local absl::BitGen random;
@@ -121,7 +95,8 @@ grpc::ServerUnaryReactor* VerifierService::VerifyNow(grpc::CallbackServerContext
   const auto& normalized = std::get<intake::NormalizedMention>(validation);
   store::NewMention mention{request->source(),          request->target(),
                             normalized.key.source_hash, normalized.key.target_hash,
-                            normalized.target_domain,   normalized.key.normalized_target};
+                            normalized.target_domain,   normalized.key.normalized_target,
+                            normalized.key.normalized_source};
   const bool queued = verify_now_.pool->TrySubmit([this, context, reactor, response,
                                                    mention = std::move(mention)]() mutable {
     if (context->IsCancelled()) {
@@ -151,7 +126,7 @@ grpc::ServerUnaryReactor* VerifierService::VerifyNow(grpc::CallbackServerContext
       return;
     }
     response->set_decision(v1::DECISION_ACCEPTED);
-    MentionToProto(verified->mention, response->mutable_mention());
+    ToProto(verified->mention, response->mutable_mention());
     if (verified->mention.state == store::MentionState::kPending &&
         !verified->transient_reason.empty()) {
       response->mutable_mention()->set_reason(verified->transient_reason);
