@@ -571,6 +571,29 @@ std::string ValuePart(const Node& part, bool datetime, Budget& budget) {
   return value.has_value() ? *value : TrimmedImageText(part, budget);
 }
 
+bool IsDigitIn(char c, char last) { return c >= '0' && c <= last; }
+
+// `s` ends in [+-][0-2][0-9]:[0-5][0-9].
+bool EndsWithColonZone(absl::string_view s) {
+  if (s.size() < 6) {
+    return false;
+  }
+  const absl::string_view z = s.substr(s.size() - 6);
+  return (z[0] == '+' || z[0] == '-') && IsDigitIn(z[1], '2') && IsDigitIn(z[2], '9') &&
+         z[3] == ':' && IsDigitIn(z[4], '5') && IsDigitIn(z[5], '9');
+}
+
+// Some a/A/p/P follows a digit (a necessary condition for the meridiem regex to match).
+bool MayHaveMeridiem(absl::string_view s) {
+  for (size_t i = 1; i < s.size(); ++i) {
+    const char c = s[i];
+    if ((c == 'a' || c == 'A' || c == 'p' || c == 'P') && IsDigitIn(s[i - 1], '9')) {
+      return true;
+    }
+  }
+  return false;
+}
+
 std::optional<std::string> ValueClass(const Node& node, bool datetime, Budget& budget) {
   NodeList parts;
   CollectValueParts(node, parts);
@@ -586,14 +609,17 @@ std::optional<std::string> ValueClass(const Node& node, bool datetime, Budget& b
   }
   std::stable_partition(values.begin(), values.end(), StartsWithYear);
   std::string joined = JsTrim(absl::StrJoin(values, " "));
-  // "+05:00" at the end -> "+0500".
-  static const std::regex kZone("([+-][0-2][0-9]):([0-5][0-9])$");
-  joined = std::regex_replace(joined, kZone, "$1$2", std::regex_constants::format_first_only);
-  // "5pm", "5:30p.m." -> 24-hour time.
+  // "+05:00" at the end -> "+0500" (the regex ([+-][0-2][0-9]):([0-5][0-9])$, by hand: std::regex
+  // costs more than the rest of the parse).
+  if (EndsWithColonZone(joined)) {
+    joined.erase(joined.size() - 3, 1);
+  }
+  // "5pm", "5:30p.m." -> 24-hour time. Every match has a digit right before its a/p, so a date
+  // without one (all of ISO 8601) skips the regex.
   static const std::regex kMeridiem(
       "([0-2]?[0-9])(:[0-5][0-9])?(:[0-5][0-9])?(a\\.?m\\.?|p\\.?m\\.?)", std::regex::icase);
   std::smatch match;
-  if (std::regex_search(joined, match, kMeridiem)) {
+  if (MayHaveMeridiem(joined) && std::regex_search(joined, match, kMeridiem)) {
     std::string hour = match[1].str();
     const bool am = match[4].str()[0] == 'a' || match[4].str()[0] == 'A';
     if (am) {
