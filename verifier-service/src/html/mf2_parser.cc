@@ -28,7 +28,7 @@ using NodeList = std::vector<const Node*>;
 // ---- the classic (backcompat) vocabularies --------------------------------------------------
 
 struct ClassicRoot {
-  const char* name;
+  absl::string_view name;
   std::vector<const char*> types;
   std::vector<std::pair<const char*, const char*>> properties;  // class -> mf2 property class
   std::vector<std::pair<const char*, const char*>> rels;        // rel -> mf2 property class
@@ -226,15 +226,22 @@ bool IsLowerAlnum(absl::string_view s) {
 }
 
 // `rest` matches ([a-z0-9]+-)?([a-z]+-)*[a-z]+ : the name part of h-*, p-*, ... classes.
+// (Split on '-' in place: this runs for every class of every element, more than once.)
 bool IsMicroformatName(absl::string_view rest) {
-  const std::vector<absl::string_view> parts = absl::StrSplit(rest, '-');
-  for (size_t i = 0; i < parts.size(); ++i) {
-    const bool ok = (i == 0 && parts.size() > 1) ? IsLowerAlnum(parts[i]) : IsLowerAlpha(parts[i]);
-    if (!ok) {
+  const bool several = rest.find('-') != absl::string_view::npos;
+  size_t start = 0;
+  for (bool first = true;; first = false) {
+    const size_t end = rest.find('-', start);
+    const absl::string_view part =
+        rest.substr(start, end == absl::string_view::npos ? absl::string_view::npos : end - start);
+    if (!((first && several) ? IsLowerAlnum(part) : IsLowerAlpha(part))) {
       return false;
     }
+    if (end == absl::string_view::npos) {
+      return true;
+    }
+    start = end + 1;
   }
-  return true;
 }
 
 bool IsRootClass(absl::string_view cls) {
@@ -277,8 +284,23 @@ std::vector<std::string> ClassicRootsOf(const Node& node) {
   return roots;
 }
 
+// IsMf2Root(node) || !ClassicRootsOf(node).empty(), without building the list (every walk asks
+// this of every element).
 bool IsRoot(const Node& node) {
-  return node.is_element() && (IsMf2Root(node) || !ClassicRootsOf(node).empty());
+  if (!node.is_element()) {
+    return false;
+  }
+  for (const std::string& cls : Classes(node)) {
+    if (IsRootClass(cls)) {
+      return true;
+    }
+  }
+  for (const std::string& cls : Classes(node)) {
+    if (FindClassicRoot(cls) != nullptr) {
+      return true;
+    }
+  }
+  return false;
 }
 
 bool HasPropertyClass(const Node& node) {
@@ -292,6 +314,9 @@ bool HasPropertyClass(const Node& node) {
 
 // Is `node` a property of one of the classic `roots` (by class or by rel)?
 bool IsClassicProperty(const Node& node, const std::vector<std::string>& roots) {
+  if (roots.empty()) {
+    return false;  // (before splitting rel: this is asked of every element a walk passes)
+  }
   const std::vector<std::string>& classes = Classes(node);
   const std::vector<std::string> rels = Tokens(node.Attribute("rel"));
   for (const std::string& name : roots) {
@@ -477,23 +502,24 @@ std::string Resolve(absl::string_view value, const url::Url& base) {
 
 // ---- the parser ---------------------------------------------------------------------------------
 
-using Matcher = bool (*)(const Node&, const std::vector<std::string>& parent_roots);
+// `root` is IsRoot(node), computed once by the caller.
+using Matcher = bool (*)(const Node&, bool root, const std::vector<std::string>& parent_roots);
 
-bool MatchRoot(const Node& node, const std::vector<std::string>&) { return IsRoot(node); }
-bool MatchProperty(const Node& node, const std::vector<std::string>&) {
+bool MatchRoot(const Node&, bool root, const std::vector<std::string>&) { return root; }
+bool MatchProperty(const Node& node, bool, const std::vector<std::string>&) {
   return HasPropertyClass(node);
 }
-bool MatchClassicProperty(const Node& node, const std::vector<std::string>& roots) {
+bool MatchClassicProperty(const Node& node, bool, const std::vector<std::string>& roots) {
   return IsClassicProperty(node, roots);
 }
-bool MatchChild(const Node& node, const std::vector<std::string>& roots) {
-  return !HasPropertyClass(node) && !IsClassicProperty(node, roots) && IsRoot(node);
+bool MatchChild(const Node& node, bool root, const std::vector<std::string>& roots) {
+  return root && !HasPropertyClass(node) && !IsClassicProperty(node, roots);
 }
 
 void CollectInto(const Node& node, Matcher matcher, const std::vector<std::string>& roots,
                  NodeList& out) {
-  const bool matched = matcher(node, roots);
   const bool root = IsRoot(node);
+  const bool matched = matcher(node, root, roots);
   if (matched && root) {
     out.push_back(&node);
     return;
