@@ -347,8 +347,8 @@ NodeList ElementChildren(const Node& node) {
 
 // ---- text ---------------------------------------------------------------------------------------
 
-// String.prototype.trim(): ASCII whitespace and the Unicode spaces (UTF-8).
-std::string JsTrim(absl::string_view s) {
+// String.prototype.trim(): ASCII whitespace and the Unicode spaces (UTF-8), as a view into `s`.
+absl::string_view JsTrimView(absl::string_view s) {
   const auto space_at_start = [](absl::string_view t) -> size_t {
     if (t.empty()) {
       return 0;
@@ -392,8 +392,10 @@ std::string JsTrim(absl::string_view s) {
     }
     s.remove_suffix(k);
   }
-  return std::string(s);
+  return s;
 }
+
+std::string JsTrim(absl::string_view s) { return std::string(JsTrimView(s)); }
 
 bool IsScriptOrStyle(const Node& node) { return IsOneOf(node.tag, {"script", "style"}); }
 
@@ -698,7 +700,12 @@ class Mf2Parser {
                                                       : absl::Span<const char* const>(kUrls);
       for (const char* name : names) {
         if (std::string* value = child->MutableAttribute(name); value != nullptr) {
-          *value = IsRelative(*value) ? Resolve(*value, base_) : JsTrim(*value);
+          if (IsRelative(*value)) {
+            *value = Resolve(*value, base_);
+          } else if (const absl::string_view trimmed = JsTrimView(*value);
+                     trimmed.size() != value->size()) {
+            *value = std::string(trimmed);  // (no copy when already trimmed: the usual case)
+          }
         }
       }
       if (child->Attribute("rel") != nullptr && child->Attribute("href") != nullptr) {
