@@ -114,7 +114,8 @@ grpc::ServerUnaryReactor* VerifierService::SubmitMention(grpc::CallbackServerCon
   const auto& normalized = std::get<intake::NormalizedMention>(validation);
   store::NewMention mention{request->source(),          request->target(),
                             normalized.key.source_hash, normalized.key.target_hash,
-                            normalized.target_domain,   normalized.key.normalized_target};
+                            normalized.target_domain,   normalized.key.normalized_target,
+                            normalized.key.normalized_source};
   const bool queued =
       pool_.TrySubmit([this, context, reactor, response, mention = std::move(mention)]() mutable {
         if (FinishIfCancelled(context, reactor)) {

@@ -25,6 +25,9 @@ struct NewMention {
   crypto::Sha256Digest target_hash;  // SHA-256 of the normalized target.
   std::string target_domain;         // The target's serialized host: which site it is on.
   std::string normalized_target;     // url::Normalize(target): what target rules match.
+  // url::Normalize(source): what the source blocklist matches (its host for domain entries).
+  // Empty: `source` is taken as already normalized.
+  std::string normalized_source;
 };
 
 // Whether a submission's target is one we receive mentions for.
@@ -120,6 +123,9 @@ class MentionStore {
   //   - VERIFIED: unchanged, one re-verification job, never more than one queued;
   //   - FAILED less than the failure retention ago: unchanged, nothing queued;
   //   - FAILED longer ago: PENDING again, one verification job.
+  // A source on the blocklist (global, or of the target's site; see blocklist_store.h) overrides
+  // all of this: the pair is stored (or becomes) FAILED `blocked` and any job it had is deleted,
+  // so nothing fetches it; a VERIFIED mention of a now-blocked source thus stops being served.
   // The returned state is the mention's state after the call.
   virtual absl::StatusOr<SubmitResult> Submit(const NewMention& mention) = 0;
 

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "verifier-service/src/intake/source_block.h"
 #include "verifier-service/src/store/mention_page_token.h"
 #include "pqxx/array"
 #include "pqxx/nontransaction"
@@ -63,6 +64,50 @@ constexpr char kMatchTarget[] =
     "    OR EXISTS (SELECT 1 FROM targets t WHERE t.site_id = s.id AND t.kind = 'PREFIX' "
     "                 AND starts_with($2, t.url)) "
     "FROM sites s WHERE s.domain = $1";
+
+// Whether the source is blocked for the target's site ($1 domain): a global entry or one of the
+// site's, DOMAIN entries by the source host and its parent domains ($2, a text[] literal),
+// PREFIX entries by the normalized source ($3).
+constexpr char kSourceBlocked[] =
+    "SELECT EXISTS (SELECT 1 FROM source_blocks b "
+    "  WHERE (b.site_id IS NULL OR b.site_id = (SELECT id FROM sites WHERE domain = $1)) "
+    "    AND ((b.kind = 'DOMAIN' AND b.value = ANY ($2::text[])) "
+    "      OR (b.kind = 'PREFIX' AND starts_with($3, b.value))))";
+
+// A blocked source: the pair is FAILED `blocked` (updated_at moves only when that is news).
+constexpr char kUpsertBlocked[] =
+    "INSERT INTO mentions (source, target, source_hash, target_hash, target_domain, state, "
+    "  reason) "
+    "VALUES ($1, $2, decode($3, 'hex'), decode($4, 'hex'), $5, 'FAILED', 'blocked') "
+    "ON CONFLICT (source_hash, target_hash) DO UPDATE SET state = 'FAILED', reason = 'blocked', "
+    "  links_to_target_host = '{}', "
+    "  updated_at = CASE WHEN mentions.state = 'FAILED' AND mentions.reason = 'blocked' "
+    "    THEN mentions.updated_at ELSE now() END "
+    "RETURNING id::text, (xmax = 0) AS created";
+
+// Nothing fetches a blocked source: a queued job goes, and a running one loses its lease (its
+// worker's Finish then finds the job gone and its outcome is dropped).
+constexpr char kDropJob[] = "DELETE FROM verification_jobs WHERE mention_id = $1::uuid";
+
+// A text[] literal of `values` (each quoted).
+std::string TextArray(const std::vector<std::string>& values) {
+  std::string literal = "{";
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (i > 0) {
+      literal += ',';
+    }
+    literal += '"';
+    for (const char c : values[i]) {
+      if (c == '"' || c == '\\') {
+        literal += '\\';
+      }
+      literal += c;
+    }
+    literal += '"';
+  }
+  literal += '}';
+  return literal;
+}
 
 // Every column of a StoredMention, in the order ReadMention reads them. The job (when one is
 // queued or running) counts the current cycle's attempts; a re-run job that has not been claimed
@@ -195,6 +240,24 @@ absl::StatusOr<SubmitResult> PgMentionStore::Submit(const NewMention& mention) {
     }
     if (!match[0][0].as<bool>()) {
       result.target = TargetMatch::kUnknownResource;
+      return;
+    }
+    const std::string& normalized_source =
+        mention.normalized_source.empty() ? mention.source : mention.normalized_source;
+    if (transaction
+            .exec_params1(kSourceBlocked, mention.target_domain,
+                          TextArray(intake::DomainBlockKeys(
+                              intake::HostOfSerializedUrl(normalized_source))),
+                          normalized_source)[0]
+            .as<bool>()) {
+      const pqxx::row blocked = transaction.exec_params1(
+          kUpsertBlocked, mention.source, mention.target, crypto::ToHex(mention.source_hash),
+          crypto::ToHex(mention.target_hash), OrNull(NullIfEmpty(mention.target_domain)));
+      result.mention_id = blocked[0].as<std::string>();
+      result.created = blocked[1].as<bool>();
+      state = "FAILED";
+      transaction.exec_params0(kDropJob, result.mention_id);
+      transaction.commit();
       return;
     }
     const pqxx::row row = transaction.exec_params1(

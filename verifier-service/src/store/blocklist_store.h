@@ -1,0 +1,50 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "verifier-service/src/intake/source_block.h"
+
+namespace portcullis::verifier::store {
+
+// One blocklist entry. `site` is the served site's domain, empty for a global entry.
+struct BlockEntry {
+  std::string site;
+  intake::BlockKind kind = intake::BlockKind::kDomain;
+  std::string value;  // As intake::NormalizeBlockValue stores it.
+};
+
+struct BlockRecord {
+  BlockEntry entry;
+  absl::Time created_at;
+};
+
+// Largest page of ListBlocks.
+inline constexpr int kMaxBlockPageSize = 1000;
+
+// The source blocklist (migrations/0007_create_source_blocks.sql). The check itself runs inside
+// MentionStore::Submit's transaction. Thread-safe, blocking; errors as MentionStore's.
+class BlocklistStore {
+ public:
+  virtual ~BlocklistStore() = default;
+
+  // Adds `entry` (value already normalized). created=false when it was already there.
+  // NOT_FOUND when `entry.site` is set and not a served site.
+  virtual absl::StatusOr<bool> AddBlock(const BlockEntry& entry) = 0;
+
+  // Entries of one scope: `site` empty lists the global ones. Ordered by (kind, value), at most
+  // `limit`, after the (kind, value) pair `after_kind`/`after_value` (empty after_value: from
+  // the start).
+  virtual absl::StatusOr<std::vector<BlockRecord>> ListBlocks(const std::string& site,
+                                                              const std::string& after_kind,
+                                                              const std::string& after_value,
+                                                              int limit) = 0;
+
+  // Removes the entry; false when there was none.
+  virtual absl::StatusOr<bool> RemoveBlock(const BlockEntry& entry) = 0;
+};
+
+}  // namespace portcullis::verifier::store

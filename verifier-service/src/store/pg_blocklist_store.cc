@@ -1,0 +1,142 @@
+#include "verifier-service/src/store/pg_blocklist_store.h"
+
+#include <cstdint>
+#include <optional>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "pqxx/nontransaction"
+#include "pqxx/result"
+#include "pqxx/row"
+#include "pqxx/transaction"
+
+namespace portcullis::verifier::store {
+namespace {
+
+constexpr char kSiteId[] = "SELECT id::text FROM sites WHERE domain = $1";
+
+// $1 site id or NULL (global). The partial unique indexes make a repeat a no-op.
+constexpr char kInsert[] =
+    "INSERT INTO source_blocks (site_id, kind, value) VALUES ($1::uuid, $2, $3) "
+    "ON CONFLICT DO NOTHING";
+
+constexpr char kList[] =
+    "SELECT kind, value, (extract(epoch FROM created_at) * 1000000)::bigint "
+    "FROM source_blocks "
+    "WHERE site_id IS NOT DISTINCT FROM $1::uuid AND (kind, value) > ($2, $3) "
+    "ORDER BY kind, value LIMIT $4";
+
+constexpr char kDelete[] =
+    "DELETE FROM source_blocks "
+    "WHERE site_id IS NOT DISTINCT FROM $1::uuid AND kind = $2 AND value = $3";
+
+const char* OrNull(const std::optional<std::string>& value) {
+  return value ? value->c_str() : nullptr;
+}
+
+// The site's id, nullopt for the global scope; sets *missing when the site is not served.
+std::optional<std::string> SiteId(pqxx::transaction_base& transaction, const std::string& site,
+                                  bool* missing) {
+  *missing = false;
+  if (site.empty()) {
+    return std::nullopt;
+  }
+  const pqxx::result rows = transaction.exec_params(kSiteId, site);
+  if (rows.empty()) {
+    *missing = true;
+    return std::nullopt;
+  }
+  return rows[0][0].as<std::string>();
+}
+
+absl::Status NoSuchSite() { return absl::NotFoundError("no served site has this domain"); }
+
+}  // namespace
+
+absl::StatusOr<bool> PgBlocklistStore::AddBlock(const BlockEntry& entry) {
+  bool created = false;
+  bool missing = false;
+  absl::Status status = pool_.Run("add_block", [&](pqxx::connection& connection) {
+    pqxx::work transaction(connection);
+    const std::optional<std::string> site_id = SiteId(transaction, entry.site, &missing);
+    if (missing) {
+      return;
+    }
+    created = transaction
+                  .exec_params(kInsert, OrNull(site_id), intake::BlockKindName(entry.kind),
+                               entry.value)
+                  .affected_rows() == 1;
+    transaction.commit();
+  });
+  if (!status.ok()) {
+    return status;
+  }
+  if (missing) {
+    return NoSuchSite();
+  }
+  return created;
+}
+
+absl::StatusOr<std::vector<BlockRecord>> PgBlocklistStore::ListBlocks(
+    const std::string& site, const std::string& after_kind, const std::string& after_value,
+    int limit) {
+  if (limit < 1 || limit > kMaxBlockPageSize) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("page_size must be from 1 to ", kMaxBlockPageSize));
+  }
+  std::vector<BlockRecord> records;
+  bool missing = false;
+  absl::Status status = pool_.Run("list_blocks", [&](pqxx::connection& connection) {
+    records.clear();
+    pqxx::work transaction(connection);
+    const std::optional<std::string> site_id = SiteId(transaction, site, &missing);
+    if (missing) {
+      return;
+    }
+    const pqxx::result rows =
+        transaction.exec_params(kList, OrNull(site_id), after_kind, after_value, limit);
+    for (const pqxx::row& row : rows) {
+      BlockRecord record;
+      record.entry.site = site;
+      record.entry.kind = row[0].as<std::string>() == "PREFIX" ? intake::BlockKind::kPrefix
+                                                               : intake::BlockKind::kDomain;
+      record.entry.value = row[1].as<std::string>();
+      record.created_at = absl::FromUnixMicros(row[2].as<int64_t>());
+      records.push_back(std::move(record));
+    }
+    transaction.commit();
+  });
+  if (!status.ok()) {
+    return status;
+  }
+  if (missing) {
+    return NoSuchSite();
+  }
+  return records;
+}
+
+absl::StatusOr<bool> PgBlocklistStore::RemoveBlock(const BlockEntry& entry) {
+  bool removed = false;
+  bool missing = false;
+  absl::Status status = pool_.Run("remove_block", [&](pqxx::connection& connection) {
+    pqxx::work transaction(connection);
+    const std::optional<std::string> site_id = SiteId(transaction, entry.site, &missing);
+    if (missing) {
+      return;
+    }
+    removed = transaction
+                  .exec_params(kDelete, OrNull(site_id), intake::BlockKindName(entry.kind),
+                               entry.value)
+                  .affected_rows() > 0;
+    transaction.commit();
+  });
+  if (!status.ok()) {
+    return status;
+  }
+  if (missing) {
+    return NoSuchSite();
+  }
+  return removed;
+}
+
+}  // namespace portcullis::verifier::store
