@@ -6,9 +6,11 @@
 
 #include <boost/json.hpp>
 
+#include <algorithm>
 #include <iostream>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -153,6 +155,27 @@ TEST_F(VerificationScenariosTest, AReplyIsVerifiedWithItsTypeAuthorAndContent) {
   const testing::HttpResult status = stack_->Get(absl::StrCat("/webmention/status/", id));
   ASSERT_EQ(status.status, 200) << status.body;
   EXPECT_EQ(json::parse(status.body).at("state").as_string(), "VERIFIED") << status.body;
+}
+
+TEST_F(VerificationScenariosTest, TimeFromSubmissionToVerifiedOnLoopback) {
+  constexpr int kSamples = 20;
+  std::vector<absl::Duration> took;
+  for (int i = 0; i < kSamples; ++i) {
+    const std::string path = absl::StrCat("/timed-", i);
+    origin_->SetRoute(path, PageResponse::Html(Entry("u-in-reply-to", "<p>Timed</p>")));
+    const absl::Time submitted = absl::Now();
+    const std::string id = Submit(path);
+    const absl::Time deadline = submitted + kWait;
+    while (Get(id).state() != v1::MENTION_STATE_VERIFIED && absl::Now() < deadline) {
+      absl::SleepFor(absl::Milliseconds(2));
+    }
+    took.push_back(absl::Now() - submitted);
+    EXPECT_LT(took.back(), absl::Seconds(2)) << "sample " << i;
+  }
+  std::sort(took.begin(), took.end());
+  std::cout << "submission to VERIFIED on loopback over " << kSamples
+            << " mentions: median " << absl::FormatDuration(took[kSamples / 2]) << ", max "
+            << absl::FormatDuration(took.back()) << std::endl;
 }
 
 TEST_F(VerificationScenariosTest, ALikeARepostAndABookmarkAreTyped) {
