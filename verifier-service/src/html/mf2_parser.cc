@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -728,9 +729,11 @@ class Mf2Parser {
     }
     *href = JsTrim(*href);
     for (const std::string& token : Tokens(&*rel)) {
-      json::array& urls =
-          rels_[token].is_array() ? rels_[token].as_array() : rels_[token].emplace_array();
-      if (std::find(urls.begin(), urls.end(), json::value(*href)) == urls.end()) {
+      json::value& slot = rels_[token];
+      json::array& urls = slot.is_array() ? slot.as_array() : slot.emplace_array();
+      // Seen before under this rel? A set, not a search of `urls`: a page of n rel="tag" links
+      // would cost n^2/2 comparisons.
+      if (rel_urls_seen_.emplace(token, *href).second) {
         urls.emplace_back(*href);
       }
       json::value& entry = rel_urls_[*href];
@@ -1162,6 +1165,7 @@ class Mf2Parser {
   Budget budget_;
   json::object rels_;
   json::object rel_urls_;
+  absl::flat_hash_set<std::pair<std::string, std::string>> rel_urls_seen_;  // (rel, url) in rels_
 };
 
 // The first <base href> in document order.
