@@ -505,50 +505,68 @@ std::string Resolve(absl::string_view value, const url::Url& base) {
 
 // ---- the parser ---------------------------------------------------------------------------------
 
-// `root` is IsRoot(node), computed once by the caller.
-using Matcher = bool (*)(const Node&, bool root, const std::vector<std::string>& parent_roots);
-
-bool MatchRoot(const Node&, bool root, const std::vector<std::string>&) { return root; }
-bool MatchProperty(const Node& node, bool, const std::vector<std::string>&) {
-  return HasPropertyClass(node);
-}
-bool MatchClassicProperty(const Node& node, bool, const std::vector<std::string>& roots) {
-  return IsClassicProperty(node, roots);
-}
-bool MatchChild(const Node& node, bool root, const std::vector<std::string>& roots) {
-  return root && !HasPropertyClass(node) && !IsClassicProperty(node, roots);
-}
-
-void CollectInto(const Node& node, Matcher matcher, const std::vector<std::string>& roots,
-                 NodeList& out) {
-  const bool root = IsRoot(node);
-  const bool matched = matcher(node, root, roots);
-  if (matched && root) {
+// The microformats below `node`, not looking inside microformats.
+void CollectRootsInto(const Node& node, NodeList& out) {
+  if (IsRoot(node)) {
     out.push_back(&node);
     return;
-  }
-  if (root) {
-    return;
-  }
-  if (matched) {
-    out.push_back(&node);
   }
   for (const auto& child : node.children) {
     if (child->is_element()) {
-      CollectInto(*child, matcher, roots, out);
+      CollectRootsInto(*child, out);
     }
   }
 }
 
-// The descendants of `node` the matcher selects, not looking inside microformats (a selected
-// microformat is kept, its insides are not searched).
-NodeList Collect(const Node& node, Matcher matcher) {
-  const std::vector<std::string> roots =
-      node.is_element() ? ClassicRootsOf(node) : std::vector<std::string>{};
+NodeList CollectRoots(const Node& node) {
   NodeList out;
   for (const auto& child : node.children) {
     if (child->is_element()) {
-      CollectInto(*child, matcher, roots, out);
+      CollectRootsInto(*child, out);
+    }
+  }
+  return out;
+}
+
+// What an item needs from its subtree, in one walk (it took three: the microformats, the property
+// elements, the child microformats; each visited the same elements, all of them but the insides
+// of microformats), each list in document order.
+struct ItemParts {
+  bool has_root = false;  // some microformat below (else properties are implied)
+  NodeList properties;
+  NodeList children;
+};
+
+void CollectItemPartsInto(const Node& node, const std::vector<std::string>& property_roots,
+                          const std::vector<std::string>& classic_roots, ItemParts& out) {
+  const bool root = IsRoot(node);
+  const bool property_class = HasPropertyClass(node);
+  const bool property = property_roots.empty() ? property_class
+                                               : IsClassicProperty(node, property_roots);
+  if (property) {
+    out.properties.push_back(&node);
+  }
+  if (root) {
+    out.has_root = true;
+    if (!property_class && !IsClassicProperty(node, classic_roots)) {
+      out.children.push_back(&node);
+    }
+    return;
+  }
+  for (const auto& child : node.children) {
+    if (child->is_element()) {
+      CollectItemPartsInto(*child, property_roots, classic_roots, out);
+    }
+  }
+}
+
+// `property_roots`: the classic roots properties are read by (none: mf2 properties).
+ItemParts CollectItemParts(const Node& item, const std::vector<std::string>& property_roots) {
+  const std::vector<std::string> classic_roots = ClassicRootsOf(item);
+  ItemParts out;
+  for (const auto& child : item.children) {
+    if (child->is_element()) {
+      CollectItemPartsInto(*child, property_roots, classic_roots, out);
     }
   }
   return out;
@@ -673,7 +691,7 @@ class Mf2Parser {
   absl::StatusOr<json::object> Run(HtmlNode& root) {
     Prepare(root, 0);
     json::array items;
-    for (const Node* node : Collect(root, MatchRoot)) {
+    for (const Node* node : CollectRoots(root)) {
       items.push_back(ParseItem(*node, Context{}));
     }
     json::object result;
@@ -798,14 +816,14 @@ class Mf2Parser {
       types.emplace_back(type);
     }
     item["type"] = std::move(types);
-    const bool imply = Collect(node, MatchRoot).empty();
-    item["properties"] = ParseProperties(node, inner, imply);
+    const ItemParts parts = CollectItemParts(node, inner.roots);
+    item["properties"] = ParseProperties(node, inner, !parts.has_root, parts.properties);
     if (mf2) {
       if (std::optional<std::string> id = Attr(node, "id")) {
         item["id"] = *id;
       }
     }
-    const NodeList children = Collect(node, MatchChild);
+    const NodeList& children = parts.children;
     if (!children.empty()) {
       json::array parsed;
       for (const Node* child : children) {
@@ -870,9 +888,9 @@ class Mf2Parser {
     return item;
   }
 
-  json::object ParseProperties(const Node& node, const Context& context, bool imply) {
-    const NodeList elements =
-        context.roots.empty() ? Collect(node, MatchProperty) : Collect(node, MatchClassicProperty);
+  // `elements`: the item's property elements (ItemParts::properties).
+  json::object ParseProperties(const Node& node, const Context& context, bool imply,
+                               const NodeList& elements) {
     std::vector<Property> found;
     for (const Node* element : elements) {
       for (Property& property : PropertiesOf(*element, context)) {
