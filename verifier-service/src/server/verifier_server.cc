@@ -73,6 +73,7 @@ absl::StatusOr<std::unique_ptr<VerifierServer>> VerifierServer::Start(
   server->blocking_pool_ =
       std::make_unique<BlockingPool>(config.db_pool_size, config.max_queued_work);
   server->site_store_ = std::make_unique<store::PgSiteStore>(*server->db_pool_);
+  server->blocklist_store_ = std::make_unique<store::PgBlocklistStore>(*server->db_pool_);
   server->publisher_store_ = std::make_unique<store::PgPublisherStore>(*server->db_pool_);
   server->ingest_store_ = std::make_unique<store::PgIngestStore>(*server->db_pool_);
   ingest::IngestEvaluatorOptions ingest_options;
@@ -121,6 +122,7 @@ absl::StatusOr<std::unique_ptr<VerifierServer>> VerifierServer::Start(
   server->service_->SetIngestBackend({server->ingest_evaluator_.get(),
                                       server->publisher_store_.get(),
                                       server->ingest_store_.get()});
+  server->service_->SetBlocklistStore(server->blocklist_store_.get());
   server->verify_now_pool_ =
       std::make_unique<BlockingPool>(config.verify_now_concurrency, kVerifyNowQueue);
   server->service_->SetVerifyNowBackend(

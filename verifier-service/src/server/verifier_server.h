@@ -33,6 +33,7 @@
 #include "verifier-service/src/store/pg_job_listener.h"
 #include "verifier-service/src/store/pg_job_store.h"
 #include "verifier-service/src/store/pg_mention_store.h"
+#include "verifier-service/src/store/pg_blocklist_store.h"
 #include "verifier-service/src/store/pg_site_store.h"
 #include "verifier-service/src/verifier_config.h"
 #include "verifier-service/src/verification/html_source_analyzer.h"
@@ -111,6 +112,7 @@ class VerifierServer {
   std::unique_ptr<store::PgMentionStore> store_;
   std::unique_ptr<store::PgMentionStore> health_store_;
   std::unique_ptr<store::PgSiteStore> site_store_;
+  std::unique_ptr<store::PgBlocklistStore> blocklist_store_;
   // Feed ingest: the stores, the evaluator (with its publisher cache) and the sweeper of expired
   // decisions (started once the schema is ready).
   std::unique_ptr<store::PgPublisherStore> publisher_store_;

@@ -10,6 +10,7 @@
 #include "verifier-service/src/ingest/ingest_evaluator.h"
 #include "verifier-service/src/server/blocking_pool.h"
 #include "verifier-service/src/server/verify_now_rpc.h"
+#include "verifier-service/src/store/blocklist_store.h"
 #include "verifier-service/src/store/ingest_store.h"
 #include "verifier-service/src/store/mention_store.h"
 #include "verifier-service/src/store/publisher_store.h"
@@ -50,6 +51,9 @@ class VerifierService final : public portcullis::verifier::v1::Verifier::Callbac
 
   // Before the server starts: enables the ingest RPCs (verifier_service_ingest.cc).
   void SetIngestBackend(IngestBackend backend) { ingest_ = backend; }
+
+  // Before the server starts: enables the blocklist admin RPCs (blocklist_rpc.cc); borrowed.
+  void SetBlocklistStore(store::BlocklistStore* blocks) { blocks_ = blocks; }
 
   // Calls are answered UNAVAILABLE until this is set (migrations applied).
   void SetReady(bool ready) { ready_.store(ready); }
@@ -170,6 +174,19 @@ class VerifierService final : public portcullis::verifier::v1::Verifier::Callbac
       const portcullis::verifier::v1::ListAcceptedItemsRequest* request,
       portcullis::verifier::v1::ListAcceptedItemsResponse* response) override;
 
+  // Source blocklist (blocklist_rpc.cc).
+  grpc::ServerUnaryReactor* AddBlock(grpc::CallbackServerContext* context,
+                                     const portcullis::verifier::v1::AddBlockRequest* request,
+                                     portcullis::verifier::v1::AddBlockResponse* response) override;
+  grpc::ServerUnaryReactor* ListBlocks(
+      grpc::CallbackServerContext* context,
+      const portcullis::verifier::v1::ListBlocksRequest* request,
+      portcullis::verifier::v1::ListBlocksResponse* response) override;
+  grpc::ServerUnaryReactor* RemoveBlock(
+      grpc::CallbackServerContext* context,
+      const portcullis::verifier::v1::RemoveBlockRequest* request,
+      portcullis::verifier::v1::RemoveBlockResponse* response) override;
+
  private:
   // Finishes `reactor` at once when not ready or the pool is full; otherwise runs `work` on the
   // pool (skipped when the call was cancelled meanwhile), which returns the call's status.
@@ -185,6 +202,7 @@ class VerifierService final : public portcullis::verifier::v1::Verifier::Callbac
   std::atomic<bool> ready_{false};
   IngestBackend ingest_;
   VerifyNowBackend verify_now_;
+  store::BlocklistStore* blocks_ = nullptr;
 };
 
 }  // namespace portcullis::verifier::server
