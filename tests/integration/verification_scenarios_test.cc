@@ -4,9 +4,8 @@
 // (as SSRF-POLICY.md permits for tests only) — and the outcome read back over gRPC (GetMention)
 // and from the status page. Every wait is bounded.
 
-#include <boost/json.hpp>
-
 #include <algorithm>
+#include <boost/json.hpp>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -41,8 +40,9 @@ std::string Entry(const std::string& property, const std::string& content) {
   return Page(absl::StrCat(
       "<article class=\"h-entry\">"
       "<a class=\"p-author h-card\" href=\"https://alice.example/\">Alice</a> ",
-      property.empty() ? "" : absl::StrCat("<a class=\"", property, "\" href=\"", kTarget, "\">",
-                                           "the post</a>"),
+      property.empty()
+          ? ""
+          : absl::StrCat("<a class=\"", property, "\" href=\"", kTarget, "\">", "the post</a>"),
       "<div class=\"e-content\">", content, "</div></article>"));
 }
 
@@ -55,7 +55,8 @@ class VerificationScenariosTest : public StackTest {
     if (IsSkipped() || HasFatalFailure()) {
       return;
     }
-    absl::StatusOr<std::unique_ptr<cli::PageOrigin>> origin = cli::PageOrigin::Start("127.0.0.1", 0);
+    absl::StatusOr<std::unique_ptr<cli::PageOrigin>> origin =
+        cli::PageOrigin::Start("127.0.0.1", 0);
     ASSERT_TRUE(origin.ok()) << origin.status();
     origin_ = *std::move(origin);
     ASSERT_TRUE(stack_
@@ -78,7 +79,7 @@ class VerificationScenariosTest : public StackTest {
   }
 
   void TearDown() override {
-    stub_.reset();           // An open client connection would hold up the verifier's drain.
+    stub_.reset();          // An open client connection would hold up the verifier's drain.
     StackTest::TearDown();  // The verifier stops fetching before its origin goes away.
     origin_.reset();
   }
@@ -173,8 +174,8 @@ TEST_F(VerificationScenariosTest, TimeFromSubmissionToVerifiedOnLoopback) {
     EXPECT_LT(took.back(), absl::Seconds(2)) << "sample " << i;
   }
   std::sort(took.begin(), took.end());
-  std::cout << "submission to VERIFIED on loopback over " << kSamples
-            << " mentions: median " << absl::FormatDuration(took[kSamples / 2]) << ", max "
+  std::cout << "submission to VERIFIED on loopback over " << kSamples << " mentions: median "
+            << absl::FormatDuration(took[kSamples / 2]) << ", max "
             << absl::FormatDuration(took.back()) << std::endl;
 }
 
@@ -188,14 +189,16 @@ TEST_F(VerificationScenariosTest, ALikeARepostAndABookmarkAreTyped) {
 }
 
 TEST_F(VerificationScenariosTest, APlainLinkIsAMention) {
-  origin_->SetRoute("/plain", PageResponse::Html(Page(
-                                  absl::StrCat("<p>I read <a href=\"", kTarget, "\">this</a>.</p>"))));
+  origin_->SetRoute(
+      "/plain",
+      PageResponse::Html(Page(absl::StrCat("<p>I read <a href=\"", kTarget, "\">this</a>.</p>"))));
   EXPECT_EQ(Verified("/plain").type(), v1::MENTION_TYPE_MENTION);
 }
 
 TEST_F(VerificationScenariosTest, AnImageOfTheTargetIsAMention) {
-  origin_->SetRoute("/img", PageResponse::Html(Page(
-                                "<p>Look:</p><img src=\"https://bob.example/photo.jpg\" alt=\"\">")));
+  origin_->SetRoute(
+      "/img",
+      PageResponse::Html(Page("<p>Look:</p><img src=\"https://bob.example/photo.jpg\" alt=\"\">")));
   EXPECT_EQ(Verified("/img", "https://bob.example/photo.jpg").type(), v1::MENTION_TYPE_MENTION);
 }
 
@@ -209,8 +212,9 @@ TEST_F(VerificationScenariosTest, ARelativeLinkResolvesAgainstTheBase) {
 
 TEST_F(VerificationScenariosTest, ALinkOnlyInTextOrInACommentIsNoLink) {
   origin_->SetRoute("/text", PageResponse::Html(Page(absl::StrCat("<p>See ", kTarget, "</p>"))));
-  origin_->SetRoute("/comment", PageResponse::Html(Page(
-                                    absl::StrCat("<!-- <a href=\"", kTarget, "\">x</a> --><p>hi</p>"))));
+  origin_->SetRoute(
+      "/comment",
+      PageResponse::Html(Page(absl::StrCat("<!-- <a href=\"", kTarget, "\">x</a> --><p>hi</p>"))));
   const v1::Mention text = Failed("/text");
   EXPECT_EQ(text.reason(), "no_link");
   EXPECT_EQ(text.type(), v1::MENTION_TYPE_UNSPECIFIED);
@@ -218,8 +222,9 @@ TEST_F(VerificationScenariosTest, ALinkOnlyInTextOrInACommentIsNoLink) {
 }
 
 TEST_F(VerificationScenariosTest, PostTenIsNotPostOneAndIsShownAsANearMiss) {
-  origin_->SetRoute("/near", PageResponse::Html(Page(
-                                 "<p><a href=\"https://bob.example/post-10\">post ten</a></p>")));
+  origin_->SetRoute(
+      "/near",
+      PageResponse::Html(Page("<p><a href=\"https://bob.example/post-10\">post ten</a></p>")));
   const v1::Mention mention = Failed("/near");
   EXPECT_EQ(mention.reason(), "no_link");
   ASSERT_EQ(mention.links_to_target_host_size(), 1);
@@ -313,14 +318,15 @@ TEST_F(VerificationScenariosTest, AnXssPayloadNeverReachesTheStoredHtml) {
   }
   EXPECT_TRUE(absl::StrContains(html, "https://alice.example/a.png")) << html;
   // Nor the JSON of the status page.
-  const testing::HttpResult status = stack_->Get(absl::StrCat("/webmention/status/", mention.mention_id()));
+  const testing::HttpResult status =
+      stack_->Get(absl::StrCat("/webmention/status/", mention.mention_id()));
   EXPECT_FALSE(absl::StrContains(status.body, "<script")) << status.body;
 }
 
 TEST_F(VerificationScenariosTest, AForbiddenAddressOutsideTheAllowListIsRefused) {
   // 127.0.0.2 is loopback too, but not on the allow list: never fetched.
-  const testing::HttpResult result = stack_->PostWebmention(
-      absl::StrCat("http://127.0.0.2:", origin_->port(), "/reply"), kTarget);
+  const testing::HttpResult result =
+      stack_->PostWebmention(absl::StrCat("http://127.0.0.2:", origin_->port(), "/reply"), kTarget);
   ASSERT_EQ(result.status, 202) << result.body;
   const std::string id(json::parse(result.body).at("mention_id").as_string());
   EXPECT_EQ(WaitForState(id, v1::MENTION_STATE_FAILED).reason(), "forbidden_address");

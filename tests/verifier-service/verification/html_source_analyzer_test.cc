@@ -31,8 +31,7 @@ TEST(VerifierHtmlSourceAnalyzerTest, NoLinkGivesTheNearMisses) {
       "<p><a href='https://bob.example/post-10'>ten</a> https://bob.example/post</p>",
       U("https://alice.example/reply"), kTarget);
   EXPECT_FALSE(analysis.links_to_target);
-  EXPECT_EQ(analysis.links_to_target_host,
-            store::LinkDiagnostic{"https://bob.example/post-10"});
+  EXPECT_EQ(analysis.links_to_target_host, store::LinkDiagnostic{"https://bob.example/post-10"});
 }
 
 TEST(VerifierHtmlSourceAnalyzerTest, AnAuthorUrlIsFetchedAndReadInASecondStep) {
@@ -61,9 +60,9 @@ TEST(VerifierHtmlSourceAnalyzerTest, AnAuthorUrlIsFetchedAndReadInASecondStep) {
 }
 
 TEST(VerifierHtmlSourceAnalyzerTest, APageWithoutMicroformatsIsAPlainMention) {
-  const SourceAnalysis analysis = HtmlSourceAnalyzer().Analyze(
-      "<p>See <img src=post></p>", U("https://bob.example/gallery/x"),
-      "https://bob.example/gallery/post");
+  const SourceAnalysis analysis =
+      HtmlSourceAnalyzer().Analyze("<p>See <img src=post></p>", U("https://bob.example/gallery/x"),
+                                   "https://bob.example/gallery/post");
   ASSERT_TRUE(analysis.links_to_target);
   EXPECT_EQ(analysis.content.type, "mention");
   EXPECT_EQ(analysis.content.url, "https://bob.example/gallery/x");

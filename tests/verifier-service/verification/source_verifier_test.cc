@@ -129,8 +129,7 @@ TEST_F(VerifierSourceVerifierTest, APageWithoutTheLinkFailsNoLinkWithTheNearMiss
   const VerificationOutcome outcome = Verify();
   EXPECT_EQ(outcome.kind, VerificationOutcome::Kind::kFailed);
   EXPECT_EQ(outcome.reason, "no_link");
-  EXPECT_EQ(outcome.links_to_target_host,
-            store::LinkDiagnostic{"https://bob.example/post-10"});
+  EXPECT_EQ(outcome.links_to_target_host, store::LinkDiagnostic{"https://bob.example/post-10"});
 }
 
 TEST_F(VerifierSourceVerifierTest, GoneIsSourceGone) {

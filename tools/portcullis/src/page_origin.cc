@@ -67,7 +67,7 @@ absl::StatusOr<std::unique_ptr<PageOrigin>> PageOrigin::Start(const std::string&
   absl::StatusOr<net::IpAddress> address = net::IpAddress::Parse(host);
   const bool loopback =
       address.ok() && (address->is_ipv4() ? (address->ipv4() >> 24) == 127
-                                           : address->ipv6_high() == 0 && address->ipv6_low() == 1);
+                                          : address->ipv6_high() == 0 && address->ipv6_low() == 1);
   if (!loopback) {
     return absl::InvalidArgumentError(
         absl::StrCat("'", host, "' is not a loopback address literal (127.0.0.1, ::1)"));

@@ -8,9 +8,9 @@
 // at once.
 
 #include <atomic>
-#include <ostream>
 #include <map>
 #include <memory>
+#include <ostream>
 #include <string>
 #include <thread>
 #include <utility>

@@ -93,49 +93,53 @@ grpc::ServerUnaryReactor* VerifierService::VerifyNow(grpc::CallbackServerContext
     return reactor;
   }
   const auto& normalized = std::get<intake::NormalizedMention>(validation);
-  store::NewMention mention{request->source(),          request->target(),
-                            normalized.key.source_hash, normalized.key.target_hash,
-                            normalized.target_domain,   normalized.key.normalized_target,
+  store::NewMention mention{request->source(),
+                            request->target(),
+                            normalized.key.source_hash,
+                            normalized.key.target_hash,
+                            normalized.target_domain,
+                            normalized.key.normalized_target,
                             normalized.key.normalized_source};
-  const bool queued = verify_now_.pool->TrySubmit([this, context, reactor, response,
-                                                   mention = std::move(mention)]() mutable {
-    if (context->IsCancelled()) {
-      reactor->Finish(grpc::Status(grpc::StatusCode::CANCELLED, "call cancelled"));
-      return;
-    }
-    absl::StatusOr<store::SubmitResult> submitted = store_.Submit(mention);
-    if (!submitted.ok()) {
-      reactor->Finish(status::ToGrpcStatus(submitted.status()));
-      return;
-    }
-    if (submitted->target != store::TargetMatch::kServed) {
-      const bool unknown_site = submitted->target == store::TargetMatch::kUnknownSite;
-      response->set_decision(v1::DECISION_REJECTED);
-      response->set_reason(
-          std::string(unknown_site ? intake::kTargetNotSupported : intake::kTargetNotFound));
-      response->set_reason_description(
-          unknown_site ? "The target is not on a site that receives webmentions here."
-                       : "The target is not a page of this site that receives webmentions.");
-      reactor->Finish(grpc::Status::OK);
-      return;
-    }
-    absl::StatusOr<VerifyNowResult> verified =
-        VerifyMentionNow(verify_now_, store_, submitted->mention_id);
-    if (!verified.ok()) {
-      reactor->Finish(status::ToGrpcStatus(verified.status()));
-      return;
-    }
-    response->set_decision(v1::DECISION_ACCEPTED);
-    ToProto(verified->mention, response->mutable_mention());
-    if (verified->mention.state == store::MentionState::kPending &&
-        !verified->transient_reason.empty()) {
-      response->mutable_mention()->set_reason(verified->transient_reason);
-    }
-    reactor->Finish(grpc::Status::OK);
-  });
+  const bool queued = verify_now_.pool->TrySubmit(
+      [this, context, reactor, response, mention = std::move(mention)]() mutable {
+        if (context->IsCancelled()) {
+          reactor->Finish(grpc::Status(grpc::StatusCode::CANCELLED, "call cancelled"));
+          return;
+        }
+        absl::StatusOr<store::SubmitResult> submitted = store_.Submit(mention);
+        if (!submitted.ok()) {
+          reactor->Finish(status::ToGrpcStatus(submitted.status()));
+          return;
+        }
+        if (submitted->target != store::TargetMatch::kServed) {
+          const bool unknown_site = submitted->target == store::TargetMatch::kUnknownSite;
+          response->set_decision(v1::DECISION_REJECTED);
+          response->set_reason(
+              std::string(unknown_site ? intake::kTargetNotSupported : intake::kTargetNotFound));
+          response->set_reason_description(
+              unknown_site ? "The target is not on a site that receives webmentions here."
+                           : "The target is not a page of this site that receives webmentions.");
+          reactor->Finish(grpc::Status::OK);
+          return;
+        }
+        absl::StatusOr<VerifyNowResult> verified =
+            VerifyMentionNow(verify_now_, store_, submitted->mention_id);
+        if (!verified.ok()) {
+          reactor->Finish(status::ToGrpcStatus(verified.status()));
+          return;
+        }
+        response->set_decision(v1::DECISION_ACCEPTED);
+        ToProto(verified->mention, response->mutable_mention());
+        if (verified->mention.state == store::MentionState::kPending &&
+            !verified->transient_reason.empty()) {
+          response->mutable_mention()->set_reason(verified->transient_reason);
+        }
+        reactor->Finish(grpc::Status::OK);
+      });
   if (!queued) {
     logging::Warn("refused VerifyNow: its pool is full");
-    reactor->Finish(grpc::Status(grpc::StatusCode::UNAVAILABLE, "verifier overloaded, retry later"));
+    reactor->Finish(
+        grpc::Status(grpc::StatusCode::UNAVAILABLE, "verifier overloaded, retry later"));
   }
   return reactor;
 }

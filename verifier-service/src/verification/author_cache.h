@@ -35,7 +35,8 @@ class AuthorCache {
  public:
   using Clock = std::function<absl::Time()>;
 
-  AuthorCache(size_t max_entries, absl::Duration ttl, Clock clock = [] { return absl::Now(); })
+  AuthorCache(
+      size_t max_entries, absl::Duration ttl, Clock clock = [] { return absl::Now(); })
       : max_entries_(max_entries), ttl_(ttl), clock_(std::move(clock)) {}
 
   // The card stored for `page_url` and not expired; nullopt when none.

@@ -72,8 +72,7 @@ AuthorCard HtmlSourceAnalyzer::AuthorFromPage(absl::string_view body,
   if (!mf2.ok()) {
     return {};
   }
-  std::optional<html::Author> author =
-      html::AuthorFromPage(*mf2, requested_url, final_url.href());
+  std::optional<html::Author> author = html::AuthorFromPage(*mf2, requested_url, final_url.href());
   if (!author.has_value()) {
     return {};
   }

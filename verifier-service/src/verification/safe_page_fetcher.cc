@@ -19,8 +19,7 @@ struct PendingFetch {
 
 }  // namespace
 
-fetch::FetchResult SafePageFetcher::Fetch(absl::string_view url,
-                                          const fetch::FetchLimits& limits) {
+fetch::FetchResult SafePageFetcher::Fetch(absl::string_view url, const fetch::FetchLimits& limits) {
   auto pending = std::make_shared<PendingFetch>();
   fetcher_.Fetch(url, limits, [pending](fetch::FetchResult result) mutable {
     absl::MutexLock lock(&pending->mu);

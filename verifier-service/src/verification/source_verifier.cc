@@ -27,7 +27,7 @@ void MergeAuthor(const AuthorCard& card, store::MentionContent& content) {
 
 VerificationOutcome OutcomeOfFailedFetch(const fetch::FetchResult& result) {
   if (result.outcome == fetch::FetchOutcome::kGone) {
-    return VerificationOutcome::Failed(kReasonSourceGone);
+    return VerificationOutcome::Failed(store::kReasonSourceGone);
   }
   const std::string reason(fetch::FetchOutcomeName(result.outcome));
   if (fetch::IsTransient(result.outcome)) {
@@ -57,12 +57,13 @@ VerificationOutcome SourceVerifier::Verify(absl::string_view source, absl::strin
     // The fetcher fetched it, so it parsed there; this would be a bug, not the sender's doing.
     logging::Error("fetched source has an unparsable final URL: {}",
                    std::string(final_url.status().message()));
-    return VerificationOutcome::Failed(std::string(fetch::FetchOutcomeName(
-        fetch::FetchOutcome::kBadUrl)));
+    return VerificationOutcome::Failed(
+        std::string(fetch::FetchOutcomeName(fetch::FetchOutcome::kBadUrl)));
   }
   SourceAnalysis analysis = analyzer_.Analyze(page.body, *final_url, target);
   if (!analysis.links_to_target) {
-    return VerificationOutcome::Failed(kReasonNoLink, std::move(analysis.links_to_target_host));
+    return VerificationOutcome::Failed(store::kReasonNoLink,
+                                       std::move(analysis.links_to_target_host));
   }
   if (analysis.author_page_url.has_value()) {
     MergeAuthor(AuthorOfPage(*analysis.author_page_url), analysis.content);

@@ -3,10 +3,11 @@
 // SourceVerifier: the verification pipeline of one mention, as the queue and VerifyNow run it.
 //
 //   fetch the source (PageFetcher: SSRF-guarded, redirects followed, body capped)
-//   → not ok: 410 → FAILED source_gone; transient (timeout, connection, DNS temporary, 5xx, 429)
-//     → RETRY with the fetcher's reason; any other outcome → FAILED with the fetcher's reason
+//   → not ok: 410 → FAILED source_gone (store::kReasonSourceGone); transient (timeout,
+//     connection, DNS temporary, 5xx, 429) → RETRY with the fetcher's reason; any other outcome
+//     → FAILED with the fetcher's reason
 //   → ok: analyze the page with the final URL as base (SourceAnalyzer)
-//     → no link → FAILED no_link with the links to the target's host
+//     → no link → FAILED no_link (store::kReasonNoLink) with the links to the target's host
 //     → link → the author from the rel=author page when the page itself does not name one
 //       (fetched with a small budget of its own, remembered in an AuthorCache) → VERIFIED
 
@@ -34,20 +35,16 @@ struct SourceVerifierConfig {
   absl::Duration author_cache_ttl = absl::Minutes(10);
 };
 
-// The reason codes of the outcomes that come from the pipeline itself (the others are the
-// fetcher's FetchOutcomeName: "http_4xx", "forbidden_address", "timeout", ...).
-inline constexpr char kReasonNoLink[] = "no_link";
-inline constexpr char kReasonSourceGone[] = "source_gone";
-
-// The outcome of a fetch that did not return a page (anything but kOk).
+// The outcome of a fetch that did not return a page (anything but kOk): the reason is the
+// fetcher's FetchOutcomeName ("http_4xx", "forbidden_address", "timeout", ...), but for 410.
 queue::VerificationOutcome OutcomeOfFailedFetch(const fetch::FetchResult& result);
 
 class SourceVerifier final : public queue::MentionVerifier {
  public:
   // `fetcher` and `analyzer` must outlive the verifier.
-  SourceVerifier(PageFetcher& fetcher, const SourceAnalyzer& analyzer,
-                 SourceVerifierConfig config = {},
-                 AuthorCache::Clock clock = [] { return absl::Now(); });
+  SourceVerifier(
+      PageFetcher& fetcher, const SourceAnalyzer& analyzer, SourceVerifierConfig config = {},
+      AuthorCache::Clock clock = [] { return absl::Now(); });
 
   queue::VerificationOutcome Verify(const store::JobRecord& job) override;
   // The same for a pair (`source`, `target` as submitted).
