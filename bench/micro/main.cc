@@ -27,9 +27,11 @@
 #include "ingest-gateway/src/form_decoding.h"
 #include "verifier-service/src/fetch/egress_policy.h"
 #include "verifier-service/src/html/html_document.h"
+#include "verifier-service/src/html/html_sanitizer.h"
 #include "verifier-service/src/html/link_matcher.h"
 #include "verifier-service/src/html/mf2_parser.h"
 #include "verifier-service/src/ingest/standard_webhooks.h"
+#include "verifier-service/src/verification/html_source_analyzer.h"
 
 namespace portcullis::bench {
 namespace {
@@ -428,6 +430,91 @@ void BM_FindLink(benchmark::State& state) {
   state.counters["links"] = static_cast<double>(first.links_checked);
 }
 BENCHMARK(BM_FindLink)->ArgName("target_last")->Arg(1)->Arg(0)->Unit(benchmark::kMicrosecond);
+
+// ---------------------------------------------------------------------------------------------
+// The whole analysis of a fetched source (bench/verify's 20 KiB h-entry page): parse, link match,
+// mf2, classification with the sanitized e-content, authorship. Gumbo's raw parse of the same page
+// is the reference (the ratio is the figure); the sanitizer alone shows its share.
+
+constexpr absl::string_view kEntryTarget = "https://example.com/notes/2024/hello-world";
+
+// The page bench/verify's origin serves, byte for byte.
+const std::string& EntryPage() {
+  static const std::string* const kPage = [] {
+    auto* html = new std::string(
+        "<!doctype html><html><head><meta charset=\"utf-8\"><title>A reply</title>\n"
+        "<link rel=\"author\" href=\"/about\"></head><body>\n"
+        "<article class=\"h-entry\"><h1 class=\"p-name\">A reply about hello world</h1>\n"
+        "<a class=\"p-author h-card\" href=\"https://alice.example/\"><img class=\"u-photo\" "
+        "src=\"/alice.jpg\" alt=\"\">Alice</a>\n"
+        "<time class=\"dt-published\" datetime=\"2024-05-01T10:00:00Z\">1 May 2024</time>\n");
+    absl::StrAppend(html, "<p>In reply to <a class=\"u-in-reply-to\" href=\"", kEntryTarget,
+                    "\">hello world</a>.</p>\n<div class=\"e-content\">\n");
+    for (int i = 1; i <= 140; ++i) {
+      absl::StrAppend(html, "<p>Paragraph ", i,
+                      " with <em>some</em> text and a <a href=\"https://elsewhere.example/", i,
+                      "\">link</a> to fill the page to about twenty KiB of HTML.</p>\n");
+    }
+    absl::StrAppend(html, "</div></article></body></html>\n");
+    return html;
+  }();
+  return *kPage;
+}
+
+void BM_EntryGumboRawParse(benchmark::State& state) {
+  const std::string& page = EntryPage();
+  GumboOptions options = kGumboDefaultOptions;
+  options.max_errors = 0;
+  for (auto _ : state) {
+    GumboOutputPtr output(gumbo_parse_with_options(&options, page.data(), page.size()));
+    benchmark::DoNotOptimize(output.get());
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * page.size()));
+  state.counters["page_bytes"] = static_cast<double>(page.size());
+}
+BENCHMARK(BM_EntryGumboRawParse)->Unit(benchmark::kMicrosecond);
+
+void BM_EntryAnalyze(benchmark::State& state) {
+  const std::string& page = EntryPage();
+  const absl::StatusOr<url::Url> page_url = url::ParseUrl("http://127.0.0.1:8081/reply/1");
+  Require(state, page_url.ok(), "page URL does not parse");
+  if (!page_url.ok()) {
+    return;
+  }
+  const verifier::verification::HtmlSourceAnalyzer analyzer;
+  const verifier::verification::SourceAnalysis first =
+      analyzer.Analyze(page, *page_url, kEntryTarget);
+  Require(state,
+          first.links_to_target && first.content.type == "reply" &&
+              first.content.author_name == "Alice" && !first.content.content_html.empty(),
+          "the entry page did not analyze as a reply by Alice");
+  for (auto _ : state) {
+    verifier::verification::SourceAnalysis analysis =
+        analyzer.Analyze(page, *page_url, kEntryTarget);
+    benchmark::DoNotOptimize(analysis);
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * page.size()));
+}
+BENCHMARK(BM_EntryAnalyze)->Unit(benchmark::kMicrosecond);
+
+// The sanitizer alone on the page's e-content (what the classifier hands it).
+void BM_EntrySanitize(benchmark::State& state) {
+  const std::string& page = EntryPage();
+  const size_t begin = page.find("<div class=\"e-content\">\n") + 24;
+  const absl::string_view content =
+      absl::string_view(page).substr(begin, page.rfind("</div>") - begin);
+  const absl::StatusOr<url::Url> page_url = url::ParseUrl("http://127.0.0.1:8081/reply/1");
+  Require(state, page_url.ok(), "page URL does not parse");
+  if (!page_url.ok()) {
+    return;
+  }
+  for (auto _ : state) {
+    verifier::html::SanitizedHtml sanitized = verifier::html::SanitizeHtml(content, *page_url);
+    benchmark::DoNotOptimize(sanitized);
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * content.size()));
+}
+BENCHMARK(BM_EntrySanitize)->Unit(benchmark::kMicrosecond);
 
 // ---------------------------------------------------------------------------------------------
 // Egress policy check of a URL (before DNS: spelling, parse, scheme, port, host name or literal)
