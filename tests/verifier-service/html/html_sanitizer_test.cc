@@ -468,5 +468,33 @@ TEST(HtmlSanitizerTest, ReparsedOutputOfGeneratedHostileInputHoldsOnlyAllowedMar
   EXPECT_EQ(checked, 3000);
 }
 
+// Inputs of allowed markup only, misnested every way the parser repairs (formatting elements
+// across blocks, tables and foster parenting, implied end tags, <pre> newlines, carriage returns
+// from references, relative URLs): nothing is unwrapped, so one pass is all SanitizeHtml runs, and
+// its output must still read back as itself.
+TEST(HtmlSanitizerTest, AllowedButMisnestedMarkupIsAFixedPointAfterOnePass) {
+  const std::vector<std::string> pieces = {
+      "<b>", "</b>", "<i>", "</i>", "<em>", "</em>", "<strong>", "</strong>", "<code>", "<p>",
+      "</p>", "<div>", "</div>", "<blockquote cite=/q>", "</blockquote>", "<ul>", "<ol start=-3>",
+      "<li>", "</li>", "<dl>", "<dt>", "<dd>", "<table>", "</table>", "<caption>", "<thead>",
+      "<tbody>", "<tr>", "</tr>", "<th colspan=2>", "<td>", "</td>", "<h1>", "</h1>", "<h2>",
+      "<hr>", "<br>", "</br>", "<img src=a.png alt=A>", "<a href=/x>", "<a href='../y?z'>",
+      "</a>", "<q cite=/c>", "</q>", "<!--c-->", "<pre>", "</pre>", "\n", "\r\n", "&#13;", " ",
+      "x", "&amp;", "<span title='&#13;t'>", "</span>", "<del datetime=2024>", "<sub>", "<s>",
+      "<u>", "<small>", "<figure>", "<figcaption>", "</figure>", "<time datetime=1>"};
+  std::mt19937 random(20261130);  // fixed: failures reproduce
+  std::uniform_int_distribution<size_t> pick(0, pieces.size() - 1);
+  std::uniform_int_distribution<int> length(1, 40);
+  for (int round = 0; round < 3000; ++round) {
+    std::string input;
+    for (int i = length(random); i > 0; --i) {
+      input += pieces[pick(random)];
+    }
+    const std::string output = Sanitize(input);
+    ASSERT_THAT(ReparseViolations(output), ::testing::IsEmpty()) << "input: " << input;
+    ASSERT_EQ(Sanitize(output), output) << "input: " << input;
+  }
+}
+
 }  // namespace
 }  // namespace portcullis::verifier::html

@@ -186,6 +186,14 @@ class Writer {
 
   std::string TakeOutput() { return std::move(out_); }
   bool truncated() const { return stopped_; }
+  // Whether the output may read back as a different tree than the one written: an element was
+  // unwrapped or dropped, the output was cut, a value holds a carriage return (the parser turns
+  // it into a newline), a URL's serialization is not its own, or the nesting came near the depth
+  // cap. When false (and the parse had no error), the output serializes the tree the parser built
+  // from well-formed input, less comments and attributes, and reads back as itself.
+  bool may_reparse_differently() const {
+    return reshaped_ || stopped_ || max_depth_ >= kMaxElementDepth / 2;
+  }
 
  private:
   // Whether `bytes` more, plus the end tags already owed, stay within the limit; stops the writer
@@ -201,12 +209,18 @@ class Writer {
   void Close(const Frame& frame) {
     out_ += frame.close;
     closing_bytes_ -= frame.close.size();
+    if (!frame.close.empty()) {
+      --depth_;
+    }
     if (frame.is_link) {
       --open_links_;
     }
   }
 
   void WriteText(absl::string_view text) {
+    if (text.find('\r') != absl::string_view::npos) {
+      reshaped_ = true;
+    }
     std::string escaped;
     // The HTML parser drops a newline right after <pre>; write one more so a leading newline of
     // the text survives a re-parse.
@@ -246,10 +260,12 @@ class Writer {
     const GumboElement& element = node.v.element;
     const std::string name = ElementName(node);
     if (element.tag_namespace != GUMBO_NAMESPACE_HTML || IsDroppedWithContents(name)) {
+      reshaped_ = true;
       return std::nullopt;
     }
     Frame unwrapped{&element.children};
     if (!IsAllowedElement(name) || (name == "a" && open_links_ > 0)) {
+      reshaped_ = true;
       return unwrapped;
     }
     std::string start = absl::StrCat("<", name);
@@ -286,7 +302,15 @@ class Writer {
             continue;
           }
           has_url = has_url || attribute_name == "href" || attribute_name == "src";
+          // Read again, the value is what a second pass would make of it.
+          if (value != raw &&
+              SafeUrl(value, base_, /*allow_mailto=*/name == "a", limits_.max_url_bytes) != value) {
+            reshaped_ = true;
+          }
           break;
+      }
+      if (value.find('\r') != std::string::npos) {
+        reshaped_ = true;
       }
       absl::StrAppend(&start, " ", attribute_name, "=\"");
       EscapeInto(value, /*attribute=*/true, start);
@@ -294,11 +318,13 @@ class Writer {
     }
     if (name == "a") {
       if (!has_url) {
+        reshaped_ = true;
         return unwrapped;
       }
       start += " rel=\"nofollow noopener ugc\"";
     }
     if (name == "img" && !has_url) {
+      reshaped_ = true;
       return std::nullopt;
     }
     start += '>';
@@ -317,6 +343,7 @@ class Writer {
       return std::nullopt;  // no children to write (the parser gives void elements none)
     }
     closing_bytes_ += frame.close.size();
+    max_depth_ = std::max(max_depth_, ++depth_);
     if (name == "a") {
       frame.is_link = true;
       ++open_links_;
@@ -333,24 +360,35 @@ class Writer {
   // needs one more.
   size_t after_pre_start_ = std::string::npos;
   bool stopped_ = false;
+  bool reshaped_ = false;
+  int depth_ = 0;  // elements written and not yet closed
+  int max_depth_ = 0;
 };
 
-// One parse and serialization of `fragment`; sets `truncated` when the output was cut.
+// One parse and serialization of `fragment`; sets `truncated` when the output was cut, and
+// `may_reparse_differently` when the output might not read back as the tree it serializes.
 std::string SanitizeOnce(absl::string_view fragment, const url::Url& base,
-                         const SanitizeLimits& limits, bool& truncated) {
+                         const SanitizeLimits& limits, bool& truncated,
+                         bool& may_reparse_differently) {
   // Gumbo's tree building is quadratic in nesting depth: cap it as HtmlDocument does.
-  const std::string capped = CapNestingDepth(fragment, kMaxElementDepth).first;
+  auto [capped, dropped_start_tags] = CapNestingDepth(fragment, kMaxElementDepth);
+  may_reparse_differently = dropped_start_tags > 0;
   GumboOptions options = kGumboDefaultOptions;
-  options.max_errors = 0;
+  options.max_errors = 1;  // only whether there was one: see below
   options.fragment_context = GUMBO_TAG_DIV;
   options.fragment_namespace = GUMBO_NAMESPACE_HTML;
   const GumboOutputPtr output(gumbo_parse_with_options(&options, capped.data(), capped.size()));
   if (output == nullptr || output->root == nullptr) {
     return "";
   }
+  // A parse error is where the parser repairs markup (misnesting, foster parenting, stray end
+  // tags), and a repaired tree need not serialize to markup that builds it again (a <dd> fostered
+  // into a <dt> is closed by the parser when it reads it back): only an error-free tree counts.
+  may_reparse_differently = may_reparse_differently || output->errors.length > 0;
   Writer writer(base, limits);
   writer.Write(*output->root);
   truncated = truncated || writer.truncated();
+  may_reparse_differently = may_reparse_differently || writer.may_reparse_differently();
   return writer.TakeOutput();
 }
 
@@ -394,12 +432,19 @@ SanitizedHtml SanitizeHtml(absl::string_view fragment, const url::Url& base,
     result.truncated = true;
   }
   bool truncated = false;
-  std::string once = SanitizeOnce(fragment, base, limits, truncated);
+  bool may_reparse_differently = false;
+  std::string once = SanitizeOnce(fragment, base, limits, truncated, may_reparse_differently);
   // Unwrapping an element can leave markup the parser nests differently when it reads it again
   // (an <h1> or <p> that was inside an unknown element now directly inside another). The second
   // pass serializes the tree a browser builds from the first pass's output, which reads back as
-  // itself: the stored HTML means exactly what it says.
-  result.html = SanitizeOnce(once, base, limits, truncated);
+  // itself: the stored HTML means exactly what it says. When the first pass kept the parser's
+  // tree as it was (see Writer::may_reparse_differently), its output already is that
+  // serialization, and the second pass would only repeat it.
+  if (!may_reparse_differently) {
+    result.html = std::move(once);
+  } else {
+    result.html = SanitizeOnce(once, base, limits, truncated, may_reparse_differently);
+  }
   result.truncated = result.truncated || truncated;
   return result;
 }
