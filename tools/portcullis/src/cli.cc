@@ -7,6 +7,7 @@
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
 #include "portcullis/verifier/v1/verifier.grpc.pb.h"
+#include "tools/portcullis/src/block_commands.h"
 #include "tools/portcullis/src/authorship_conformance.h"
 #include "tools/portcullis/src/ingest_tool_commands.h"
 #include "tools/portcullis/src/links_conformance.h"
@@ -77,7 +78,7 @@ std::string Usage() {
          "  conformance mf2 [--base-url URL] DIR  run every NAME.html/NAME.json pair under DIR;\n"
          "                                 prints differences and 'N passed, M failed'\n"
          "  conformance mf2-if-present DIR  the same; a missing DIR exits 77 unless CI=true\n" +
-         IngestUsage() +
+         IngestUsage() + BlockUsage() +
          "The verifier defaults to $PORTCULLIS_VERIFIER, else 127.0.0.1:50051.\n";
 }
 
@@ -208,6 +209,9 @@ int Run(const std::vector<std::string>& args, const CliOptions& options, std::os
   }
   if (args[0] == "site" || args[0] == "target") {
     return RunSiteCommand(args, options, out, err, usage_error);
+  }
+  if (args[0] == "block") {
+    return RunBlockCommand(args, options, out, err);
   }
   if (args[0] == "demo") {
     if (args.size() < 2 || args[1] != "serve") {
