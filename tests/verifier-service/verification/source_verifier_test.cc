@@ -4,10 +4,12 @@
 #include "verifier-service/src/verification/source_verifier.h"
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "gtest/gtest.h"
 
@@ -226,6 +228,122 @@ TEST_F(VerifierSourceVerifierTest, AnAuthorPageThatCannotBeHadNeverFailsTheMenti
   EXPECT_EQ(outcome.kind, VerificationOutcome::Kind::kVerified);
   Verify("https://carol.example/reply");
   EXPECT_EQ(fetcher_.calls.size(), 4u);
+}
+
+// A fetcher that answers the URLs in `parked` only when told to (a tarpit holding its fetch
+// until the deadline), and every other URL at once, like ScriptedFetcher.
+class ParkingFetcher final : public PageFetcher {
+ public:
+  fetch::FetchResult Fetch(absl::string_view url, const fetch::FetchLimits& limits) override {
+    return scripted.Fetch(url, limits);
+  }
+  void FetchAsync(absl::string_view url, const fetch::FetchLimits& limits,
+                  Callback done) override {
+    if (absl::StrContains(url, "tarpit")) {
+      absl::MutexLock lock(&mu);
+      parked.push_back(std::move(done));
+      return;
+    }
+    std::move(done)(scripted.Fetch(url, limits));
+  }
+  // Answers every parked fetch with a timeout.
+  void TimeOutParked() {
+    std::vector<Callback> callbacks;
+    {
+      absl::MutexLock lock(&mu);
+      callbacks.swap(parked);
+    }
+    for (Callback& callback : callbacks) {
+      std::move(callback)(Failure(FetchOutcome::kTimeout));
+    }
+  }
+
+  ScriptedFetcher scripted;
+  absl::Mutex mu;
+  std::vector<Callback> parked ABSL_GUARDED_BY(mu);
+};
+
+class VerifierSourceVerifierAsyncTest : public ::testing::Test {
+ protected:
+  VerifierSourceVerifierAsyncTest() {
+    verifier_.set_cpu_executor([this](absl::AnyInvocable<void() &&> task) {
+      ++cpu_tasks_;
+      std::move(task)();
+    });
+  }
+
+  ParkingFetcher fetcher_;
+  ScriptedAnalyzer analyzer_;
+  absl::Time now_ = absl::FromUnixSeconds(1'700'000'000);
+  SourceVerifier verifier_{fetcher_, analyzer_, SourceVerifierConfig{}, [this] { return now_; }};
+  int cpu_tasks_ = 0;
+};
+
+TEST_F(VerifierSourceVerifierAsyncTest, AFastSourceIsVerifiedWhileAThousandTarpitsAreInFlight) {
+  int slow_done = 0;
+  for (int i = 0; i < 1000; ++i) {
+    verifier_.VerifyAsync(absl::StrCat("https://tarpit", i, ".example/reply"),
+                          "https://bob.example/post", [&](VerificationOutcome outcome) {
+                            EXPECT_EQ(outcome.kind, VerificationOutcome::Kind::kRetry);
+                            EXPECT_EQ(outcome.reason, "timeout");
+                            ++slow_done;
+                          });
+  }
+  std::optional<VerificationOutcome> fast;
+  fetcher_.scripted.pages["https://alice.example/reply"] =
+      Page("<a href=https://bob.example/post>", "https://alice.example/reply");
+  verifier_.VerifyAsync("https://alice.example/reply", "https://bob.example/post",
+                        [&](VerificationOutcome outcome) { fast = std::move(outcome); });
+  // Answered with the 1,000 slow ones still waiting, on no thread of their own.
+  ASSERT_TRUE(fast.has_value());
+  EXPECT_EQ(fast->kind, VerificationOutcome::Kind::kVerified);
+  EXPECT_EQ(slow_done, 0);
+  {
+    absl::MutexLock lock(&fetcher_.mu);
+    EXPECT_EQ(fetcher_.parked.size(), 1000u);
+  }
+  fetcher_.TimeOutParked();
+  EXPECT_EQ(slow_done, 1000);
+  EXPECT_EQ(cpu_tasks_, 1001);  // Every page judged on the CPU executor.
+}
+
+TEST_F(VerifierSourceVerifierAsyncTest, TheAuthorPageIsFetchedAsynchronouslyAndCached) {
+  fetcher_.scripted.pages["https://alice.example/reply"] =
+      Page("<a href=https://bob.example/post> author-page:https://alice.example/tarpit-about",
+           "https://alice.example/reply");
+  std::optional<VerificationOutcome> first;
+  verifier_.VerifyAsync("https://alice.example/reply", "https://bob.example/post",
+                        [&](VerificationOutcome outcome) { first = std::move(outcome); });
+  EXPECT_FALSE(first.has_value());  // Waiting for the author page, holding no thread.
+  std::vector<PageFetcher::Callback> parked;
+  {
+    absl::MutexLock lock(&fetcher_.mu);
+    parked.swap(fetcher_.parked);
+  }
+  ASSERT_EQ(parked.size(), 1u);
+  std::move(parked[0])(Page("Alice Author", "https://alice.example/about"));
+  ASSERT_TRUE(first.has_value());
+  EXPECT_EQ(first->kind, VerificationOutcome::Kind::kVerified);
+  EXPECT_EQ(first->content.author_name, "Alice Author");
+  EXPECT_EQ(cpu_tasks_, 2);
+
+  std::optional<VerificationOutcome> second;  // The cache answers: no second author fetch.
+  verifier_.VerifyAsync("https://alice.example/reply", "https://bob.example/post",
+                        [&](VerificationOutcome outcome) { second = std::move(outcome); });
+  ASSERT_TRUE(second.has_value());
+  EXPECT_EQ(second->content.author_name, "Alice Author");
+}
+
+TEST_F(VerifierSourceVerifierAsyncTest, AsyncOutcomesMatchTheBlockingPipeline) {
+  fetcher_.scripted.pages["https://alice.example/reply"] = Failure(FetchOutcome::kGone);
+  std::optional<VerificationOutcome> outcome;
+  store::JobRecord job;
+  job.source = "https://alice.example/reply";
+  job.target = "https://bob.example/post";
+  verifier_.VerifyAsync(job, [&](VerificationOutcome result) { outcome = std::move(result); });
+  ASSERT_TRUE(outcome.has_value());
+  EXPECT_EQ(outcome->reason, verifier_.Verify(job).reason);
+  EXPECT_EQ(outcome->reason, "source_gone");
 }
 
 }  // namespace

@@ -1,6 +1,9 @@
 #pragma once
 
 #include <string>
+#include <utility>
+
+#include "absl/functional/any_invocable.h"
 
 #include "verifier-service/src/store/job_store.h"
 
@@ -49,6 +52,12 @@ class MentionVerifier {
  public:
   virtual ~MentionVerifier() = default;
   virtual VerificationOutcome Verify(const store::JobRecord& job) = 0;
+
+  using Done = absl::AnyInvocable<void(VerificationOutcome) &&>;
+  // Starts verifying `job` and calls `done` exactly once with the outcome, on any thread
+  // (possibly before VerifyAsync returns). An event-driven implementation holds no thread while
+  // it waits for the network; this default runs Verify on the calling thread.
+  virtual void VerifyAsync(const store::JobRecord& job, Done done) { std::move(done)(Verify(job)); }
 };
 
 }  // namespace portcullis::verifier::queue

@@ -41,4 +41,9 @@ fetch::FetchResult SafePageFetcher::Fetch(absl::string_view url, const fetch::Fe
   return *std::move(pending->result);
 }
 
+void SafePageFetcher::FetchAsync(absl::string_view url, const fetch::FetchLimits& limits,
+                                 Callback done) {
+  fetcher_.Fetch(url, limits, std::move(done));
+}
+
 }  // namespace portcullis::verifier::verification

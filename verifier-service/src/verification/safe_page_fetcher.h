@@ -17,6 +17,10 @@ class SafePageFetcher final : public PageFetcher {
       : fetcher_(fetcher), grace_(grace) {}
 
   fetch::FetchResult Fetch(absl::string_view url, const fetch::FetchLimits& limits) override;
+  // Straight through to SafeFetcher, which enforces the deadline and always answers (kCancelled
+  // when it shuts down first); `done` runs on the fetcher's event loop.
+  void FetchAsync(absl::string_view url, const fetch::FetchLimits& limits,
+                  Callback done) override;
 
  private:
   fetch::SafeFetcher& fetcher_;

@@ -48,34 +48,46 @@ VerificationOutcome SourceVerifier::Verify(const store::JobRecord& job) {
 }
 
 VerificationOutcome SourceVerifier::Verify(absl::string_view source, absl::string_view target) {
-  fetch::FetchResult page = fetcher_.Fetch(source, config_.source_limits);
+  PageVerdict verdict = Judge(fetcher_.Fetch(source, config_.source_limits), target);
+  if (verdict.author_page.has_value()) {
+    MergeAuthor(AuthorOfPage(*verdict.author_page), verdict.outcome.content);
+  }
+  return std::move(verdict.outcome);
+}
+
+SourceVerifier::PageVerdict SourceVerifier::Judge(const fetch::FetchResult& page,
+                                                  absl::string_view target) const {
   if (page.outcome != fetch::FetchOutcome::kOk) {
-    return OutcomeOfFailedFetch(page);
+    return {OutcomeOfFailedFetch(page), std::nullopt};
   }
   absl::StatusOr<url::Url> final_url = url::ParseUrl(page.final_url);
   if (!final_url.ok()) {
     // The fetcher fetched it, so it parsed there; this would be a bug, not the sender's doing.
     logging::Error("fetched source has an unparsable final URL: {}",
                    std::string(final_url.status().message()));
-    return VerificationOutcome::Failed(
-        std::string(fetch::FetchOutcomeName(fetch::FetchOutcome::kBadUrl)));
+    return {VerificationOutcome::Failed(
+                std::string(fetch::FetchOutcomeName(fetch::FetchOutcome::kBadUrl))),
+            std::nullopt};
   }
   SourceAnalysis analysis = analyzer_.Analyze(page.body, *final_url, target);
   if (!analysis.links_to_target) {
-    return VerificationOutcome::Failed(store::kReasonNoLink,
-                                       std::move(analysis.links_to_target_host));
+    return {VerificationOutcome::Failed(store::kReasonNoLink,
+                                        std::move(analysis.links_to_target_host)),
+            std::nullopt};
   }
-  if (analysis.author_page_url.has_value()) {
-    MergeAuthor(AuthorOfPage(*analysis.author_page_url), analysis.content);
-  }
-  return VerificationOutcome::Verified(std::move(analysis.content));
+  return {VerificationOutcome::Verified(std::move(analysis.content)),
+          std::move(analysis.author_page_url)};
 }
 
 AuthorCard SourceVerifier::AuthorOfPage(const std::string& page_url) {
   if (std::optional<AuthorCard> cached = author_cache_.Get(page_url)) {
     return *std::move(cached);
   }
-  fetch::FetchResult page = fetcher_.Fetch(page_url, config_.author_limits);
+  return ReadAuthorPage(page_url, fetcher_.Fetch(page_url, config_.author_limits));
+}
+
+AuthorCard SourceVerifier::ReadAuthorPage(const std::string& page_url,
+                                          const fetch::FetchResult& page) {
   if (page.outcome != fetch::FetchOutcome::kOk) {
     if (!fetch::IsTransient(page.outcome)) {
       author_cache_.Put(page_url, AuthorCard{});  // Not there for good: do not ask again soon.
@@ -91,6 +103,52 @@ AuthorCard SourceVerifier::AuthorOfPage(const std::string& page_url) {
   AuthorCard card = analyzer_.AuthorFromPage(page.body, page_url, *final_url);
   author_cache_.Put(page_url, card);
   return card;
+}
+
+void SourceVerifier::RunCpu(absl::AnyInvocable<void() &&> task) const {
+  if (cpu_executor_) {
+    cpu_executor_(std::move(task));
+  } else {
+    std::move(task)();
+  }
+}
+
+void SourceVerifier::VerifyAsync(const store::JobRecord& job, Done done) {
+  VerifyAsync(job.source, job.target, std::move(done));
+}
+
+void SourceVerifier::VerifyAsync(absl::string_view source, absl::string_view target, Done done) {
+  fetcher_.FetchAsync(
+      source, config_.source_limits,
+      [this, target = std::string(target), done = std::move(done)](
+          fetch::FetchResult page) mutable {
+        RunCpu([this, target = std::move(target), done = std::move(done),
+                page = std::move(page)]() mutable {
+          PageVerdict verdict = Judge(page, target);
+          if (!verdict.author_page.has_value()) {
+            std::move(done)(std::move(verdict.outcome));
+            return;
+          }
+          std::string author_url = *std::move(verdict.author_page);
+          if (std::optional<AuthorCard> cached = author_cache_.Get(author_url)) {
+            MergeAuthor(*cached, verdict.outcome.content);
+            std::move(done)(std::move(verdict.outcome));
+            return;
+          }
+          const std::string fetch_url = author_url;
+          fetcher_.FetchAsync(
+              fetch_url, config_.author_limits,
+              [this, author_url = std::move(author_url), outcome = std::move(verdict.outcome),
+               done = std::move(done)](fetch::FetchResult author_page) mutable {
+                RunCpu([this, author_url = std::move(author_url), outcome = std::move(outcome),
+                        done = std::move(done),
+                        author_page = std::move(author_page)]() mutable {
+                  MergeAuthor(ReadAuthorPage(author_url, author_page), outcome.content);
+                  std::move(done)(std::move(outcome));
+                });
+              });
+        });
+      });
 }
 
 }  // namespace portcullis::verifier::verification

@@ -12,9 +12,12 @@
 //       (fetched with a small budget of its own, remembered in an AuthorCache) → VERIFIED
 
 #include <cstddef>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
+#include "absl/functional/any_invocable.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "verifier-service/src/fetch/safe_fetcher.h"
@@ -50,17 +53,41 @@ class SourceVerifier final : public queue::MentionVerifier {
   // The same for a pair (`source`, `target` as submitted).
   queue::VerificationOutcome Verify(absl::string_view source, absl::string_view target);
 
+  // The same pipeline, event-driven: the fetches (source, then the rel=author page when one is
+  // needed and not cached) go through PageFetcher::FetchAsync, and the CPU work after each (parse,
+  // link match, mf2, classify, sanitize) runs on the CPU executor, never on the fetcher's event
+  // loop. `done` is called exactly once, on an executor thread (or inline for synchronous fakes).
+  void VerifyAsync(const store::JobRecord& job, Done done) override;
+  void VerifyAsync(absl::string_view source, absl::string_view target, Done done);
+
+  // Runs one piece of CPU work, on a thread of its own choosing; must run every task it is given.
+  using CpuExecutor = std::function<void(absl::AnyInvocable<void() &&>)>;
+  // Where VerifyAsync analyzes pages. Unset: on the thread that delivered the fetch result. Set
+  // before the first VerifyAsync; `executor` must outlive every verification started.
+  void set_cpu_executor(CpuExecutor executor) { cpu_executor_ = std::move(executor); }
+
   const SourceVerifierConfig& config() const { return config_; }
 
  private:
   // The author named by the rel=author page at `page_url`: cached, else fetched; empty when it
   // cannot be had (the mention is verified without it).
   AuthorCard AuthorOfPage(const std::string& page_url);
+  // What the source page alone says: the final outcome, unless `author_page` names a rel=author
+  // page to complete a VERIFIED outcome's author from.
+  struct PageVerdict {
+    queue::VerificationOutcome outcome;
+    std::optional<std::string> author_page;
+  };
+  PageVerdict Judge(const fetch::FetchResult& page, absl::string_view target) const;
+  // The author a fetched rel=author page names, remembered in the cache.
+  AuthorCard ReadAuthorPage(const std::string& page_url, const fetch::FetchResult& page);
+  void RunCpu(absl::AnyInvocable<void() &&> task) const;
 
   PageFetcher& fetcher_;
   const SourceAnalyzer& analyzer_;
   const SourceVerifierConfig config_;
   AuthorCache author_cache_;
+  CpuExecutor cpu_executor_;
 };
 
 }  // namespace portcullis::verifier::verification
