@@ -133,7 +133,9 @@ int ImportTargets(v1::Verifier::StubInterface& stub, absl::Duration timeout,
         !status.ok()) {
       // The verifier names the first bad entry of the batch ("target N (...): ..."): say which
       // line of the file that is.
-      absl::string_view message = status.error_message();
+      // error_message() returns a copy: keep it alive while `message` views it.
+      const std::string error_message = status.error_message();
+      absl::string_view message = error_message;
       size_t index = 0;
       if (absl::ConsumePrefix(&message, "target ")) {
         const absl::string_view digits = message.substr(0, message.find(' '));
