@@ -48,6 +48,13 @@ ABSL_FLAG(bool, migrate_only, false, "Apply database migrations and exit.");
 ABSL_FLAG(std::string, failed_retention, EnvOr("FAILED_RETENTION", "24h"),
           "A FAILED mention submitted again within this time is left alone; later it starts over "
           "as PENDING (env FAILED_RETENTION).");
+ABSL_FLAG(std::string, max_pending_per_source_host, EnvOr("MAX_PENDING_PER_SOURCE_HOST", "1000"),
+          "A new mention is refused (RESOURCE_EXHAUSTED: the gateway answers 429 + Retry-After) "
+          "while this many mentions from its source host are PENDING; 0: no limit "
+          "(env MAX_PENDING_PER_SOURCE_HOST).");
+ABSL_FLAG(std::string, max_queue_length, EnvOr("MAX_QUEUE_LENGTH", "100000"),
+          "A new mention is refused (UNAVAILABLE: the gateway answers 503 + Retry-After) while "
+          "this many verification jobs are queued; 0: no limit (env MAX_QUEUE_LENGTH).");
 ABSL_FLAG(std::string, workers, EnvOr("WORKERS", "8"),
           "Verification worker threads: mentions verified at once, each fetching its source "
           "through the SSRF-guarded fetcher; 0 queues mentions without verifying them "
@@ -157,6 +164,8 @@ int main(int argc, char** argv) {
   flags.log_level = absl::GetFlag(FLAGS_log_level);
   flags.migrate_only = absl::GetFlag(FLAGS_migrate_only);
   flags.failed_retention = absl::GetFlag(FLAGS_failed_retention);
+  flags.max_pending_per_source_host = absl::GetFlag(FLAGS_max_pending_per_source_host);
+  flags.max_queue_length = absl::GetFlag(FLAGS_max_queue_length);
   flags.workers = absl::GetFlag(FLAGS_workers);
   flags.worker_lease = absl::GetFlag(FLAGS_worker_lease);
   flags.worker_poll_interval = absl::GetFlag(FLAGS_worker_poll_interval);

@@ -159,5 +159,51 @@ TEST_F(AbuseControlsTest, VerifiedSourceBlockedLaterStopsBeingServed) {
   EXPECT_EQ(origin_->requests("/later/1"), fetches) << "no re-verification was queued";
 }
 
+// The admission limits with the workers off (so queued jobs stay queued): past the PENDING limit
+// of a source host the gateway answers 429 + Retry-After, past the queue limit 503 +
+// Retry-After; every 202 is a stored mention with its job, every refusal stored nothing.
+class AbuseLimitsTest : public StackTest {
+ protected:
+  AbuseLimitsTest() { start_stack_ = false; }
+};
+
+TEST_F(AbuseLimitsTest, PendingPerSourceHostThenQueueLengthAreRefusedRetryably) {
+  ASSERT_TRUE(stack_
+                  ->StartVerifier({"--workers=0", "--max_pending_per_source_host=2",
+                                   "--max_queue_length=4"})
+                  .ok());
+  ASSERT_TRUE(stack_->StartGateway().ok());
+  ASSERT_TRUE(stack_->WaitForReadyz(200, absl::Seconds(30)).ok());
+  ASSERT_TRUE(stack_->ServeTarget("https://bob.example/*").ok());
+
+  int accepted = 0;
+  const auto post = [&](const std::string& source) {
+    const testing::HttpResult result = stack_->PostWebmention(source, kTarget);
+    accepted += result.status == 202 ? 1 : 0;
+    return result;
+  };
+  EXPECT_EQ(post("https://flood.example/1").status, 202);
+  EXPECT_EQ(post("https://flood.example/2").status, 202);
+  const testing::HttpResult over_host = post("https://flood.example/3");
+  EXPECT_EQ(over_host.status, 429) << over_host.body;
+  EXPECT_FALSE(over_host.Header("retry-after").empty());
+  // A repeat of a PENDING pair is still a 202 (it queues nothing).
+  EXPECT_EQ(post("https://flood.example/1").status, 202);
+  accepted -= 1;
+  EXPECT_EQ(post("https://c.example/1").status, 202);
+  EXPECT_EQ(post("https://d.example/1").status, 202);
+  const testing::HttpResult over_queue = post("https://e.example/1");
+  EXPECT_EQ(over_queue.status, 503) << over_queue.body;
+  EXPECT_FALSE(over_queue.Header("retry-after").empty());
+
+  EXPECT_EQ(accepted, 4);
+  EXPECT_EQ(QueryCount(*database_, "SELECT count(*) FROM mentions"), accepted)
+      << "every 202 is stored, no refusal is";
+  EXPECT_EQ(QueryCount(*database_, "SELECT count(*) FROM mentions m JOIN verification_jobs j "
+                                   "ON j.mention_id = m.id WHERE m.state = 'PENDING'"),
+            accepted)
+      << "every accepted mention is queued";
+}
+
 }  // namespace
 }  // namespace portcullis::integration

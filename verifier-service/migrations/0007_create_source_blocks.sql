@@ -17,3 +17,8 @@ CREATE UNIQUE INDEX source_blocks_site_unique_idx ON source_blocks (site_id, kin
 CREATE UNIQUE INDEX source_blocks_global_unique_idx ON source_blocks (kind, value)
   WHERE site_id IS NULL;
 CREATE INDEX source_blocks_lookup_idx ON source_blocks (kind, value);
+
+-- The serialized host of the normalized source, for the per-source-host PENDING limit (set by
+-- Submit from now on; NULL on older rows, which the limit therefore does not count).
+ALTER TABLE mentions ADD COLUMN source_host text;
+CREATE INDEX mentions_pending_source_host_idx ON mentions (source_host) WHERE state = 'PENDING';

@@ -96,6 +96,16 @@ absl::StatusOr<VerifierConfig> BuildVerifierConfig(const VerifierFlagValues& fla
 
   ASSIGN_OR_RETURN(config.failed_retention, ParseDuration("failed_retention", "FAILED_RETENTION",
                                                           flags.failed_retention, true));
+  if (!absl::SimpleAtoi(flags.max_pending_per_source_host, &config.max_pending_per_source_host) ||
+      config.max_pending_per_source_host < 0 || config.max_pending_per_source_host > 100000000) {
+    return Invalid("max_pending_per_source_host", "MAX_PENDING_PER_SOURCE_HOST",
+                   flags.max_pending_per_source_host, "a whole number from 0 (no limit) to 100000000");
+  }
+  if (!absl::SimpleAtoi(flags.max_queue_length, &config.max_queue_length) ||
+      config.max_queue_length < 0 || config.max_queue_length > 1000000000) {
+    return Invalid("max_queue_length", "MAX_QUEUE_LENGTH", flags.max_queue_length,
+                   "a whole number from 0 (no limit) to 1000000000");
+  }
   int64_t workers = 0;
   if (!absl::SimpleAtoi(flags.workers, &workers) || workers < 0 || workers > 256) {
     return Invalid("workers", "WORKERS", flags.workers, "a whole number from 0 to 256");

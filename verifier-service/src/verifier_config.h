@@ -30,6 +30,8 @@ struct VerifierFlagValues {
   std::string log_level = "info";
   bool migrate_only = false;
   std::string failed_retention = "24h";
+  std::string max_pending_per_source_host = "1000";
+  std::string max_queue_length = "100000";
   std::string workers = "8";
   std::string worker_lease = "30s";
   std::string worker_poll_interval = "30s";
@@ -91,6 +93,11 @@ struct VerifierConfig {
   // A FAILED mention submitted again is left alone for this long after it failed; after that it
   // starts over as PENDING.
   absl::Duration failed_retention = absl::Hours(24);
+  // Admission limits of a new mention (0: none): PENDING mentions per source host (beyond:
+  // RESOURCE_EXHAUSTED, the gateway's 429 + Retry-After) and verification jobs queued (beyond:
+  // UNAVAILABLE, 503 + Retry-After). See store::SubmitLimits.
+  int64_t max_pending_per_source_host = 1000;
+  int64_t max_queue_length = 100000;
   // Verification worker threads; 0 disables the workers (mentions are queued, not verified).
   int workers = 8;
   // Lease of a claimed job; a dead worker's jobs are taken over this long after its last renewal.

@@ -67,6 +67,7 @@ absl::StatusOr<std::unique_ptr<VerifierServer>> VerifierServer::Start(
   server->health_db_pool_ = *std::move(health_db_pool);
   server->store_ =
       std::make_unique<store::PgMentionStore>(*server->db_pool_, config.failed_retention);
+  server->store_->SetLimits({config.max_pending_per_source_host, config.max_queue_length});
   server->job_store_ = std::make_unique<store::PgJobStore>(*server->db_pool_);
   server->health_store_ = std::make_unique<store::PgMentionStore>(*server->health_db_pool_);
   // One thread per database connection: more threads would only wait for connections.

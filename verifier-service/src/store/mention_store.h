@@ -108,6 +108,20 @@ inline bool IsMentionId(absl::string_view text) {
   return true;
 }
 
+// Admission limits of MentionStore::Submit (0: no limit). Both apply only when a submission would
+// queue a new verification of a mention that is not PENDING yet (a new pair, or a FAILED one past
+// its retention); repeats of a PENDING or VERIFIED pair are never refused.
+struct SubmitLimits {
+  // PENDING mentions whose normalized source has the same host: beyond it, RESOURCE_EXHAUSTED
+  // (the gateway's 429 + Retry-After; nothing stored, so the sender's retry loses nothing).
+  int64_t max_pending_per_source_host = 0;
+  // Verification jobs queued or running: beyond it, UNAVAILABLE (503 + Retry-After). Counted
+  // (capped at the limit) inside Submit's transaction before the insert, so concurrent
+  // submissions may overshoot by at most the number of transactions in flight; an acceptance is
+  // committed only after the check, never dropped after it.
+  int64_t max_queue_length = 0;
+};
+
 // Durable storage of mentions. Implementations are thread-safe and block; call them from a
 // blocking pool, never from a gRPC reactor thread. Errors: UNAVAILABLE / DEADLINE_EXCEEDED when
 // the database cannot answer now (retry), INTERNAL for anything else; messages carry no SQL.

@@ -85,6 +85,16 @@ constexpr char kUpsertBlocked[] =
     "    THEN mentions.updated_at ELSE now() END "
     "RETURNING id::text, (xmax = 0) AS created";
 
+// The admission limits (SubmitLimits), each counted only up to its limit.
+constexpr char kCountQueue[] =
+    "SELECT count(*) FROM (SELECT 1 FROM verification_jobs LIMIT $1) q";
+constexpr char kCountPendingOfHost[] =
+    "SELECT count(*) FROM (SELECT 1 FROM mentions WHERE source_host = $1 AND state = 'PENDING' "
+    "  LIMIT $2) q";
+constexpr char kSetSourceHost[] =
+    "UPDATE mentions SET source_host = $2 WHERE id = $1::uuid "
+    "  AND source_host IS DISTINCT FROM $2";
+
 // Nothing fetches a blocked source: a queued job goes, and a running one loses its lease (its
 // worker's Finish then finds the job gone and its outcome is dropped).
 constexpr char kDropJob[] = "DELETE FROM verification_jobs WHERE mention_id = $1::uuid";
@@ -229,8 +239,10 @@ const char* OrNull(const std::optional<std::string>& value) {
 absl::StatusOr<SubmitResult> PgMentionStore::Submit(const NewMention& mention) {
   SubmitResult result;
   std::string state;
+  absl::Status refusal;
   absl::Status status = pool_.Run("submit_mention", [&](pqxx::connection& connection) {
     result = SubmitResult();
+    refusal = absl::OkStatus();
     pqxx::work transaction(connection);
     const pqxx::result match =
         transaction.exec_params(kMatchTarget, mention.target_domain, mention.normalized_target);
@@ -268,6 +280,26 @@ absl::StatusOr<SubmitResult> PgMentionStore::Submit(const NewMention& mention) {
     state = row[1].as<std::string>();
     result.created = row[2].as<bool>();
     const bool retention_over = row[3].as<bool>();
+    // Admission limits, before anything new is queued: a refusal rolls the insert back.
+    if (result.created || (state == "FAILED" && retention_over)) {
+      if (limits_.max_queue_length > 0 &&
+          transaction.exec_params1(kCountQueue, limits_.max_queue_length)[0].as<int64_t>() >=
+              limits_.max_queue_length) {
+        refusal = absl::UnavailableError("verification queue full, retry later");
+        return;
+      }
+      const std::string host = intake::HostOfSerializedUrl(normalized_source);
+      if (limits_.max_pending_per_source_host > 0 &&
+          transaction
+                  .exec_params1(kCountPendingOfHost, host,
+                                limits_.max_pending_per_source_host)[0]
+                  .as<int64_t>() >= limits_.max_pending_per_source_host) {
+        refusal = absl::ResourceExhaustedError(
+            "too many mentions from this source host are waiting for verification, retry later");
+        return;
+      }
+      transaction.exec_params0(kSetSourceHost, result.mention_id, host);
+    }
     // The lifecycle (DESIGN.md, issue 3 §5), decided under the row lock.
     if (result.created || state == "PENDING") {
       // A PENDING mention already has its job; the insert only repairs one that lost it.
@@ -287,6 +319,9 @@ absl::StatusOr<SubmitResult> PgMentionStore::Submit(const NewMention& mention) {
   });
   if (!status.ok()) {
     return status;
+  }
+  if (!refusal.ok()) {
+    return refusal;
   }
   if (result.target != TargetMatch::kServed) {
     return result;

@@ -18,6 +18,9 @@ class PgMentionStore final : public MentionStore {
   explicit PgMentionStore(PgConnectionPool& pool, absl::Duration failed_retention = absl::Hours(24))
       : pool_(pool), failed_retention_(failed_retention) {}
 
+  // Before use: the admission limits of Submit (none by default).
+  void SetLimits(SubmitLimits limits) { limits_ = limits; }
+
   absl::StatusOr<SubmitResult> Submit(const NewMention& mention) override;
   absl::StatusOr<StoredMention> Get(absl::string_view mention_id) override;
   absl::StatusOr<MentionPage> List(const MentionQuery& query) override;
@@ -26,6 +29,7 @@ class PgMentionStore final : public MentionStore {
  private:
   PgConnectionPool& pool_;
   const absl::Duration failed_retention_;
+  SubmitLimits limits_;
 };
 
 }  // namespace portcullis::verifier::store

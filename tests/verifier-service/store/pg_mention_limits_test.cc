@@ -1,0 +1,85 @@
+// PgMentionStore's admission limits (SubmitLimits) on a real PostgreSQL.
+#include "gtest/gtest.h"
+#include "pqxx/pqxx"
+#include "tests/support/test_database.h"
+#include "verifier-service/src/store/migrator.h"
+#include "verifier-service/src/store/pg_mention_store.h"
+#include "verifier-service/src/store/pg_site_store.h"
+
+namespace portcullis::verifier::store {
+namespace {
+
+class VerifierPgMentionLimitsTest : public ::testing::Test {
+ protected:
+  void Open(const std::string& url, SubmitLimits limits) {
+    url_ = url;
+    absl::StatusOr<std::vector<Migration>> migrations = BuiltinMigrations();
+    ASSERT_TRUE(migrations.ok()) << migrations.status();
+    ASSERT_TRUE(Migrator(*migrations).Apply(url).ok());
+    absl::StatusOr<std::unique_ptr<PgConnectionPool>> pool =
+        PgConnectionPool::Create({url, 2, absl::Seconds(2), absl::Seconds(5)});
+    ASSERT_TRUE(pool.ok()) << pool.status();
+    pool_ = *std::move(pool);
+    store_ = std::make_unique<PgMentionStore>(*pool_);
+    store_->SetLimits(limits);
+    PgSiteStore sites(*pool_);
+    ASSERT_TRUE(sites.AddSite("b.example").ok());
+    const intake::TargetRule everything{"https://b.example/", intake::TargetKind::kPrefix,
+                                        "b.example"};
+    ASSERT_TRUE(sites.AddTargets(absl::MakeConstSpan(&everything, 1)).ok());
+  }
+
+  absl::StatusOr<SubmitResult> Submit(const std::string& source) {
+    const std::string target = "https://b.example/post";
+    return store_->Submit({source, target, crypto::Sha256(source), crypto::Sha256(target),
+                           "b.example", target, source});
+  }
+
+  long long Count(const std::string& sql) {
+    pqxx::connection connection(url_);
+    pqxx::nontransaction transaction(connection);
+    return transaction.exec1(sql)[0].as<long long>();
+  }
+
+  std::string url_;
+  std::unique_ptr<PgConnectionPool> pool_;
+  std::unique_ptr<PgMentionStore> store_;
+};
+
+TEST_F(VerifierPgMentionLimitsTest, PendingPerSourceHostIsRefusedRetryablyAndStoresNothing) {
+  PORTCULLIS_CREATE_TEST_DATABASE_OR_SKIP(db);
+  Open(db->connection_string(), {.max_pending_per_source_host = 2});
+  ASSERT_TRUE(Submit("https://flood.example/1").ok());
+  ASSERT_TRUE(Submit("https://a.flood.example/2").ok()) << "another host";
+  ASSERT_TRUE(Submit("https://flood.example/3").ok());
+  absl::StatusOr<SubmitResult> third = Submit("https://flood.example/4");
+  EXPECT_EQ(third.status().code(), absl::StatusCode::kResourceExhausted) << third.status();
+  EXPECT_EQ(Count("SELECT count(*) FROM mentions"), 3) << "the refused one was not stored";
+  // A repeat of a pair already PENDING is never refused; another host is not limited.
+  EXPECT_TRUE(Submit("https://flood.example/1").ok());
+  EXPECT_TRUE(Submit("https://other.example/1").ok());
+  // Once one is decided, there is room again.
+  Count("UPDATE mentions SET state = 'VERIFIED' WHERE source = 'https://flood.example/1' "
+        "RETURNING 1");
+  EXPECT_TRUE(Submit("https://flood.example/4").ok());
+}
+
+TEST_F(VerifierPgMentionLimitsTest, FullQueueIsUnavailableAndLosesNothingAccepted) {
+  PORTCULLIS_CREATE_TEST_DATABASE_OR_SKIP(db);
+  Open(db->connection_string(), {.max_queue_length = 3});
+  for (int i = 0; i < 3; ++i) {
+    absl::StatusOr<SubmitResult> accepted = Submit("https://s" + std::to_string(i) + ".example/");
+    ASSERT_TRUE(accepted.ok()) << accepted.status();
+    EXPECT_TRUE(accepted->queued);
+  }
+  absl::StatusOr<SubmitResult> refused = Submit("https://s9.example/");
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kUnavailable) << refused.status();
+  EXPECT_EQ(Count("SELECT count(*) FROM mentions"), 3);
+  EXPECT_EQ(Count("SELECT count(*) FROM verification_jobs"), 3) << "every acceptance has its job";
+  Count("DELETE FROM verification_jobs WHERE id = (SELECT min(id) FROM verification_jobs) "
+        "RETURNING 1");
+  EXPECT_TRUE(Submit("https://s9.example/").ok()) << "room again";
+}
+
+}  // namespace
+}  // namespace portcullis::verifier::store
