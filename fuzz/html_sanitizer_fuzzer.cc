@@ -61,7 +61,7 @@ void CheckTree(const html::HtmlNode& root, const std::string& output) {
         FUZZ_CHECK(AttributeAllowed(node->tag, name), node->tag + "[" + name + "] in: " + output);
         if (name == "href" || name == "src" || name == "cite") {
           const bool web = absl::StartsWith(value, "http://") || absl::StartsWith(value, "https://");
-          const bool mail = name == "href" && absl::StartsWith(value, "mailto:");
+          const bool mail = name == "href" && absl::StartsWithIgnoreCase(value, "mailto:");
           FUZZ_CHECK(web || mail, name + "=" + value + " in: " + output);
         }
       }
