@@ -101,6 +101,10 @@ ABSL_FLAG(std::string, admin_listen, EnvOr("ADMIN_LISTEN", ""),
 ABSL_FLAG(std::string, verify_now_concurrency, EnvOr("VERIFY_NOW_CONCURRENCY", "4"),
           "VerifyNow calls verifying at once; more wait, up to 64, then UNAVAILABLE "
           "(env VERIFY_NOW_CONCURRENCY).");
+ABSL_FLAG(std::string, max_verifications_in_flight, EnvOr("MAX_VERIFICATIONS_IN_FLIGHT", "1000"),
+          "Queue verifications in flight at once (fetching or analyzing, not yet recorded); "
+          "they hold no thread while they wait for a source, so slow sources do not delay fast "
+          "ones (env MAX_VERIFICATIONS_IN_FLIGHT).");
 ABSL_FLAG(std::string, author_fetch_timeout, EnvOr("AUTHOR_FETCH_TIMEOUT", "2s"),
           "Longest fetch of a rel=author page (at most --fetch_timeout; env AUTHOR_FETCH_TIMEOUT).");
 ABSL_FLAG(std::string, author_fetch_max_body_bytes, EnvOr("AUTHOR_FETCH_MAX_BODY_BYTES", "262144"),
@@ -183,6 +187,7 @@ int main(int argc, char** argv) {
   flags.fetch_max_in_flight = absl::GetFlag(FLAGS_fetch_max_in_flight);
   flags.admin_listen = absl::GetFlag(FLAGS_admin_listen);
   flags.verify_now_concurrency = absl::GetFlag(FLAGS_verify_now_concurrency);
+  flags.max_verifications_in_flight = absl::GetFlag(FLAGS_max_verifications_in_flight);
   flags.author_fetch_timeout = absl::GetFlag(FLAGS_author_fetch_timeout);
   flags.author_fetch_max_body_bytes = absl::GetFlag(FLAGS_author_fetch_max_body_bytes);
   flags.author_cache_size = absl::GetFlag(FLAGS_author_cache_size);

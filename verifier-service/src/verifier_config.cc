@@ -210,6 +210,10 @@ absl::StatusOr<VerifierConfig> BuildVerifierConfig(const VerifierFlagValues& fla
                    ParseCount("verify_now_concurrency", "VERIFY_NOW_CONCURRENCY",
                               flags.verify_now_concurrency, 1000));
   config.verify_now_concurrency = static_cast<int>(verify_now);
+  ASSIGN_OR_RETURN(const int64_t verifications_in_flight,
+                   ParseCount("max_verifications_in_flight", "MAX_VERIFICATIONS_IN_FLIGHT",
+                              flags.max_verifications_in_flight, 100000));
+  config.max_verifications_in_flight = static_cast<int>(verifications_in_flight);
   config.verification.source_limits = {config.fetcher.max_redirects,
                                        config.fetcher.total_timeout,
                                        config.fetcher.max_body_bytes};

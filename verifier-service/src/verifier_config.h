@@ -49,6 +49,7 @@ struct VerifierFlagValues {
   std::string fetch_max_in_flight = "1000";
   std::string admin_listen;
   std::string verify_now_concurrency = "4";
+  std::string max_verifications_in_flight = "1000";
   std::string author_fetch_timeout = "2s";
   std::string author_fetch_max_body_bytes = "262144";
   std::string author_cache_size = "1024";
@@ -119,6 +120,10 @@ struct VerifierConfig {
   std::optional<config::HostPort> admin_listen;
   // VerifyNow calls verifying at once (each holds a thread for a whole verification).
   int verify_now_concurrency = 4;
+  // Queue verifications in flight at once (claimed, fetching or analyzing, not yet recorded): an
+  // event-driven verification holds no thread while it waits for its source, so this is far
+  // above `workers` (the threads that start them and record their outcomes).
+  int max_verifications_in_flight = 1000;
   // The verification pipeline: the source is fetched within the fetcher's maximums; the
   // rel=author page within author_limits; author pages cached.
   verification::SourceVerifierConfig verification;

@@ -2,6 +2,8 @@
 #include "verifier-service/src/queue/verification_worker.h"
 
 #include <map>
+#include <thread>
+#include <vector>
 
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
@@ -39,6 +41,63 @@ class ScriptedVerifier final : public MentionVerifier {
   absl::Mutex mu_;
   std::map<std::string, VerificationOutcome> script_;
   std::map<std::string, int> calls_;
+};
+
+// Event-driven: a source with "slow" in it is parked (holding no thread) until Release();
+// any other is verified at once.
+class ParkingVerifier final : public MentionVerifier {
+ public:
+  VerificationOutcome Verify(const store::JobRecord&) override {
+    return VerificationOutcome::Verified();
+  }
+  void VerifyAsync(const store::JobRecord& job, Done done) override {
+    absl::MutexLock lock(&mu_);
+    ++calls_;
+    if (job.source.find("slow") == std::string::npos) {
+      mu_.Unlock();
+      std::move(done)(VerificationOutcome::Verified());
+      mu_.Lock();
+      return;
+    }
+    parked_.push_back(std::move(done));
+    max_parked_ = std::max(max_parked_, static_cast<int>(parked_.size()));
+  }
+  // Verifies every parked job.
+  void Release() {
+    std::vector<Done> parked;
+    {
+      absl::MutexLock lock(&mu_);
+      parked.swap(parked_);
+    }
+    for (Done& done : parked) {
+      std::move(done)(VerificationOutcome::Verified());
+    }
+  }
+  bool WaitForParked(int n) {
+    absl::MutexLock lock(&mu_);
+    const auto reached = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+      return static_cast<int>(parked_.size()) >= n;
+    };
+    return mu_.AwaitWithTimeout(absl::Condition(&reached), absl::Seconds(20));
+  }
+  int parked() {
+    absl::MutexLock lock(&mu_);
+    return static_cast<int>(parked_.size());
+  }
+  int max_parked() {
+    absl::MutexLock lock(&mu_);
+    return max_parked_;
+  }
+  int calls() {
+    absl::MutexLock lock(&mu_);
+    return calls_;
+  }
+
+ private:
+  absl::Mutex mu_;
+  std::vector<Done> parked_ ABSL_GUARDED_BY(mu_);
+  int max_parked_ ABSL_GUARDED_BY(mu_) = 0;
+  int calls_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 class VerifierWorkerTest : public ::testing::Test {
@@ -212,6 +271,114 @@ TEST_F(VerifierWorkerTest, RenewalExtendsOnlyTheListedLeasesOfTheOwner) {
             1);
   EXPECT_TRUE(jobs_->ReleaseAll("me").ok());
   EXPECT_EQ(Count("SELECT count(*) FROM verification_jobs WHERE lease_owner IS NULL"), 2);
+}
+
+TEST_F(VerifierWorkerTest, ManySlowVerificationsInFlightDoNotDelayAFastOne) {
+  PORTCULLIS_CREATE_TEST_DATABASE_OR_SKIP(db);
+  Open(db->connection_string());
+  ParkingVerifier verifier;
+  WorkerOptions options = Options();  // 2 threads ...
+  options.max_in_flight = 100;        // ... and 100 verifications in flight.
+  VerificationWorker worker(*jobs_, *listener_, verifier, options);
+  worker.Start();
+  std::vector<std::string> slow;
+  for (int i = 0; i < 50; ++i) {
+    slow.push_back(Submit("https://a.example/slow-" + std::to_string(i)));
+  }
+  ASSERT_TRUE(verifier.WaitForParked(50)) << verifier.parked();
+  EXPECT_EQ(worker.in_flight(), 50);
+  const absl::Time submitted = absl::Now();
+  const std::string fast = Submit("https://a.example/fast");
+  EXPECT_TRUE(WaitForState(fast, "VERIFIED")) << StateOf(fast);
+  EXPECT_LT(absl::Now() - submitted, absl::Seconds(5));
+  EXPECT_EQ(verifier.parked(), 50);  // Still waiting on their sources.
+  EXPECT_EQ(StateOf(slow[0]), "PENDING");
+  verifier.Release();
+  for (const std::string& id : slow) {
+    EXPECT_TRUE(WaitForState(id, "VERIFIED")) << StateOf(id);
+  }
+  worker.Stop();
+  EXPECT_EQ(worker.finished(), 51);
+  EXPECT_EQ(Count("SELECT count(*) FROM verification_jobs"), 0);
+}
+
+TEST_F(VerifierWorkerTest, InFlightVerificationsAreCappedAndTheRestWaitInTheQueue) {
+  PORTCULLIS_CREATE_TEST_DATABASE_OR_SKIP(db);
+  Open(db->connection_string());
+  ParkingVerifier verifier;
+  WorkerOptions options = Options();
+  options.max_in_flight = 5;
+  VerificationWorker worker(*jobs_, *listener_, verifier, options);
+  worker.Start();
+  for (int i = 0; i < 12; ++i) {
+    Submit("https://a.example/slow-" + std::to_string(i));
+  }
+  ASSERT_TRUE(verifier.WaitForParked(5));
+  absl::SleepFor(absl::Milliseconds(300));  // Room for a wrong claim to happen.
+  EXPECT_EQ(verifier.parked(), 5);
+  EXPECT_EQ(Count("SELECT count(*) FROM verification_jobs WHERE lease_owner IS NOT NULL"), 5);
+  for (int round = 0; round < 3; ++round) {
+    verifier.Release();
+    if (round < 2) {
+      ASSERT_TRUE(verifier.WaitForParked(round == 0 ? 5 : 2));
+    }
+  }
+  const absl::Time deadline = absl::Now() + absl::Seconds(20);
+  while (Count("SELECT count(*) FROM verification_jobs") > 0 && absl::Now() < deadline) {
+    verifier.Release();
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+  worker.Stop();
+  EXPECT_EQ(verifier.max_parked(), 5);
+  EXPECT_EQ(worker.finished(), 12);
+  EXPECT_EQ(Count("SELECT count(*) FROM mentions WHERE state = 'VERIFIED'"), 12);
+}
+
+TEST_F(VerifierWorkerTest, LeasesOfVerificationsInFlightAreRenewed) {
+  PORTCULLIS_CREATE_TEST_DATABASE_OR_SKIP(db);
+  Open(db->connection_string());
+  ParkingVerifier verifier;
+  WorkerOptions options = Options();
+  options.max_in_flight = 10;
+  options.lease = absl::Milliseconds(900);  // Renewed every 300 ms.
+  VerificationWorker worker(*jobs_, *listener_, verifier, options);
+  worker.Start();
+  const std::string id = Submit("https://a.example/slow");
+  ASSERT_TRUE(verifier.WaitForParked(1));
+  absl::SleepFor(absl::Seconds(3));  // Over three leases: only renewal keeps the job ours.
+  EXPECT_EQ(Count("SELECT count(*) FROM verification_jobs "
+                  "WHERE lease_owner IS NOT NULL AND lease_expires_at > now()"),
+            1);
+  EXPECT_EQ(verifier.calls(), 1) << "the job was claimed again: its lease ran out";
+  verifier.Release();
+  EXPECT_TRUE(WaitForState(id, "VERIFIED"));
+  worker.Stop();
+  EXPECT_EQ(worker.finished(), 1);
+}
+
+TEST_F(VerifierWorkerTest, StopWaitsForVerificationsInFlightAndRecordsThem) {
+  PORTCULLIS_CREATE_TEST_DATABASE_OR_SKIP(db);
+  Open(db->connection_string());
+  ParkingVerifier verifier;
+  WorkerOptions options = Options();
+  options.max_in_flight = 10;
+  VerificationWorker worker(*jobs_, *listener_, verifier, options);
+  worker.Start();
+  std::vector<std::string> ids;
+  for (int i = 0; i < 3; ++i) {
+    ids.push_back(Submit("https://a.example/slow-" + std::to_string(i)));
+  }
+  ASSERT_TRUE(verifier.WaitForParked(3));
+  std::thread stopper([&worker] { worker.Stop(); });
+  absl::SleepFor(absl::Milliseconds(200));
+  EXPECT_EQ(worker.finished(), 0);  // Stop is waiting for them.
+  verifier.Release();               // The sources answer (or the fetcher's deadline comes).
+  stopper.join();
+  EXPECT_EQ(worker.finished(), 3);
+  for (const std::string& id : ids) {
+    EXPECT_EQ(StateOf(id), "VERIFIED");
+  }
+  EXPECT_EQ(Count("SELECT count(*) FROM verification_jobs"), 0);
 }
 
 }  // namespace

@@ -237,8 +237,7 @@ class ParkingFetcher final : public PageFetcher {
   fetch::FetchResult Fetch(absl::string_view url, const fetch::FetchLimits& limits) override {
     return scripted.Fetch(url, limits);
   }
-  void FetchAsync(absl::string_view url, const fetch::FetchLimits& limits,
-                  Callback done) override {
+  void FetchAsync(absl::string_view url, const fetch::FetchLimits& limits, Callback done) override {
     if (absl::StrContains(url, "tarpit")) {
       absl::MutexLock lock(&mu);
       parked.push_back(std::move(done));

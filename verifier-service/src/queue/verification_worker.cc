@@ -16,6 +16,10 @@ constexpr absl::Duration kErrorPause = absl::Seconds(1);
 // The listener thread checks for Stop() at least this often.
 constexpr absl::Duration kListenSlice = absl::Milliseconds(500);
 
+int MaxInFlight(const WorkerOptions& options) {
+  return options.max_in_flight > 0 ? options.max_in_flight : options.concurrency;
+}
+
 }  // namespace
 
 std::string MakeWorkerOwner() {
@@ -69,6 +73,11 @@ int64_t VerificationWorker::finished() const {
   return finished_;
 }
 
+int VerificationWorker::in_flight() const {
+  absl::MutexLock lock(&mu_);
+  return running_;
+}
+
 void VerificationWorker::Start() {
   {
     absl::MutexLock lock(&mu_);
@@ -77,9 +86,10 @@ void VerificationWorker::Start() {
     }
     started_ = true;
   }
-  logging::Info("verification worker started owner={} concurrency={} lease={} poll={}",
-                options_.owner, options_.concurrency, absl::FormatDuration(options_.lease),
-                absl::FormatDuration(options_.poll_interval));
+  logging::Info(
+      "verification worker started owner={} concurrency={} max_in_flight={} lease={} poll={}",
+      options_.owner, options_.concurrency, MaxInFlight(options_),
+      absl::FormatDuration(options_.lease), absl::FormatDuration(options_.poll_interval));
   threads_.emplace_back([this] { ListenLoop(); });
   threads_.emplace_back([this] { RenewLoop(); });
   for (int i = 0; i < options_.concurrency; ++i) {
@@ -134,7 +144,11 @@ void VerificationWorker::ListenLoop() {
 void VerificationWorker::RenewLoop() {
   const absl::Duration interval = options_.lease / 3;
   absl::MutexLock lock(&mu_);
-  while (!WaitOrStop(interval)) {
+  // Renews while verifications are in flight, during Stop's drain too.
+  const auto drained = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return stopping_ && running_ == 0;
+  };
+  while (!(mu_.AwaitWithTimeout(absl::Condition(&drained), interval) || drained())) {
     if (leased_.empty()) {
       continue;
     }
@@ -152,11 +166,12 @@ void VerificationWorker::RenewLoop() {
 void VerificationWorker::DispatchLoop() {
   absl::MutexLock lock(&mu_);
   while (!stopping_) {
-    const int free = options_.concurrency - running_ - static_cast<int>(claimed_.size());
+    const int max_in_flight = MaxInFlight(options_);
+    const int free = max_in_flight - running_ - static_cast<int>(claimed_.size());
     if (free <= 0) {
       // Wait for a slot.
-      const auto slot_or_stop = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-        return stopping_ || running_ + static_cast<int>(claimed_.size()) < options_.concurrency;
+      const auto slot_or_stop = [this, max_in_flight]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+        return stopping_ || running_ + static_cast<int>(claimed_.size()) < max_in_flight;
       };
       mu_.Await(absl::Condition(&slot_or_stop));
       continue;
@@ -205,27 +220,45 @@ void VerificationWorker::ExecuteLoop() {
   absl::MutexLock lock(&mu_);
   while (true) {
     const auto work_or_stop = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-      return stopping_ || !claimed_.empty();
+      return !outcomes_.empty() || (stopping_ && running_ == 0) ||
+             (!stopping_ && !claimed_.empty());
     };
     mu_.Await(absl::Condition(&work_or_stop));
+    if (!outcomes_.empty()) {
+      // Recording first: it frees a slot.
+      std::pair<store::JobRecord, VerificationOutcome> done = std::move(outcomes_.front());
+      outcomes_.pop_front();
+      mu_.Unlock();
+      Record(done.first, done.second);
+      mu_.Lock();
+      leased_.erase(done.first.job_id);
+      --running_;
+      ++finished_;
+      woken_ = true;  // A slot is free, and a retry may now be scheduled: the dispatcher looks.
+      continue;
+    }
     if (stopping_) {
-      return;  // Claimed but unstarted jobs are given back by Stop().
+      if (running_ == 0) {
+        return;  // Claimed but unstarted jobs are given back by Stop().
+      }
+      continue;
     }
     store::JobRecord job = std::move(claimed_.front());
     claimed_.pop_front();
     ++running_;
     mu_.Unlock();
-    Execute(job);
+    // An event-driven verifier returns at once and calls back later from its own threads; a
+    // blocking one verifies here.
+    const store::JobRecord& started = job;
+    verifier_.VerifyAsync(started, [this, job](VerificationOutcome outcome) mutable {
+      absl::MutexLock lock(&mu_);
+      outcomes_.emplace_back(std::move(job), std::move(outcome));
+    });
     mu_.Lock();
-    leased_.erase(job.job_id);
-    --running_;
-    ++finished_;
-    woken_ = true;  // A slot is free, and a retry may now be scheduled: the dispatcher looks.
   }
 }
 
-void VerificationWorker::Execute(const store::JobRecord& job) {
-  const VerificationOutcome outcome = verifier_.Verify(job);
+void VerificationWorker::Record(const store::JobRecord& job, const VerificationOutcome& outcome) {
   double random01 = 0;
   {
     absl::MutexLock lock(&mu_);

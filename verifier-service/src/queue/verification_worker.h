@@ -3,6 +3,7 @@
 #include <deque>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -19,8 +20,14 @@ namespace portcullis::verifier::queue {
 struct WorkerOptions {
   // Names this worker's leases; unique per process (host, pid and a random part).
   std::string owner;
-  // Jobs verified at once.
+  // Threads that start verifications and record their outcomes (JobStore::Finish): the
+  // worker's bounded database executor. A blocking MentionVerifier (one without VerifyAsync)
+  // also verifies on them, so for it this is the number of jobs verified at once.
   int concurrency = 4;
+  // Jobs claimed and not yet recorded at once (the slots the dispatcher claims for). An
+  // event-driven verifier (VerifyAsync) holds no thread while it waits for the network, so this
+  // may be far above `concurrency`. 0: `concurrency`.
+  int max_in_flight = 0;
   // How long a claimed job stays ours without renewal; renewed every third of it. A worker that
   // dies loses its jobs to the others this long after its last renewal.
   absl::Duration lease = absl::Seconds(30);
@@ -29,8 +36,10 @@ struct WorkerOptions {
   RetryPolicy retry;
 };
 
-// Runs the durable queue: claims due jobs in batches (as many as it has free slots), verifies
-// each with the MentionVerifier on one of `concurrency` threads, and records the outcome. Woken
+// Runs the durable queue: claims due jobs in batches (as many as it has free slots, at most
+// max_in_flight), starts each with MentionVerifier::VerifyAsync from one of `concurrency`
+// threads, and records each outcome on those threads as it arrives; leases of every job claimed
+// and not yet recorded are renewed meanwhile. Woken
 // by JobNotifications, by the next scheduled job coming due, and at least every poll interval.
 // Several workers — threads of one process or many pods — share one queue: a job is leased to
 // one of them at a time.
@@ -48,19 +57,23 @@ class VerificationWorker {
 
   void Start();
 
-  // Stops claiming, lets verifications in progress finish and record their outcome, gives back
-  // jobs claimed but not started, and joins every thread. Idempotent.
+  // Stops claiming, lets verifications in flight finish and record their outcome (an
+  // event-driven one ends within its fetch deadline: the fetcher must still be running), gives
+  // back jobs claimed but not started, and joins every thread. Idempotent.
   void Stop();
 
   // Jobs finished by this worker (any outcome), for tests and logs.
   int64_t finished() const;
+  // Verifications started and not yet recorded, for tests.
+  int in_flight() const;
 
  private:
   void ListenLoop();
   void DispatchLoop();
   void RenewLoop();
   void ExecuteLoop();
-  void Execute(const store::JobRecord& job);
+  // Records `outcome` of `job` (JobStore::Finish).
+  void Record(const store::JobRecord& job, const VerificationOutcome& outcome);
   // Waits up to `timeout` for `condition` or stopping; true when stopping.
   bool WaitOrStop(absl::Duration timeout) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
@@ -76,6 +89,9 @@ class VerificationWorker {
   std::deque<store::JobRecord> claimed_ ABSL_GUARDED_BY(mu_);
   // Jobs claimed and not yet finished (queued here or running): the leases to renew.
   absl::flat_hash_set<int64_t> leased_ ABSL_GUARDED_BY(mu_);
+  // Outcomes arrived and not yet recorded.
+  std::deque<std::pair<store::JobRecord, VerificationOutcome>> outcomes_ ABSL_GUARDED_BY(mu_);
+  // Verifications started and not yet recorded (running, or in outcomes_).
   int running_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t finished_ ABSL_GUARDED_BY(mu_) = 0;
   absl::BitGen random_ ABSL_GUARDED_BY(mu_);

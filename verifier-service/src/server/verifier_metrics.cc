@@ -10,7 +10,8 @@ InFlightVerifier::InFlightVerifier(queue::MentionVerifier* inner, prometheus::Re
     : inner_(inner),
       in_flight_(prometheus::BuildGauge()
                      .Name(kVerificationsInFlightMetric)
-                     .Help("Verifications this process is running now (at most --workers).")
+                     .Help("Verifications this process is running now (at most "
+                           "--max_verifications_in_flight).")
                      .Register(registry)
                      .Add({})) {}
 
@@ -21,6 +22,15 @@ queue::VerificationOutcome InFlightVerifier::Verify(const store::JobRecord& job)
     ~Decrement() { gauge.Decrement(); }
   } decrement{in_flight_};
   return inner_->Verify(job);
+}
+
+void InFlightVerifier::VerifyAsync(const store::JobRecord& job, Done done) {
+  in_flight_.Increment();
+  inner_->VerifyAsync(job,
+                      [this, done = std::move(done)](queue::VerificationOutcome outcome) mutable {
+                        in_flight_.Decrement();
+                        std::move(done)(std::move(outcome));
+                      });
 }
 
 QueueDepthSampler::QueueDepthSampler(Sample sample, absl::Duration interval,

@@ -43,6 +43,8 @@ class InFlightVerifier final : public queue::MentionVerifier {
   InFlightVerifier(queue::MentionVerifier* inner, prometheus::Registry& registry);
 
   queue::VerificationOutcome Verify(const store::JobRecord& job) override;
+  // Counted from the start until `done` is called (the verification holds no thread meanwhile).
+  void VerifyAsync(const store::JobRecord& job, Done done) override;
 
  private:
   queue::MentionVerifier* inner_;

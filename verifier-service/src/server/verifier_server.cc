@@ -4,6 +4,8 @@
 #include <climits>
 #include <cstdint>
 #include <exception>
+#include <memory>
+#include <thread>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -199,6 +201,18 @@ void VerifierServer::BuildSourceVerifier() {
   source_analyzer_ = std::make_unique<verification::HtmlSourceAnalyzer>();
   source_verifier_ = std::make_unique<verification::SourceVerifier>(
       *page_fetcher_, *source_analyzer_, config_.verification);
+  // Page analysis (parse, link match, mf2, sanitize) off the fetcher's event loop, on one thread
+  // per core. A task the pool refuses (only while it stops) runs where it was handed over, so
+  // every verification still ends.
+  analysis_pool_ = std::make_unique<BlockingPool>(
+      static_cast<int>(std::max(1u, std::thread::hardware_concurrency())), size_t{1} << 20);
+  source_verifier_->set_cpu_executor([pool = analysis_pool_.get()](
+                                         absl::AnyInvocable<void() &&> task) {
+    auto shared = std::make_shared<absl::AnyInvocable<void() &&>>(std::move(task));
+    if (!pool->TrySubmit([shared]() mutable { std::move (*shared)(); })) {
+      std::move(*shared)();
+    }
+  });
 }
 
 absl::Status VerifierServer::StartAdmin() {
@@ -326,6 +340,7 @@ void VerifierServer::StartWorkers() {
   queue::WorkerOptions options;
   options.owner = queue::MakeWorkerOwner();
   options.concurrency = config_.workers;
+  options.max_in_flight = config_.max_verifications_in_flight;
   options.lease = config_.worker_lease;
   options.poll_interval = config_.worker_poll_interval;
   options.retry = {config_.retry_base, config_.retry_cap, config_.retry_max_attempts};
@@ -383,6 +398,9 @@ void VerifierServer::Shutdown() {
   }
   if (verify_now_pool_ != nullptr) {
     verify_now_pool_->Stop();  // Verifications in progress finish and are recorded.
+  }
+  if (analysis_pool_ != nullptr) {
+    analysis_pool_->Stop();  // After every verification that hands it work has ended.
   }
   if (blocking_pool_ != nullptr) {
     blocking_pool_->Stop();

@@ -145,6 +145,8 @@ class VerifierServer {
   std::unique_ptr<verification::SourceVerifier> source_verifier_;
   // VerifyNow's threads: each may block for a whole verification.
   std::unique_ptr<BlockingPool> verify_now_pool_;
+  // The verifications' CPU work (SourceVerifier::set_cpu_executor), one thread per core.
+  std::unique_ptr<BlockingPool> analysis_pool_;
   std::unique_ptr<VerifierService> service_;
   std::unique_ptr<grpc::Server> grpc_server_;
   absl::AnyInvocable<void()> on_fatal_;

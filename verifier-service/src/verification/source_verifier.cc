@@ -71,9 +71,9 @@ SourceVerifier::PageVerdict SourceVerifier::Judge(const fetch::FetchResult& page
   }
   SourceAnalysis analysis = analyzer_.Analyze(page.body, *final_url, target);
   if (!analysis.links_to_target) {
-    return {VerificationOutcome::Failed(store::kReasonNoLink,
-                                        std::move(analysis.links_to_target_host)),
-            std::nullopt};
+    return {
+        VerificationOutcome::Failed(store::kReasonNoLink, std::move(analysis.links_to_target_host)),
+        std::nullopt};
   }
   return {VerificationOutcome::Verified(std::move(analysis.content)),
           std::move(analysis.author_page_url)};
@@ -120,8 +120,8 @@ void SourceVerifier::VerifyAsync(const store::JobRecord& job, Done done) {
 void SourceVerifier::VerifyAsync(absl::string_view source, absl::string_view target, Done done) {
   fetcher_.FetchAsync(
       source, config_.source_limits,
-      [this, target = std::string(target), done = std::move(done)](
-          fetch::FetchResult page) mutable {
+      [this, target = std::string(target),
+       done = std::move(done)](fetch::FetchResult page) mutable {
         RunCpu([this, target = std::move(target), done = std::move(done),
                 page = std::move(page)]() mutable {
           PageVerdict verdict = Judge(page, target);
@@ -141,8 +141,7 @@ void SourceVerifier::VerifyAsync(absl::string_view source, absl::string_view tar
               [this, author_url = std::move(author_url), outcome = std::move(verdict.outcome),
                done = std::move(done)](fetch::FetchResult author_page) mutable {
                 RunCpu([this, author_url = std::move(author_url), outcome = std::move(outcome),
-                        done = std::move(done),
-                        author_page = std::move(author_page)]() mutable {
+                        done = std::move(done), author_page = std::move(author_page)]() mutable {
                   MergeAuthor(ReadAuthorPage(author_url, author_page), outcome.content);
                   std::move(done)(std::move(outcome));
                 });
