@@ -1,7 +1,7 @@
 // Tarpit origins for bench/verify: answers every request with 200 text/html and then trickles
 // the body at RATE bytes per second, forever (until the client gives up), so that each fetch of it
-// stays in flight as long as the fetcher allows. Listens on HOSTS loopback addresses 127.0.1.1,
-// 127.0.1.2, … (the fetcher limits fetches per address, so many tarpits need many addresses).
+// stays in flight as long as the fetcher allows. Listens on HOSTS loopback addresses 127.1.0.1,
+// 127.1.0.2, … (the fetcher limits fetches per address, so many tarpits need many addresses).
 // Node's own http only: nothing to install.
 // Usage: node tarpit.js HOSTS PORT [RATE]. Prints "listening" once ready, then open responses.
 'use strict';
@@ -23,8 +23,8 @@ function handle(request, response) {
   response.on('close', () => { clearInterval(timer); open--; });
 }
 
-// 127.0.1.1 … 127.0.1.250, 127.0.2.1 …: loopback only.
-const address = (i) => `127.0.${1 + Math.floor(i / 250)}.${1 + (i % 250)}`;
+// 127.1.0.1 … 127.1.0.250, 127.1.1.1 …: loopback only.
+const address = (i) => `127.1.${Math.floor(i / 250)}.${1 + (i % 250)}`;
 let listening = 0;
 for (let i = 0; i < hosts; i++) {
   http.createServer(handle).listen(port, address(i), () => {
