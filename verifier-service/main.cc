@@ -56,9 +56,9 @@ ABSL_FLAG(std::string, max_queue_length, EnvOr("MAX_QUEUE_LENGTH", "100000"),
           "A new mention is refused (UNAVAILABLE: the gateway answers 503 + Retry-After) while "
           "this many verification jobs are queued; 0: no limit (env MAX_QUEUE_LENGTH).");
 ABSL_FLAG(std::string, workers, EnvOr("WORKERS", "8"),
-          "Verification worker threads: mentions verified at once, each fetching its source "
-          "through the SSRF-guarded fetcher; 0 queues mentions without verifying them "
-          "(env WORKERS).");
+          "Verification worker threads: they claim jobs, start verifications (which then wait "
+          "for their source without holding a thread; see --max_verifications_in_flight) and "
+          "record outcomes; 0 queues mentions without verifying them (env WORKERS).");
 ABSL_FLAG(std::string, worker_lease, EnvOr("WORKER_LEASE", "30s"),
           "Lease of a claimed verification job; a dead worker's jobs are taken over after it "
           "(env WORKER_LEASE).");
