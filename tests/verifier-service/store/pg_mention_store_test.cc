@@ -56,7 +56,7 @@ TEST_F(VerifierPgMentionStoreTest, FirstUpsertCreatesPendingSecondReturnsTheSame
   ASSERT_TRUE(first.ok()) << first.status();
   EXPECT_TRUE(first->created);
   EXPECT_EQ(first->state, MentionState::kPending);
-  EXPECT_TRUE(IsMentionId(first->mention_id)) << first->mention_id;
+  EXPECT_TRUE(IsUuid(first->mention_id)) << first->mention_id;
 
   NewMention again = Mention("https://a.example/", "https://b.example/");
   again.source = "HTTPS://A.example/";  // Spelled differently, same hashes.

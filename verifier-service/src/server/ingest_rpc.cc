@@ -10,7 +10,7 @@
 #include "absl/strings/str_split.h"
 #include "common/crypto/sha256.h"
 #include "google/protobuf/util/time_util.h"
-#include "verifier-service/src/store/mention_store.h"
+#include "verifier-service/src/store/uuid.h"
 
 namespace portcullis::verifier::server {
 namespace {
@@ -148,7 +148,7 @@ void ToProto(const ingest::IngestOutcome& outcome, v1::EvaluateIngestResponse* r
 }
 
 absl::Status ValidateDeadLetterId(const std::string& id) {
-  if (!store::IsMentionId(id)) {
+  if (!store::IsUuid(id)) {
     return Invalid("dead_letter_id", "must be a UUID");
   }
   return absl::OkStatus();
@@ -184,7 +184,7 @@ absl::StatusOr<DeadLetterPage> Validate(const v1::ListDeadLettersRequest& reques
         !absl::WebSafeBase64Unescape(request.page_token(), &decoded) ||
         !absl::StartsWith(decoded, kDeadLetterTokenPrefix) ||
         (parts = absl::StrSplit(decoded.substr(2), ':')).size() != 2 ||
-        !absl::SimpleAtoi(parts[0], &micros) || !store::IsMentionId(parts[1])) {
+        !absl::SimpleAtoi(parts[0], &micros) || !store::IsUuid(parts[1])) {
       return Invalid("page_token", "is not a token from a previous page");
     }
     page.after = store::DeadLetterPosition{absl::FromUnixMicros(micros), parts[1]};

@@ -6,7 +6,7 @@
 #include "common/crypto/ed25519.h"
 #include "verifier-service/src/ingest/standard_webhooks.h"
 #include "verifier-service/src/server/ingest_rpc.h"
-#include "verifier-service/src/store/mention_store.h"
+#include "verifier-service/src/store/uuid.h"
 
 namespace portcullis::verifier::server {
 namespace {
@@ -90,7 +90,7 @@ absl::Status Validate(const v1::RevokePublisherKeyRequest& request) {
       !status.ok()) {
     return status;
   }
-  if (!store::IsMentionId(request.key_id())) {
+  if (!store::IsUuid(request.key_id())) {
     return absl::InvalidArgumentError("key_id must be a UUID");
   }
   return absl::OkStatus();

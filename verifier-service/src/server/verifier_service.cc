@@ -158,7 +158,7 @@ grpc::ServerUnaryReactor* VerifierService::GetMention(grpc::CallbackServerContex
                                                       const v1::GetMentionRequest* request,
                                                       v1::GetMentionResponse* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  if (!store::IsMentionId(request->mention_id())) {
+  if (!store::IsUuid(request->mention_id())) {
     reactor->Finish(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "mention_id must be a UUID"));
     return reactor;
   }

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "verifier-service/src/store/mention_store.h"
+#include "verifier-service/src/store/uuid.h"
 
 namespace portcullis::verifier::store {
 namespace {
@@ -49,7 +50,7 @@ absl::StatusOr<MentionCursor> DecodeMentionPageToken(absl::string_view token) {
     return BadToken();
   }
   const absl::string_view id = rest.substr(colon + 1);
-  if (!IsMentionId(id)) {
+  if (!IsUuid(id)) {
     return BadToken();
   }
   return MentionCursor{absl::FromUnixMicros(micros), absl::AsciiStrToLower(id)};

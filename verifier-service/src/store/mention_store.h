@@ -6,11 +6,11 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "absl/strings/ascii.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "common/crypto/sha256.h"
 #include "verifier-service/src/store/mention_content.h"
+#include "verifier-service/src/store/uuid.h"
 
 namespace portcullis::verifier::store {
 
@@ -93,20 +93,6 @@ struct MentionPage {
   // Opaque; empty on the last page.
   std::string next_page_token;
 };
-
-// True when `text` has the form of a mention id: a UUID in its 8-4-4-4-12 hex form (any case).
-inline bool IsMentionId(absl::string_view text) {
-  if (text.size() != 36) {
-    return false;
-  }
-  for (size_t i = 0; i < text.size(); ++i) {
-    const bool dash_position = i == 8 || i == 13 || i == 18 || i == 23;
-    if (dash_position ? text[i] != '-' : !absl::ascii_isxdigit(text[i])) {
-      return false;
-    }
-  }
-  return true;
-}
 
 // Admission limits of MentionStore::Submit (0: no limit). Both apply only when a submission would
 // queue a new verification of a mention that is not PENDING yet (a new pair, or a FAILED one past

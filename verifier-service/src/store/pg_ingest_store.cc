@@ -8,7 +8,7 @@
 #include "pqxx/result"
 #include "pqxx/row"
 #include "pqxx/transaction"
-#include "verifier-service/src/store/mention_store.h"
+#include "verifier-service/src/store/uuid.h"
 
 namespace portcullis::verifier::store {
 namespace {
@@ -184,7 +184,7 @@ absl::StatusOr<std::optional<DecisionRecord>> PgIngestStore::FindDecision(
 absl::StatusOr<RecordResult> PgIngestStore::Record(const NewDecision& next, absl::Time now) {
   const DecisionRecord& decision = next.decision;
   const DeliveryRecord& delivery = next.delivery;
-  if (!next.replay_of.empty() && !IsMentionId(next.replay_of)) {
+  if (!next.replay_of.empty() && !IsUuid(next.replay_of)) {
     return absl::InvalidArgumentError("dead letter id is not a UUID");
   }
   RecordResult result;
@@ -261,7 +261,7 @@ absl::StatusOr<int64_t> PgIngestStore::SweepExpired(absl::Time now, int limit) {
 
 absl::StatusOr<std::vector<DeadLetterRecord>> PgIngestStore::ListDeadLetters(
     const std::string& publisher, const std::optional<DeadLetterPosition>& after, int limit) {
-  if (after.has_value() && !IsMentionId(after->dead_letter_id)) {
+  if (after.has_value() && !IsUuid(after->dead_letter_id)) {
     return absl::InvalidArgumentError("page token is not valid");
   }
   std::vector<DeadLetterRecord> letters;
@@ -284,7 +284,7 @@ absl::StatusOr<std::vector<DeadLetterRecord>> PgIngestStore::ListDeadLetters(
 
 absl::StatusOr<std::optional<DeadLetterRecord>> PgIngestStore::GetDeadLetter(
     const std::string& dead_letter_id) {
-  if (!IsMentionId(dead_letter_id)) {
+  if (!IsUuid(dead_letter_id)) {
     return std::optional<DeadLetterRecord>();
   }
   std::optional<DeadLetterRecord> found;
@@ -305,7 +305,7 @@ absl::StatusOr<std::optional<DeadLetterRecord>> PgIngestStore::GetDeadLetter(
 }
 
 absl::Status PgIngestStore::DiscardDeadLetter(const std::string& dead_letter_id) {
-  if (!IsMentionId(dead_letter_id)) {
+  if (!IsUuid(dead_letter_id)) {
     return absl::NotFoundError("no dead letter has that id");
   }
   bool deleted = false;

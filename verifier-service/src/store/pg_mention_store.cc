@@ -335,7 +335,7 @@ absl::StatusOr<SubmitResult> PgMentionStore::Submit(const NewMention& mention) {
 }
 
 absl::StatusOr<StoredMention> PgMentionStore::Get(absl::string_view mention_id) {
-  if (!IsMentionId(mention_id)) {
+  if (!IsUuid(mention_id)) {
     return absl::InvalidArgumentError("mention id is not a UUID");
   }
   bool found = false;

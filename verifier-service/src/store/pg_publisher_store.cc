@@ -10,7 +10,7 @@
 #include "pqxx/result"
 #include "pqxx/row"
 #include "pqxx/transaction"
-#include "verifier-service/src/store/mention_store.h"
+#include "verifier-service/src/store/uuid.h"
 
 namespace portcullis::verifier::store {
 namespace {
@@ -232,7 +232,7 @@ absl::StatusOr<AddKeyResult> PgPublisherStore::AddKey(const std::string& publish
 
 absl::StatusOr<PublisherKeyRecord> PgPublisherStore::RevokeKey(const std::string& publisher,
                                                                const std::string& key_id) {
-  if (!IsMentionId(key_id)) {  // A UUID, as mention ids.
+  if (!IsUuid(key_id)) {
     return absl::NotFoundError("the publisher has no such key");
   }
   std::optional<PublisherKeyRecord> result;

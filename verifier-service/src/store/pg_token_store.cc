@@ -2,7 +2,6 @@
 
 #include <utility>
 
-#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
@@ -10,6 +9,7 @@
 #include "pqxx/result"
 #include "pqxx/row"
 #include "pqxx/transaction"
+#include "verifier-service/src/store/uuid.h"
 
 namespace portcullis::verifier::store {
 namespace {
@@ -47,16 +47,6 @@ TokenRecord RecordFrom(const pqxx::row& row) {
   record.created_at = absl::FromUnixMicros(row[4].as<int64_t>());
   if (!row[5].is_null()) record.revoked_at = absl::FromUnixMicros(row[5].as<int64_t>());
   return record;
-}
-
-bool IsUuid(absl::string_view text) {
-  if (text.size() != 36) return false;
-  for (size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    const bool dash = i == 8 || i == 13 || i == 18 || i == 23;
-    if (dash ? c != '-' : !absl::ascii_isxdigit(static_cast<unsigned char>(c))) return false;
-  }
-  return true;
 }
 
 }  // namespace
