@@ -9,6 +9,7 @@
 #include "common/logging/log.h"
 #include "common/status/status_mapping.h"
 #include "verifier-service/src/server/ingest_rpc.h"
+#include "verifier-service/src/server/store_errors.h"
 #include "verifier-service/src/server/verifier_service.h"
 
 namespace portcullis::verifier::server {
@@ -28,15 +29,6 @@ absl::StatusOr<std::string> ValidateSite(const std::string& site, absl::string_v
     return absl::InvalidArgumentError(absl::StrCat(field, " is not a site domain"));
   }
   return *host;
-}
-
-// Database errors are retryable for the caller; NOT_FOUND / INVALID_ARGUMENT pass through.
-absl::Status Retryable(absl::Status status) {
-  if (status.ok() || absl::IsNotFound(status) || absl::IsInvalidArgument(status) ||
-      absl::IsDeadlineExceeded(status) || absl::IsUnavailable(status)) {
-    return status;
-  }
-  return absl::UnavailableError("database unavailable, retry later");
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include "common/status/status_mapping.h"
 #include "verifier-service/src/server/ingest_rpc.h"
 #include "verifier-service/src/server/publisher_admin_rpc.h"
+#include "verifier-service/src/server/store_errors.h"
 #include "verifier-service/src/server/verifier_service.h"
 
 namespace portcullis::verifier::server {
@@ -20,16 +21,6 @@ bool Unconfigured(const IngestBackend& backend, grpc::ServerUnaryReactor* reacto
     return true;
   }
   return false;
-}
-
-// Database errors are retryable for the caller: UNAVAILABLE (DEADLINE_EXCEEDED stays), never a
-// bare INTERNAL. Answers that are not database errors pass.
-absl::Status Retryable(absl::Status status) {
-  if (status.ok() || absl::IsNotFound(status) || absl::IsInvalidArgument(status) ||
-      absl::IsDeadlineExceeded(status) || absl::IsUnavailable(status)) {
-    return status;
-  }
-  return absl::UnavailableError("database unavailable, retry later");
 }
 
 }  // namespace
