@@ -26,6 +26,7 @@
 #include "gtest/gtest.h"
 #include "portcullis/verifier/v1/verifier.grpc.pb.h"
 #include "tests/integration/fixture.h"
+#include "tests/integration/private_cluster_fixture.h"
 #include "tests/support/npm_oracle.h"
 
 namespace portcullis::integration {
@@ -400,60 +401,13 @@ TEST_F(IngestTest, ConcurrentIdenticalDeliveriesMakeOneDecision) {
   EXPECT_EQ(Count("SELECT count(*) FROM ingest_items"), 1);
 }
 
-// PostgreSQL stops mid-run. The test owns its own cluster (scripts/lib/common.sh pg_start in a
-// temporary directory): stopping the shared test server would break every other test.
-class IngestDatabaseOutageTest : public ::testing::Test {
+// PostgreSQL stops mid-run, on a cluster of the test's own.
+class IngestDatabaseOutageTest : public PrivateClusterStackTest {
  protected:
-  void SetUp() override {
-    if (std::getenv("PORTCULLIS_TEST_POSTGRES") == nullptr) {
-      if (testing::RunningInCi()) {
-        FAIL() << "CI=true but no test PostgreSQL";
-      }
-      GTEST_SKIP() << "SKIPPED, needs PostgreSQL (run through scripts/test)";
-    }
-    char dir_template[] = "/tmp/portcullis-ingest-pg-XXXXXX";
-    pg_dir_ = ::mkdtemp(dir_template);
-    std::optional<std::string> conninfo = Pg("pg_start");
-    ASSERT_TRUE(conninfo.has_value() && !conninfo->empty()) << "pg_start failed in " << pg_dir_;
-    while (!conninfo->empty() && conninfo->back() == '\n') {
-      conninfo->pop_back();
-    }
-    // This process's TestDatabase goes to the private cluster (ctest runs each test alone).
-    ::setenv("PORTCULLIS_TEST_POSTGRES", conninfo->c_str(), 1);
-    auto database = testing::TestDatabase::Create();
-    ASSERT_TRUE(database.ok()) << database.status();
-    database_ = std::move(database).value();
-    stack_ = std::make_unique<Stack>(*database_);
-    ASSERT_TRUE(stack_->StartAll().ok());
-  }
-
-  void TearDown() override {
-    stack_.reset();
-    if (!pg_dir_.empty()) {
-      Pg("pg_start");  // The database is dropped on a running server.
-      database_.reset();
-      Pg("pg_stop");
-      std::filesystem::remove_all(pg_dir_);
-    }
-  }
-
-  // Runs `pg_start DIR` / `pg_stop DIR` from scripts/lib/common.sh; its output.
-  std::optional<std::string> Pg(const std::string& verb) const {
-    return testing::RunShell(absl::StrCat("bash -c ", testing::ShellQuoted(absl::StrCat(
-                                                          "source ", PORTCULLIS_SOURCE_DIR,
-                                                          "/scripts/lib/common.sh && ", verb, " ",
-                                                          pg_dir_)),
-                                          " 2>/dev/null"));
-  }
-
   testing::HttpResult Post(const std::string& body) const {
     return testing::SendHttp(stack_->http_port(), "POST", "/ingest", body, "application/json",
                              absl::Seconds(30), {{"X-Provenance-Source", kPublisher}});
   }
-
-  std::string pg_dir_;
-  std::unique_ptr<testing::TestDatabase> database_;
-  std::unique_ptr<Stack> stack_;
 };
 
 TEST_F(IngestDatabaseOutageTest, OnlyRetryWhileDownThenExactlyOnce) {
