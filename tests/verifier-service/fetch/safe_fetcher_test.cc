@@ -13,6 +13,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/support/shared_testdata.h"
@@ -416,6 +417,79 @@ TEST_F(VerifierSafeFetcherTest, TheCallerMayDestroyTheFetcherInsideDone) {
   });
   EXPECT_EQ(outcome, FetchOutcome::kOk);
   EXPECT_EQ(fetcher, nullptr);
+}
+
+TEST(VerifierMinimumHopTimeTest, AQuarterSecondOrATenthOfTheBudget) {
+  EXPECT_EQ(MinimumHopTime(absl::Seconds(5)), absl::Milliseconds(250));
+  EXPECT_EQ(MinimumHopTime(absl::Seconds(60)), absl::Milliseconds(250));
+  EXPECT_EQ(MinimumHopTime(absl::Seconds(2)), absl::Milliseconds(200));
+  EXPECT_EQ(MinimumHopTime(absl::Milliseconds(500)), absl::Milliseconds(50));
+  EXPECT_EQ(MinimumHopTime(absl::ZeroDuration()), absl::ZeroDuration());
+}
+
+// The deadline tests use a 500 ms budget (50 ms minimum per hop) and real time: the first hop is
+// held for 460 ms, so what comes after it has less than the minimum left.
+constexpr absl::Duration kShortBudget = absl::Milliseconds(500);
+constexpr absl::Duration kMostOfTheBudget = absl::Milliseconds(460);
+
+TEST_F(VerifierSafeFetcherTest, AFetchThatWaitedForItsHostSlotPastTheMinimumNeverConnects) {
+  HeldHttpClient held;
+  SafeFetcherConfig config;
+  config.max_per_host = 1;
+  config.total_timeout = kShortBudget;
+  auto fetcher = *SafeFetcher::Create(config, &policy_, &resolver_, &held);
+  std::vector<FetchResult> results;
+  for (int i = 0; i < 2; ++i) {
+    fetcher->Fetch(absl::StrCat("http://a.test/", i),
+                   [&](FetchResult done) { results.push_back(std::move(done)); });
+  }
+  ASSERT_EQ(held.held.size(), 1u);
+  absl::SleepFor(kMostOfTheBudget);
+  held.Answer(0, Response(200));
+  // The slot passes on before the first fetch reports: the second one ends first.
+  ASSERT_EQ(results.size(), 2u);
+  EXPECT_EQ(results[1].final_url, "http://a.test/0");
+  EXPECT_EQ(results[1].outcome, FetchOutcome::kOk);
+  // The second one got the slot with ~40 ms left: refused as a timeout, the origin never asked.
+  EXPECT_EQ(results[0].final_url, "http://a.test/1");
+  EXPECT_EQ(results[0].outcome, FetchOutcome::kTimeout);
+  EXPECT_TRUE(IsTransient(results[0].outcome));
+  EXPECT_EQ(held.held.size(), 1u) << "no request for a hop that could not finish";
+}
+
+TEST_F(VerifierSafeFetcherTest, AFetchThatWaitedBrieflyStillConnects) {
+  HeldHttpClient held;
+  SafeFetcherConfig config;
+  config.max_per_host = 1;
+  config.total_timeout = kShortBudget;
+  auto fetcher = *SafeFetcher::Create(config, &policy_, &resolver_, &held);
+  std::vector<FetchResult> results;
+  for (int i = 0; i < 2; ++i) {
+    fetcher->Fetch(absl::StrCat("http://a.test/", i),
+                   [&](FetchResult done) { results.push_back(std::move(done)); });
+  }
+  held.Answer(0, Response(200));
+  ASSERT_EQ(held.held.size(), 2u);
+  held.Answer(1, Response(200));
+  ASSERT_EQ(results.size(), 2u);
+  EXPECT_EQ(results[0].outcome, FetchOutcome::kOk);
+  EXPECT_EQ(results[1].outcome, FetchOutcome::kOk);
+}
+
+TEST_F(VerifierSafeFetcherTest, ARedirectLateInTheDeadlineIsNotFollowed) {
+  HeldHttpClient held;
+  SafeFetcherConfig config;
+  config.total_timeout = kShortBudget;
+  auto fetcher = *SafeFetcher::Create(config, &policy_, &resolver_, &held);
+  std::optional<FetchResult> result;
+  fetcher->Fetch("http://a.test/", [&](FetchResult done) { result = std::move(done); });
+  ASSERT_EQ(held.held.size(), 1u);
+  absl::SleepFor(kMostOfTheBudget);
+  held.Answer(0, Response(302, "", "http://b.test/next"));
+  ASSERT_TRUE(result.has_value());
+  EXPECT_EQ(result->outcome, FetchOutcome::kTimeout);
+  EXPECT_EQ(result->final_url, "http://b.test/next");
+  EXPECT_EQ(held.held.size(), 1u) << "b.test never contacted";
 }
 
 TEST(VerifierFetchOutcomeTest, NamesAndClasses) {

@@ -1,5 +1,6 @@
 #include "verifier-service/src/fetch/safe_fetcher.h"
 
+#include <algorithm>
 #include <deque>
 #include <map>
 #include <optional>
@@ -61,6 +62,10 @@ absl::string_view FetchOutcomeName(FetchOutcome outcome) {
       return "cancelled";
   }
   return "unknown";
+}
+
+absl::Duration MinimumHopTime(absl::Duration budget) {
+  return std::min(absl::Milliseconds(250), budget / 10);
 }
 
 bool IsTransient(FetchOutcome outcome) {
@@ -310,8 +315,9 @@ void SafeFetcher::StartHop(std::shared_ptr<FetchState> fetch) {
   const std::string host = fetch->current->host();
   limiter_->AcquireHost(host, [this, fetch, host]() mutable {
     fetch->host_slot = host;
-    if (absl::Now() >= fetch->deadline) {
-      Finish(fetch, FetchOutcome::kTimeout, "total deadline passed before the hop started");
+    const absl::Duration left = fetch->deadline - absl::Now();
+    if (left < MinimumHopTime(fetch->limits.total_timeout) || left <= absl::ZeroDuration()) {
+      Finish(fetch, FetchOutcome::kTimeout, "too little of the deadline left to start a hop");
       return;
     }
     if (IsIpLiteralHost(*fetch->current)) {
@@ -371,8 +377,8 @@ void SafeFetcher::Connect(std::shared_ptr<FetchState> fetch, const net::IpAddres
 
 void SafeFetcher::ConnectPinned(std::shared_ptr<FetchState> fetch, const net::IpAddress& address) {
   const absl::Duration left = fetch->deadline - absl::Now();
-  if (left <= absl::ZeroDuration()) {
-    Finish(std::move(fetch), FetchOutcome::kTimeout, "total deadline passed before connecting");
+  if (left < MinimumHopTime(fetch->limits.total_timeout) || left <= absl::ZeroDuration()) {
+    Finish(std::move(fetch), FetchOutcome::kTimeout, "too little of the deadline left to connect");
     return;
   }
   HttpRequest request;

@@ -98,6 +98,14 @@ struct SafeFetcherConfig {
   int max_in_flight = 1000;
 };
 
+// The least of a fetch's deadline that must remain for a hop (a connection and its request) to
+// start: min(250 ms, a tenth of the fetch's budget). A hop granted its host or address slot with
+// less left would most likely be abandoned mid-request while the origin still serves it, so it
+// is not started: the fetch ends kTimeout (transient, retried later) without contacting anyone.
+// A hop that starts at once has its whole budget: only hops that waited for a slot, or redirects
+// late in a fetch, are refused.
+absl::Duration MinimumHopTime(absl::Duration budget);
+
 // The limits of one fetch; SafeFetcher::Fetch clamps each to the fetcher's config.
 struct FetchLimits {
   int max_redirects = 3;
