@@ -69,6 +69,10 @@ ABSL_FLAG(std::string, ingest_max_body_bytes, EnvOr("INGEST_MAX_BODY_BYTES", "10
           "largest POST /ingest body, at most 1 MiB; larger ones are answered 413 "
           "[INGEST_MAX_BODY_BYTES]");
 
+ABSL_FLAG(std::string, verifier_token_file, EnvOr("VERIFIER_TOKEN_FILE", ""),
+          "required: a file holding the API token (scopes submit,read) sent to the verifier on "
+          "every call; surrounding whitespace is ignored [VERIFIER_TOKEN_FILE]");
+
 int main(int argc, char** argv) {
   portcullis::lifecycle::BlockTerminationSignals();
   portcullis::config::AcceptDashedFlagNames(argc, argv);
@@ -98,6 +102,7 @@ int main(int argc, char** argv) {
   flags.rate_limit_max_keys = absl::GetFlag(FLAGS_rate_limit_max_keys);
   flags.trusted_proxies = absl::GetFlag(FLAGS_trusted_proxies);
   flags.ingest_max_body_bytes = absl::GetFlag(FLAGS_ingest_max_body_bytes);
+  flags.verifier_token_file = absl::GetFlag(FLAGS_verifier_token_file);
 
   const absl::StatusOr<portcullis::gateway::GatewayConfig> config =
       portcullis::gateway::GatewayConfig::FromFlags(flags);

@@ -16,9 +16,10 @@ constexpr uint64_t kAdminMaxBodyBytes = 4096;
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<Gateway>> Gateway::Create(const GatewayConfig& config) {
-  std::shared_ptr<grpc::Channel> channel = MakeVerifierChannel(config.verifier_target);
+  std::shared_ptr<grpc::Channel> channel =
+      MakeVerifierChannel(config.verifier_target, config.verifier_token);
   return Create(config, std::make_unique<GrpcVerifierClient>(channel, config.verifier_timeout),
-                std::make_unique<GrpcHealthChecker>(channel));
+                std::make_unique<AuthorizedHealthChecker>(channel));
 }
 
 absl::StatusOr<std::unique_ptr<Gateway>> Gateway::Create(

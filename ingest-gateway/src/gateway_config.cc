@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "boost/asio/ip/address.hpp"
+#include "common/grpc/authorized_channel.h"
 #include "common/status/status_macros.h"
 #include "ingest-gateway/src/rate_limiter.h"
 
@@ -129,6 +130,18 @@ absl::StatusOr<GatewayConfig> GatewayConfig::FromFlags(const GatewayFlags& flags
   ASSIGN_OR_RETURN(config.ingest_max_body_bytes,
                    ParseInteger("ingest_max_body_bytes", flags.ingest_max_body_bytes, 1,
                                 1024 * 1024));
+  if (flags.verifier_token_file.empty()) {
+    return absl::InvalidArgumentError(
+        "--verifier_token_file is required: a file holding the gateway's API token for the "
+        "verifier (scopes submit,read), e.g. made with `portcullis token create --scopes "
+        "submit,read`");
+  }
+  absl::StatusOr<std::string> token = grpc_client::ReadTokenFile(flags.verifier_token_file);
+  if (!token.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--verifier_token_file: ", token.status().message()));
+  }
+  config.verifier_token = *std::move(token);
   return config;
 }
 

@@ -36,6 +36,8 @@ struct GatewayFlags {
   std::string rate_limit_max_keys = "100000";
   std::string trusted_proxies;
   std::string ingest_max_body_bytes = "1048576";
+  // A file holding the gateway's API token for the verifier (scopes submit,read); required.
+  std::string verifier_token_file;
 };
 
 // Every limit and timeout of the gateway, validated once at startup.
@@ -67,8 +69,12 @@ struct GatewayConfig {
   std::vector<net::Cidr> trusted_proxies;
   // The body cap of POST /ingest (413 above it); at most 1 MiB, what EvaluateIngest carries.
   uint64_t ingest_max_body_bytes = 1024 * 1024;
+  // The bearer token sent on every call to the verifier, read from --verifier_token_file. Never
+  // logged or exported.
+  std::string verifier_token;
 
-  // Validates `flags`; the error names the flag and the accepted range in one line.
+  // Validates `flags` and reads the token file; the error names the flag and the accepted range
+  // in one line (never the token).
   static absl::StatusOr<GatewayConfig> FromFlags(const GatewayFlags& flags);
 };
 

@@ -2,7 +2,10 @@
 
 #include <utility>
 
+#include "absl/strings/str_cat.h"
+#include "common/grpc/authorized_channel.h"
 #include "common/status/status_mapping.h"
+#include "grpcpp/client_context.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
 #include "grpcpp/support/channel_arguments.h"
@@ -26,13 +29,48 @@ struct Call {
 
 }  // namespace
 
-std::shared_ptr<grpc::Channel> MakeVerifierChannel(absl::string_view target) {
+std::shared_ptr<grpc::Channel> MakeVerifierChannel(
+    absl::string_view target, std::string token,
+    std::shared_ptr<grpc::ChannelCredentials> credentials) {
   grpc::ChannelArguments args;
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, kInitialReconnectBackoffMs);
   args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, kMinReconnectBackoffMs);
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, kMaxReconnectBackoffMs);
   args.SetServiceConfigJSON(kServiceConfig);
-  return grpc::CreateCustomChannel(std::string(target), grpc::InsecureChannelCredentials(), args);
+  return grpc_client::CreateAuthorizedChannel(std::string(target), std::move(credentials),
+                                              std::move(args), std::move(token));
+}
+
+AuthorizedHealthChecker::AuthorizedHealthChecker(std::shared_ptr<grpc::Channel> channel)
+    : health_(channel), stub_(verifier::v1::Verifier::NewStub(channel)) {}
+
+absl::Status AuthorizedHealthChecker::Check(absl::Duration timeout) {
+  const absl::Time deadline = absl::Now() + timeout;
+  if (absl::Status serving = health_.Check(timeout); !serving.ok()) {
+    return serving;
+  }
+  grpc::ClientContext context;
+  context.set_deadline(absl::ToChronoTime(deadline));
+  context.set_wait_for_ready(true);
+  verifier::v1::GetMentionRequest request;  // Empty id: refused after authentication.
+  verifier::v1::GetMentionResponse response;
+  const grpc::Status probe = stub_->GetMention(&context, request, &response);
+  switch (probe.error_code()) {
+    case grpc::StatusCode::OK:
+    case grpc::StatusCode::INVALID_ARGUMENT:
+    case grpc::StatusCode::NOT_FOUND:
+      return absl::OkStatus();
+    case grpc::StatusCode::UNAUTHENTICATED:
+    case grpc::StatusCode::PERMISSION_DENIED:
+      return absl::UnauthenticatedError(
+          absl::StrCat("the verifier refused the gateway's token (",
+                       probe.error_code() == grpc::StatusCode::UNAUTHENTICATED
+                           ? "UNAUTHENTICATED: check --verifier_token_file"
+                           : "PERMISSION_DENIED: the token needs the scopes submit,read",
+                       ")"));
+    default:
+      return status::FromGrpcStatus(probe);
+  }
 }
 
 GrpcVerifierClient::GrpcVerifierClient(std::shared_ptr<grpc::Channel> channel,

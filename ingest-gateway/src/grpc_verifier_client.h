@@ -8,15 +8,35 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "grpcpp/channel.h"
+#include "grpcpp/security/credentials.h"
+#include "ingest-gateway/src/readiness.h"
 #include "ingest-gateway/src/verifier_client.h"
 #include "portcullis/verifier/v1/verifier.grpc.pb.h"
 
 namespace portcullis::gateway {
 
-// The one channel to the verifier: insecure for now, short reconnect backoff (a returning
-// verifier is noticed within about two seconds) and round_robin, so a `dns:///` target over a
-// headless Service spreads calls over every pod.
-std::shared_ptr<grpc::Channel> MakeVerifierChannel(absl::string_view target);
+// The one channel to the verifier: short reconnect backoff (a returning verifier is noticed
+// within about two seconds) and round_robin, so a `dns:///` target over a headless Service
+// spreads calls over every pod. Every call carries `token` as a bearer token (none when empty);
+// null `credentials` means plaintext.
+std::shared_ptr<grpc::Channel> MakeVerifierChannel(
+    absl::string_view target, std::string token = "",
+    std::shared_ptr<grpc::ChannelCredentials> credentials = nullptr);
+
+// Readiness against an authenticating verifier: grpc.health.v1 stays open to everyone, so
+// SERVING alone does not show that the verifier accepts the gateway's token. After SERVING, this
+// sends GetMention with an empty id, which the verifier answers INVALID_ARGUMENT after
+// authenticating and checking the scope and before touching the database; UNAUTHENTICATED or
+// PERMISSION_DENIED there means every sender would get an error, so the gateway is not ready.
+class AuthorizedHealthChecker final : public HealthChecker {
+ public:
+  explicit AuthorizedHealthChecker(std::shared_ptr<grpc::Channel> channel);
+  absl::Status Check(absl::Duration timeout) override;
+
+ private:
+  GrpcHealthChecker health_;
+  std::unique_ptr<verifier::v1::Verifier::Stub> stub_;
+};
 
 // VerifierClient over gRPC's callback API. Every call has a deadline of `timeout`; statuses are
 // converted with status::FromGrpcStatus.

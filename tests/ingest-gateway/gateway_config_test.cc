@@ -1,5 +1,6 @@
 #include "ingest-gateway/src/gateway_config.h"
 
+#include <fstream>
 #include <functional>
 #include <ostream>
 #include <string>
@@ -11,9 +12,27 @@ namespace portcullis::gateway {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
+
+constexpr char kToken[] =
+    "pct_00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff";
+
+// Writes `contents` to a file in the test's temporary directory; its path.
+std::string WriteFile(const std::string& name, const std::string& contents) {
+  const std::string path = ::testing::TempDir() + "/gateway-config-" + name;
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << contents;
+  return path;
+}
+
+// The defaults plus the one required flag, a readable token file.
+GatewayFlags ValidFlags() {
+  GatewayFlags flags;
+  flags.verifier_token_file = WriteFile("token", std::string(kToken) + "\n");
+  return flags;
+}
 
 TEST(GatewayConfigTest, DefaultsAreValid) {
-  absl::StatusOr<GatewayConfig> config = GatewayConfig::FromFlags(GatewayFlags{});
+  absl::StatusOr<GatewayConfig> config = GatewayConfig::FromFlags(ValidFlags());
   ASSERT_TRUE(config.ok()) << config.status();
   EXPECT_EQ(config->http_listen.ToString(), "127.0.0.1:8080");
   EXPECT_EQ(config->admin_listen.ToString(), "127.0.0.1:9090");
@@ -36,10 +55,33 @@ TEST(GatewayConfigTest, DefaultsAreValid) {
   EXPECT_DOUBLE_EQ(config->source_host_burst, 30);
   EXPECT_EQ(config->rate_limit_max_keys, 100000u);
   EXPECT_EQ(config->ingest_max_body_bytes, 1048576u);
+  EXPECT_EQ(config->verifier_token, kToken);
+}
+
+TEST(GatewayConfigTest, VerifierTokenFileIsRequired) {
+  GatewayFlags flags = ValidFlags();
+  flags.verifier_token_file.clear();
+  absl::StatusOr<GatewayConfig> config = GatewayConfig::FromFlags(flags);
+  ASSERT_EQ(config.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(config.status().message(), HasSubstr("--verifier_token_file is required"));
+}
+
+TEST(GatewayConfigTest, UnreadableOrEmptyTokenFileNamesTheFlagNotTheContents) {
+  GatewayFlags flags = ValidFlags();
+  for (const std::string& path :
+       {::testing::TempDir() + "/gateway-config-missing-token", WriteFile("empty", " \n"),
+        WriteFile("two", std::string(kToken) + " " + kToken)}) {
+    flags.verifier_token_file = path;
+    absl::StatusOr<GatewayConfig> config = GatewayConfig::FromFlags(flags);
+    ASSERT_EQ(config.status().code(), absl::StatusCode::kInvalidArgument) << path;
+    EXPECT_THAT(config.status().message(), HasSubstr("--verifier_token_file: ")) << path;
+    EXPECT_THAT(config.status().message(), HasSubstr(path));
+    EXPECT_THAT(config.status().message(), Not(HasSubstr("pct_")));
+  }
 }
 
 TEST(GatewayConfigTest, IngestBodyCapIsAtMostOneMebibyte) {
-  GatewayFlags flags;
+  GatewayFlags flags = ValidFlags();
   flags.ingest_max_body_bytes = "65536";
   absl::StatusOr<GatewayConfig> config = GatewayConfig::FromFlags(flags);
   ASSERT_TRUE(config.ok()) << config.status();
@@ -53,7 +95,7 @@ TEST(GatewayConfigTest, IngestBodyCapIsAtMostOneMebibyte) {
 }
 
 TEST(GatewayConfigTest, LocalhostMeansTheIpv4Loopback) {
-  GatewayFlags flags;
+  GatewayFlags flags = ValidFlags();
   flags.http_listen = "localhost:8080";
   absl::StatusOr<GatewayConfig> config = GatewayConfig::FromFlags(flags);
   ASSERT_TRUE(config.ok()) << config.status();
@@ -61,7 +103,7 @@ TEST(GatewayConfigTest, LocalhostMeansTheIpv4Loopback) {
 }
 
 TEST(GatewayConfigTest, AcceptsPortZeroAndGrpcTargets) {
-  GatewayFlags flags;
+  GatewayFlags flags = ValidFlags();
   flags.http_listen = "127.0.0.1:0";
   flags.admin_listen = "[::1]:0";
   flags.verifier = "dns:///verifier-service-headless:50051";
@@ -85,7 +127,7 @@ void PrintTo(const BadFlag& flag, std::ostream* os) { *os << flag.name; }
 class GatewayConfigRejectsTest : public ::testing::TestWithParam<BadFlag> {};
 
 TEST_P(GatewayConfigRejectsTest, NamesTheFlag) {
-  GatewayFlags flags;
+  GatewayFlags flags = ValidFlags();
   GetParam().set(flags);
   absl::StatusOr<GatewayConfig> config = GatewayConfig::FromFlags(flags);
   ASSERT_FALSE(config.ok());

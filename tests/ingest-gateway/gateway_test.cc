@@ -1,6 +1,7 @@
 #include "ingest-gateway/src/gateway.h"
 
 #include <atomic>
+#include <fstream>
 #include <memory>
 
 #include "absl/strings/str_cat.h"
@@ -31,6 +32,8 @@ class GatewayTest : public ::testing::Test {
  protected:
   void SetUp() override {
     GatewayFlags flags;
+    flags.verifier_token_file = ::testing::TempDir() + "/gateway-test-token";
+    std::ofstream(flags.verifier_token_file, std::ios::trunc) << "pct_" << std::string(64, 'a');
     flags.http_listen = "127.0.0.1:0";
     flags.admin_listen = "127.0.0.1:0";
     flags.readiness_interval = "1h";  // Tests poll by hand.

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
+#include "grpcpp/health_check_service_interface.h"
 #include "grpcpp/security/server_credentials.h"
 #include "grpcpp/server.h"
 #include "grpcpp/server_builder.h"
@@ -25,8 +26,23 @@ using verifier::v1::SubmitMentionResponse;
 // An in-process verifier: accepts everything, knows one mention id, and never answers for "slow".
 class TestVerifier final : public verifier::v1::Verifier::Service {
  public:
-  grpc::Status SubmitMention(grpc::ServerContext*, const SubmitMentionRequest* request,
+  // When set, SubmitMention and GetMention answer UNAUTHENTICATED to calls whose `authorization`
+  // metadata is not exactly this.
+  std::string required_authorization;
+
+  grpc::Status Authenticate(const grpc::ServerContext* context) const {
+    if (required_authorization.empty()) return grpc::Status::OK;
+    const auto found = context->client_metadata().find("authorization");
+    if (found == context->client_metadata().end() ||
+        std::string(found->second.data(), found->second.size()) != required_authorization) {
+      return grpc::Status(grpc::StatusCode::UNAUTHENTICATED, "unknown token");
+    }
+    return grpc::Status::OK;
+  }
+
+  grpc::Status SubmitMention(grpc::ServerContext* context, const SubmitMentionRequest* request,
                              SubmitMentionResponse* response) override {
+    if (grpc::Status auth = Authenticate(context); !auth.ok()) return auth;
     response->set_decision(verifier::v1::DECISION_ACCEPTED);
     response->set_mention_id(absl::StrCat("id-for-", request->source()));
     response->set_state(verifier::v1::MENTION_STATE_PENDING);
@@ -35,6 +51,7 @@ class TestVerifier final : public verifier::v1::Verifier::Service {
 
   grpc::Status GetMention(grpc::ServerContext* context, const GetMentionRequest* request,
                           GetMentionResponse* response) override {
+    if (grpc::Status auth = Authenticate(context); !auth.ok()) return auth;
     if (request->mention_id() == "slow") {
       // Holds the call until the client gives up (its deadline cancels the call).
       while (!context->IsCancelled()) {
@@ -64,6 +81,7 @@ class TestVerifier final : public verifier::v1::Verifier::Service {
 class GatewayGrpcVerifierClientTest : public ::testing::Test {
  protected:
   void SetUp() override {
+    grpc::EnableDefaultHealthCheckService(true);  // For AuthorizedHealthChecker.
     grpc::ServerBuilder builder;
     builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port_);
     builder.RegisterService(&service_);
@@ -175,6 +193,38 @@ TEST_F(GatewayGrpcVerifierClientTest, DestructionWaitsForCallsInFlight) {
   client->GetMention(request, [&](absl::StatusOr<GetMentionResponse>) { called = true; });
   client.reset();
   EXPECT_TRUE(called.load());
+}
+
+constexpr char kToken[] = "pct_00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff";
+
+TEST_F(GatewayGrpcVerifierClientTest, CallsCarryTheGatewayToken) {
+  service_.required_authorization = std::string("Bearer ") + kToken;
+  GrpcVerifierClient with_token(MakeVerifierChannel(absl::StrCat("127.0.0.1:", port_), kToken),
+                                absl::Seconds(5));
+  EXPECT_TRUE(Submit(with_token).ok());
+  EXPECT_EQ(Get(with_token, "known").status().code(), absl::StatusCode::kOk);
+
+  std::unique_ptr<GrpcVerifierClient> without = Client(absl::StrCat("127.0.0.1:", port_));
+  EXPECT_EQ(Submit(*without).status().code(), absl::StatusCode::kUnauthenticated);
+}
+
+TEST_F(GatewayGrpcVerifierClientTest, ReadinessNeedsAnAcceptedToken) {
+  service_.required_authorization = std::string("Bearer ") + kToken;
+  const std::string target = absl::StrCat("127.0.0.1:", port_);
+  AuthorizedHealthChecker good(MakeVerifierChannel(target, kToken));
+  EXPECT_TRUE(good.Check(absl::Seconds(5)).ok());
+
+  AuthorizedHealthChecker wrong(MakeVerifierChannel(target, std::string("pct_") +
+                                                                std::string(64, '0')));
+  const absl::Status refused = wrong.Check(absl::Seconds(5));
+  EXPECT_EQ(refused.code(), absl::StatusCode::kUnauthenticated);
+  EXPECT_EQ(std::string(refused.message()).find("pct_"), std::string::npos) << refused;
+}
+
+TEST_F(GatewayGrpcVerifierClientTest, ReadinessFailsWhileTheVerifierIsDown) {
+  AuthorizedHealthChecker checker(
+      MakeVerifierChannel(absl::StrCat("127.0.0.1:", testing::UnusedPort()), kToken));
+  EXPECT_FALSE(checker.Check(absl::Milliseconds(300)).ok());
 }
 
 }  // namespace
