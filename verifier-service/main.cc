@@ -134,6 +134,14 @@ ABSL_FLAG(std::string, ingest_sweep_interval, EnvOr("INGEST_SWEEP_INTERVAL", "1m
 ABSL_FLAG(std::string, ingest_sweep_batch, EnvOr("INGEST_SWEEP_BATCH", "500"),
           "Expired ingest decisions deleted per statement at most (env INGEST_SWEEP_BATCH).");
 
+ABSL_FLAG(std::string, tokens_file, EnvOr("TOKENS_FILE", ""),
+          "File of static API tokens, one a line: <sha256 hex of the token> <name> <scopes> "
+          "[<site>,...]; merged with the tokens in the database; empty: the database only "
+          "(env TOKENS_FILE).");
+ABSL_FLAG(std::string, token_refresh_interval, EnvOr("TOKEN_REFRESH_INTERVAL", "10s"),
+          "How often the API tokens are read again from the database: a token created or "
+          "revoked on another verifier takes effect here within it (env TOKEN_REFRESH_INTERVAL).");
+
 namespace {
 
 constexpr int kExitFailure = 1;
@@ -198,6 +206,8 @@ int main(int argc, char** argv) {
   flags.ingest_publisher_cache_ttl = absl::GetFlag(FLAGS_ingest_publisher_cache_ttl);
   flags.ingest_sweep_interval = absl::GetFlag(FLAGS_ingest_sweep_interval);
   flags.ingest_sweep_batch = absl::GetFlag(FLAGS_ingest_sweep_batch);
+  flags.tokens_file = absl::GetFlag(FLAGS_tokens_file);
+  flags.token_refresh_interval = absl::GetFlag(FLAGS_token_refresh_interval);
   const absl::StatusOr<portcullis::verifier::VerifierConfig> config =
       portcullis::verifier::BuildVerifierConfig(flags);
   if (!config.ok()) {

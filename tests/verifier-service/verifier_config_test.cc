@@ -262,5 +262,30 @@ TEST(VerifierConfigTest, IngestValues) {
   }
 }
 
+TEST(VerifierConfigTest, TokenValues) {
+  absl::StatusOr<VerifierConfig> defaults = BuildVerifierConfig(Defaults());
+  ASSERT_TRUE(defaults.ok()) << defaults.status();
+  EXPECT_EQ(defaults->tokens_file, "");
+  EXPECT_EQ(defaults->token_refresh_interval, absl::Seconds(10));
+
+  VerifierFlagValues flags = Defaults();
+  flags.tokens_file = "/run/secrets/tokens";
+  flags.token_refresh_interval = "1s";
+  absl::StatusOr<VerifierConfig> config = BuildVerifierConfig(flags);
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->tokens_file, "/run/secrets/tokens");
+  EXPECT_EQ(config->token_refresh_interval, absl::Seconds(1));
+
+  for (const char* bad : {"0s", "-1s", "soon"}) {
+    VerifierFlagValues broken = Defaults();
+    broken.token_refresh_interval = bad;
+    const absl::Status status = BuildVerifierConfig(broken).status();
+    EXPECT_TRUE(absl::IsInvalidArgument(status)) << bad;
+    EXPECT_NE(status.message().find("--token_refresh_interval (TOKEN_REFRESH_INTERVAL)"),
+              absl::string_view::npos)
+        << status;
+  }
+}
+
 }  // namespace
 }  // namespace portcullis::verifier

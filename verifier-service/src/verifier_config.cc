@@ -206,6 +206,10 @@ absl::StatusOr<VerifierConfig> BuildVerifierConfig(const VerifierFlagValues& fla
   ASSIGN_OR_RETURN(const int64_t sweep_batch, ParseCount("ingest_sweep_batch", "INGEST_SWEEP_BATCH",
                                                          flags.ingest_sweep_batch, 100000));
   config.ingest_sweep_batch = static_cast<int>(sweep_batch);
+  config.tokens_file = flags.tokens_file;
+  ASSIGN_OR_RETURN(config.token_refresh_interval,
+                   ParseDuration("token_refresh_interval", "TOKEN_REFRESH_INTERVAL",
+                                 flags.token_refresh_interval, false));
   ASSIGN_OR_RETURN(const int64_t verify_now,
                    ParseCount("verify_now_concurrency", "VERIFY_NOW_CONCURRENCY",
                               flags.verify_now_concurrency, 1000));

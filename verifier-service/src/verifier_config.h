@@ -61,6 +61,9 @@ struct VerifierFlagValues {
   std::string ingest_publisher_cache_ttl = "5s";
   std::string ingest_sweep_interval = "1m";
   std::string ingest_sweep_batch = "500";
+  // API tokens (issue 9).
+  std::string tokens_file;
+  std::string token_refresh_interval = "10s";
 };
 
 // Every limit and timeout of the verifier, validated once at startup and never changed.
@@ -139,6 +142,11 @@ struct VerifierConfig {
   // The sweeper deletes expired decisions every interval, in batches of at most this many rows.
   absl::Duration ingest_sweep_interval = absl::Minutes(1);
   int ingest_sweep_batch = 500;
+  // API tokens: a file of static tokens (auth::ParseStaticTokens format, read at startup) merged
+  // with the api_tokens table; empty: the table only. The table is read again every interval,
+  // so a token created or revoked on another verifier takes effect here within it.
+  std::string tokens_file;
+  absl::Duration token_refresh_interval = absl::Seconds(10);
 };
 
 // Parses and checks every value. InvalidArgument with one line naming the flag (and its

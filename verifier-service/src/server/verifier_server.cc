@@ -4,7 +4,9 @@
 #include <climits>
 #include <cstdint>
 #include <exception>
+#include <fstream>
 #include <memory>
+#include <sstream>
 #include <thread>
 #include <utility>
 
@@ -26,6 +28,26 @@ constexpr absl::Duration kMaxRetryDelay = absl::Seconds(5);
 
 // VerifyNow calls waiting for one of its threads at most; beyond, UNAVAILABLE.
 constexpr size_t kVerifyNowQueue = 64;
+
+// --tokens_file: the static tokens, read once at startup. INVALID_ARGUMENT naming the flag.
+absl::StatusOr<std::vector<auth::ActiveToken>> ReadStaticTokens(const std::string& path) {
+  if (path.empty()) {
+    return std::vector<auth::ActiveToken>();
+  }
+  std::ifstream file(path, std::ios::binary);
+  std::stringstream text;
+  text << file.rdbuf();
+  if (!file || file.bad()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--tokens_file (TOKENS_FILE): cannot read ", path));
+  }
+  absl::StatusOr<std::vector<auth::ActiveToken>> tokens = auth::ParseStaticTokens(text.str());
+  if (!tokens.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--tokens_file (TOKENS_FILE): ", tokens.status().message()));
+  }
+  return tokens;
+}
 
 bool IsRetryable(const absl::Status& status) {
   return absl::IsUnavailable(status) || absl::IsDeadlineExceeded(status);
@@ -77,6 +99,18 @@ absl::StatusOr<std::unique_ptr<VerifierServer>> VerifierServer::Start(
       std::make_unique<BlockingPool>(config.db_pool_size, config.max_queued_work);
   server->site_store_ = std::make_unique<store::PgSiteStore>(*server->db_pool_);
   server->blocklist_store_ = std::make_unique<store::PgBlocklistStore>(*server->db_pool_);
+  absl::StatusOr<std::vector<auth::ActiveToken>> static_tokens =
+      ReadStaticTokens(config.tokens_file);
+  if (!static_tokens.ok()) {
+    server->blocking_pool_->Stop();
+    return static_tokens.status();
+  }
+  if (static_tokens->empty()) {
+    logging::Info("no static API tokens (--tokens_file): only tokens in the database are accepted");
+  }
+  server->token_store_ = std::make_unique<store::PgTokenStore>(*server->db_pool_);
+  server->token_registry_ = std::make_unique<auth::TokenRegistry>(
+      *server->token_store_, *std::move(static_tokens), config.token_refresh_interval);
   server->publisher_store_ = std::make_unique<store::PgPublisherStore>(*server->db_pool_);
   server->ingest_store_ = std::make_unique<store::PgIngestStore>(*server->db_pool_);
   ingest::IngestEvaluatorOptions ingest_options;
@@ -289,6 +323,12 @@ void VerifierServer::ReadinessLoop() {
       return;
     }
     delay = std::min(delay * 2, kMaxRetryDelay);
+  }
+  // The tokens before the first call: until they are loaded every call would be UNAVAILABLE.
+  // A failure here is retried by the registry's refresher (and health keeps pinging).
+  if (absl::Status status = token_registry_->Start(); !status.ok()) {
+    logging::Warn("{}; retrying every {}", std::string(status.message()),
+                  absl::FormatDuration(config_.token_refresh_interval));
   }
   service_->SetReady(true);
   StartWorkers();

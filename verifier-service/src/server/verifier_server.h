@@ -35,6 +35,8 @@
 #include "verifier-service/src/store/pg_mention_store.h"
 #include "verifier-service/src/store/pg_blocklist_store.h"
 #include "verifier-service/src/store/pg_site_store.h"
+#include "verifier-service/src/store/pg_token_store.h"
+#include "verifier-service/src/auth/token_registry.h"
 #include "verifier-service/src/verifier_config.h"
 #include "verifier-service/src/verification/html_source_analyzer.h"
 #include "verifier-service/src/verification/safe_page_fetcher.h"
@@ -113,6 +115,10 @@ class VerifierServer {
   std::unique_ptr<store::PgMentionStore> health_store_;
   std::unique_ptr<store::PgSiteStore> site_store_;
   std::unique_ptr<store::PgBlocklistStore> blocklist_store_;
+  // API tokens: the table, and the registry every call is authenticated against (the table's
+  // snapshot merged with --tokens_file), loaded before SERVING and refreshed in the background.
+  std::unique_ptr<store::PgTokenStore> token_store_;
+  std::unique_ptr<auth::TokenRegistry> token_registry_;
   // Feed ingest: the stores, the evaluator (with its publisher cache) and the sweeper of expired
   // decisions (started once the schema is ready).
   std::unique_ptr<store::PgPublisherStore> publisher_store_;
