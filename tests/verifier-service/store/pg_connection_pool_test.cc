@@ -1,6 +1,8 @@
 #include "verifier-service/src/store/pg_connection_pool.h"
 
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "absl/synchronization/notification.h"
 #include "gtest/gtest.h"
@@ -122,6 +124,107 @@ TEST(VerifierPgConnectionPoolTest, DeadServerIsUnavailable) {
   const absl::Status status = pool->Run("test", [](pqxx::connection&) {});
   EXPECT_TRUE(absl::IsUnavailable(status)) << status;
   EXPECT_EQ(pool->open_connections(), 0);
+}
+
+constexpr PgStatement kAddOne{"pool_test_add_one", "SELECT $1::int + 1"};
+constexpr PgStatement kCoalesce{"pool_test_coalesce", "SELECT coalesce($1::text, 'null')"};
+constexpr PgStatement kAddOneAgain{"pool_test_add_one", "SELECT $1::int + 2"};
+
+// How many statements the server has prepared in this session, by name.
+int ServerPrepared(pqxx::transaction_base& t, const char* name) {
+  return t.exec_params1("SELECT count(*) FROM pg_prepared_statements WHERE name = $1", name)[0]
+      .as<int>();
+}
+
+TEST(VerifierPgConnectionPoolTest, PreparedStatementIsPreparedOncePerConnection) {
+  PORTCULLIS_CREATE_TEST_DATABASE_OR_SKIP(db);
+  auto pool = MakePool(db->connection_string(), 1);
+  std::vector<int> answers;
+  std::vector<int> on_server;
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(pool->Run("test",
+                          [&](pqxx::connection& c) {
+                            pqxx::work t(c);
+                            on_server.push_back(ServerPrepared(t, kAddOne.name));
+                            answers.push_back(ExecPrepared1(t, kAddOne, i)[0].as<int>());
+                            t.commit();
+                          })
+                    .ok());
+  }
+  EXPECT_EQ(answers, (std::vector<int>{1, 2, 3}));
+  // Not prepared before its first execution (lazily), prepared from then on.
+  EXPECT_EQ(on_server, (std::vector<int>{0, 1, 1}));
+}
+
+TEST(VerifierPgConnectionPoolTest, PreparedStatementSurvivesRollbackAndTakesNull) {
+  PORTCULLIS_CREATE_TEST_DATABASE_OR_SKIP(db);
+  auto pool = MakePool(db->connection_string(), 1);
+  std::string first;
+  ASSERT_TRUE(pool->Run("test",
+                        [&](pqxx::connection& c) {
+                          pqxx::work t(c);
+                          first = ExecPrepared1(t, kCoalesce, "x")[0].as<std::string>();
+                          // No commit: rolled back.
+                        })
+                  .ok());
+  EXPECT_EQ(first, "x");
+  std::string second;
+  int on_server = 0;
+  ASSERT_TRUE(pool->Run("test",
+                        [&](pqxx::connection& c) {
+                          pqxx::work t(c);
+                          on_server = ServerPrepared(t, kCoalesce.name);
+                          const char* null = nullptr;
+                          second = ExecPrepared1(t, kCoalesce, null)[0].as<std::string>();
+                        })
+                  .ok());
+  EXPECT_EQ(on_server, 1);
+  EXPECT_EQ(second, "null");
+}
+
+TEST(VerifierPgConnectionPoolTest, TwoStatementsUnderOneNameFailInsteadOfRunningTheWrongOne) {
+  PORTCULLIS_CREATE_TEST_DATABASE_OR_SKIP(db);
+  auto pool = MakePool(db->connection_string(), 1);
+  ASSERT_TRUE(pool->Run("test",
+                        [&](pqxx::connection& c) {
+                          pqxx::work t(c);
+                          ExecPrepared1(t, kAddOne, 1);
+                        })
+                  .ok());
+  int answer = 0;
+  const absl::Status status = pool->Run("test", [&](pqxx::connection& c) {
+    pqxx::work t(c);
+    answer = ExecPrepared1(t, kAddOneAgain, 1)[0].as<int>();
+  });
+  EXPECT_TRUE(absl::IsInternal(status)) << status;
+  EXPECT_EQ(answer, 0);
+  EXPECT_TRUE(pool->Run("test",
+                        [&](pqxx::connection& c) {
+                          pqxx::work t(c);
+                          answer = ExecPrepared1(t, kAddOne, 1)[0].as<int>();
+                        })
+                  .ok());
+  EXPECT_EQ(answer, 2) << "the first definition still runs";
+}
+
+TEST(VerifierPgConnectionPoolTest, PreparedStatementOnAReopenedConnection) {
+  PORTCULLIS_CREATE_TEST_DATABASE_OR_SKIP(db);
+  auto pool = MakePool(db->connection_string(), 1);
+  ASSERT_TRUE(pool->Run("test",
+                        [&](pqxx::connection& c) {
+                          pqxx::work t(c);
+                          ExecPrepared1(t, kAddOne, 1);
+                          t.exec("SELECT pg_terminate_backend(pg_backend_pid())");
+                        })
+                  .code() == absl::StatusCode::kUnavailable);
+  int answer = 0;
+  EXPECT_TRUE(pool->Run("test",
+                        [&](pqxx::connection& c) {
+                          pqxx::work t(c);
+                          answer = ExecPrepared1(t, kAddOne, 41)[0].as<int>();
+                        })
+                  .ok());
+  EXPECT_EQ(answer, 42) << "the new connection prepares it again";
 }
 
 }  // namespace

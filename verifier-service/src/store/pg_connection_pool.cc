@@ -35,6 +35,10 @@ std::string OneLine(const char* text) {
   return line;
 }
 
+// The pooled connection Run() is running work on in this thread (libpqxx's connection has no
+// virtual functions, so PrepareOnce cannot ask the connection itself whether it is pooled).
+thread_local PgPooledConnection* current_pooled_connection = nullptr;
+
 }  // namespace
 
 absl::Status StatusFromCurrentDatabaseException(absl::string_view operation_name,
@@ -90,7 +94,26 @@ int PgConnectionPool::open_connections() const {
   return open_;
 }
 
-absl::StatusOr<std::unique_ptr<pqxx::connection>> PgConnectionPool::Acquire(
+void PrepareOnce(pqxx::transaction_base& transaction, const PgStatement& statement) {
+  pqxx::connection_base& connection = transaction.conn();
+  // libpqxx's prepare() only records the definition (the server sees it with the first
+  // execution); a name it already has with the same text is a no-op, with another text it
+  // throws (INTERNAL). A pooled connection skips even that after the first time; one from
+  // elsewhere (tests) goes through it every time.
+  PgPooledConnection* pooled = current_pooled_connection;
+  if (pooled != nullptr && static_cast<pqxx::connection_base*>(pooled) != &connection) {
+    pooled = nullptr;
+  }
+  if (pooled != nullptr && pooled->IsPrepared(statement)) {
+    return;
+  }
+  connection.prepare(statement.name, statement.sql);
+  if (pooled != nullptr) {
+    pooled->SetPrepared(statement);
+  }
+}
+
+absl::StatusOr<std::unique_ptr<PgPooledConnection>> PgConnectionPool::Acquire(
     absl::string_view operation) {
   {
     absl::MutexLock lock(&mu_);
@@ -103,14 +126,14 @@ absl::StatusOr<std::unique_ptr<pqxx::connection>> PgConnectionPool::Acquire(
       return absl::UnavailableError("database busy: no free connection");
     }
     if (!idle_.empty()) {
-      std::unique_ptr<pqxx::connection> connection = std::move(idle_.back());
+      std::unique_ptr<PgPooledConnection> connection = std::move(idle_.back());
       idle_.pop_back();
       return connection;
     }
     ++open_;  // Reserve the slot while connecting outside the lock.
   }
   try {
-    auto connection = std::make_unique<pqxx::connection>(options_.database_url);
+    auto connection = std::make_unique<PgPooledConnection>(options_.database_url);
     pqxx::nontransaction setup(*connection);
     setup.exec0(absl::StrCat("SET statement_timeout = ",
                              absl::ToInt64Milliseconds(options_.statement_timeout)));
@@ -124,7 +147,7 @@ absl::StatusOr<std::unique_ptr<pqxx::connection>> PgConnectionPool::Acquire(
   }
 }
 
-void PgConnectionPool::Release(std::unique_ptr<pqxx::connection> connection) {
+void PgConnectionPool::Release(std::unique_ptr<PgPooledConnection> connection) {
   absl::MutexLock lock(&mu_);
   idle_.push_back(std::move(connection));
 }
@@ -136,17 +159,20 @@ void PgConnectionPool::Discard() {
 
 absl::Status PgConnectionPool::Run(absl::string_view operation,
                                    absl::FunctionRef<void(pqxx::connection&)> work) {
-  absl::StatusOr<std::unique_ptr<pqxx::connection>> connection = Acquire(operation);
+  absl::StatusOr<std::unique_ptr<PgPooledConnection>> connection = Acquire(operation);
   if (!connection.ok()) {
     return connection.status();
   }
   absl::Status status = absl::OkStatus();
   bool unusable = false;
+  PgPooledConnection* const outer = current_pooled_connection;
+  current_pooled_connection = connection->get();
   try {
     work(**connection);
   } catch (...) {
     status = StatusFromCurrentDatabaseException(operation, &unusable);
   }
+  current_pooled_connection = outer;
   if (unusable || !(*connection)->is_open()) {
     connection->reset();  // Close outside the lock.
     Discard();

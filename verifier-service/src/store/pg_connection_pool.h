@@ -2,6 +2,8 @@
 
 #include <memory>
 #include <string>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -12,6 +14,9 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "pqxx/connection"
+#include "pqxx/result"
+#include "pqxx/row"
+#include "pqxx/transaction_base"
 
 namespace portcullis::verifier::store {
 
@@ -25,6 +30,68 @@ struct PgPoolOptions {
   // Set as `statement_timeout` on every connection.
   absl::Duration statement_timeout = absl::Seconds(5);
 };
+
+// A named SQL statement, prepared (parsed and planned once) on a connection the first time it runs
+// there, then executed by name. Define each as a namespace-scope constant:
+//   constexpr PgStatement kFindSite{"site_find", "SELECT id FROM sites WHERE domain = $1"};
+// The name must be unique in the process (prefix it with the store's name): preparing two
+// different statements under one name fails the call with INTERNAL. Parameters are passed as to
+// exec_params (nullptr for NULL). Prepared statements are per session, not per transaction: one
+// prepared inside a transaction that rolls back stays prepared.
+struct PgStatement {
+  const char* name;
+  const char* sql;
+};
+
+// A pooled connection: a pqxx::connection that remembers which PgStatements it has prepared, so
+// ExecPrepared on it costs one hash lookup beyond the execution itself. Run() hands these out (as
+// pqxx::connection&), and ExecPrepared recognizes them inside Run's work.
+class PgPooledConnection final : public pqxx::connection {
+ public:
+  using pqxx::connection::connection;
+
+  // Whether `statement` (this very definition) was declared on this connection already.
+  bool IsPrepared(const PgStatement& statement) const {
+    const auto it = prepared_.find(statement.name);
+    return it != prepared_.end() && it->second == statement.sql;
+  }
+  void SetPrepared(const PgStatement& statement) { prepared_[statement.name] = statement.sql; }
+  // Statements declared on this connection so far. For tests.
+  int prepared_count() const { return static_cast<int>(prepared_.size()); }
+
+ private:
+  // Name → the definition's text (by address: each PgStatement is a constant).
+  std::unordered_map<std::string, const char*> prepared_;
+};
+
+// Declares `statement` on the transaction's connection (once per pooled connection; libpqxx
+// sends the PREPARE with the first execution). Used by ExecPrepared*.
+void PrepareOnce(pqxx::transaction_base& transaction, const PgStatement& statement);
+
+// Executes `statement` in `transaction`, preparing it on the connection first when needed.
+template <typename... Args>
+pqxx::result ExecPrepared(pqxx::transaction_base& transaction, const PgStatement& statement,
+                          Args&&... args) {
+  PrepareOnce(transaction, statement);
+  return transaction.exec_prepared(statement.name, std::forward<Args>(args)...);
+}
+
+// As ExecPrepared, for a statement that returns exactly one row (else pqxx::unexpected_rows,
+// which Run() turns into INTERNAL).
+template <typename... Args>
+pqxx::row ExecPrepared1(pqxx::transaction_base& transaction, const PgStatement& statement,
+                        Args&&... args) {
+  PrepareOnce(transaction, statement);
+  return transaction.exec_prepared1(statement.name, std::forward<Args>(args)...);
+}
+
+// As ExecPrepared, for a statement that returns no rows.
+template <typename... Args>
+pqxx::result ExecPrepared0(pqxx::transaction_base& transaction, const PgStatement& statement,
+                           Args&&... args) {
+  PrepareOnce(transaction, statement);
+  return transaction.exec_prepared0(statement.name, std::forward<Args>(args)...);
+}
 
 // A bounded pool of PostgreSQL connections, the only place the store touches libpqxx connection
 // lifecycles. Connections are opened lazily, a broken one is dropped (and a new one opened the next
@@ -51,13 +118,13 @@ class PgConnectionPool {
  private:
   explicit PgConnectionPool(PgPoolOptions options) : options_(std::move(options)) {}
 
-  absl::StatusOr<std::unique_ptr<pqxx::connection>> Acquire(absl::string_view operation);
-  void Release(std::unique_ptr<pqxx::connection> connection);
+  absl::StatusOr<std::unique_ptr<PgPooledConnection>> Acquire(absl::string_view operation);
+  void Release(std::unique_ptr<PgPooledConnection> connection);
   void Discard();
 
   const PgPoolOptions options_;
   mutable absl::Mutex mu_;
-  std::vector<std::unique_ptr<pqxx::connection>> idle_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::unique_ptr<PgPooledConnection>> idle_ ABSL_GUARDED_BY(mu_);
   // Idle, leased, and being opened.
   int open_ ABSL_GUARDED_BY(mu_) = 0;
 };
