@@ -21,6 +21,17 @@ ABSL_FLAG(std::string, database_url, EnvOr("DATABASE_URL", ""),
           "PostgreSQL libpq connection string or URI (env DATABASE_URL). Required.");
 ABSL_FLAG(std::string, grpc_listen, EnvOr("GRPC_LISTEN", "127.0.0.1:50051"),
           "host:port the gRPC server listens on; port 0 picks one (env GRPC_LISTEN).");
+ABSL_FLAG(std::string, tls_cert_file, EnvOr("TLS_CERT_FILE", ""),
+          "PEM certificate chain of the gRPC port; with --tls_key_file turns TLS on; re-read every "
+          "--tls_reload_interval (env TLS_CERT_FILE).");
+ABSL_FLAG(std::string, tls_key_file, EnvOr("TLS_KEY_FILE", ""),
+          "PEM private key of --tls_cert_file (env TLS_KEY_FILE).");
+ABSL_FLAG(std::string, tls_client_ca_file, EnvOr("TLS_CLIENT_CA_FILE", ""),
+          "PEM CA certificates of the clients: every client must then present a certificate "
+          "they issued (mutual TLS); needs --tls_cert_file (env TLS_CLIENT_CA_FILE).");
+ABSL_FLAG(std::string, tls_reload_interval, EnvOr("TLS_RELOAD_INTERVAL", "60s"),
+          "How often the TLS files are read again, so renewed certificates are served without a "
+          "restart; at least 1s (env TLS_RELOAD_INTERVAL).");
 ABSL_FLAG(std::string, db_pool_size, EnvOr("DB_POOL_SIZE", "8"),
           "Database connections and database threads at most (env DB_POOL_SIZE).");
 ABSL_FLAG(std::string, db_acquire_timeout, EnvOr("DB_ACQUIRE_TIMEOUT", "2s"),
@@ -164,6 +175,10 @@ int main(int argc, char** argv) {
   portcullis::verifier::VerifierFlagValues flags;
   flags.database_url = absl::GetFlag(FLAGS_database_url);
   flags.grpc_listen = absl::GetFlag(FLAGS_grpc_listen);
+  flags.tls_cert_file = absl::GetFlag(FLAGS_tls_cert_file);
+  flags.tls_key_file = absl::GetFlag(FLAGS_tls_key_file);
+  flags.tls_client_ca_file = absl::GetFlag(FLAGS_tls_client_ca_file);
+  flags.tls_reload_interval = absl::GetFlag(FLAGS_tls_reload_interval);
   flags.db_pool_size = absl::GetFlag(FLAGS_db_pool_size);
   flags.db_acquire_timeout = absl::GetFlag(FLAGS_db_acquire_timeout);
   flags.db_statement_timeout = absl::GetFlag(FLAGS_db_statement_timeout);

@@ -118,9 +118,9 @@ absl::Status CheckKeyPair(const std::string& cert_path, const std::string& cert_
   return absl::OkStatus();
 }
 
-absl::Status CheckReloadInterval(absl::Duration interval) {
+absl::Status CheckReloadInterval(absl::Duration interval, const std::string& flag) {
   if (interval < absl::Seconds(1)) {
-    return absl::InvalidArgumentError("the TLS reload interval must be at least 1s");
+    return absl::InvalidArgumentError(absl::StrCat(flag, ": must be at least 1s"));
   }
   return absl::OkStatus();
 }
@@ -150,7 +150,7 @@ absl::Status CheckServerTlsOptions(const ServerTlsOptions& options) {
     return absl::InvalidArgumentError(absl::StrCat(names.client_ca_file, " needs ",
                                                    names.cert_file, " and ", names.key_file));
   }
-  return CheckReloadInterval(options.reload_interval);
+  return CheckReloadInterval(options.reload_interval, names.reload_interval);
 }
 
 absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> MakeServerCredentials(
@@ -201,7 +201,7 @@ absl::Status CheckClientTlsOptions(const ClientTlsOptions& options) {
         !options.cert_file.empty() ? names.cert_file : names.server_name,
         " (the CA that issued the verifier's certificate)"));
   }
-  return CheckReloadInterval(options.reload_interval);
+  return CheckReloadInterval(options.reload_interval, names.reload_interval);
 }
 
 void ChannelSecurity::ApplyTo(grpc::ChannelArguments& args) const {

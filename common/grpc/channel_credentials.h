@@ -22,9 +22,10 @@ inline constexpr size_t kMaxPemFileBytes = 1024 * 1024;
 
 // How a binary spells its TLS flags, so that every startup error names the flag to fix.
 struct ServerTlsFlagNames {
-  std::string cert_file = "--tls_cert_file (env TLS_CERT_FILE)";
-  std::string key_file = "--tls_key_file (env TLS_KEY_FILE)";
-  std::string client_ca_file = "--tls_client_ca_file (env TLS_CLIENT_CA_FILE)";
+  std::string cert_file = "--tls_cert_file (TLS_CERT_FILE)";
+  std::string key_file = "--tls_key_file (TLS_KEY_FILE)";
+  std::string client_ca_file = "--tls_client_ca_file (TLS_CLIENT_CA_FILE)";
+  std::string reload_interval = "--tls_reload_interval (TLS_RELOAD_INTERVAL)";
 };
 
 // The TLS of a gRPC server. No files: plaintext. cert_file and key_file (both or neither): TLS.
@@ -56,6 +57,7 @@ struct ClientTlsFlagNames {
   std::string cert_file = "--verifier_tls_cert_file";
   std::string key_file = "--verifier_tls_key_file";
   std::string server_name = "--verifier_tls_server_name";
+  std::string reload_interval = "--verifier_tls_reload_interval";
 };
 
 // The TLS of a client. No option: plaintext. ca_file: TLS, the server's certificate must chain

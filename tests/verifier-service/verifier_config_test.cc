@@ -1,5 +1,6 @@
 #include "verifier-service/src/verifier_config.h"
 
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 namespace portcullis::verifier {
@@ -259,6 +260,44 @@ TEST(VerifierConfigTest, IngestValues) {
     const absl::Status status = BuildVerifierConfig(broken).status();
     EXPECT_TRUE(absl::IsInvalidArgument(status)) << value;
     EXPECT_NE(status.message().find("--ingest_"), absl::string_view::npos) << status;
+  }
+}
+
+TEST(VerifierConfigTest, TlsValues) {
+  absl::StatusOr<VerifierConfig> defaults = BuildVerifierConfig(Defaults());
+  ASSERT_TRUE(defaults.ok()) << defaults.status();
+  EXPECT_FALSE(defaults->tls.enabled());
+  EXPECT_EQ(defaults->tls.reload_interval, absl::Seconds(60));
+
+  VerifierFlagValues flags = Defaults();
+  flags.tls_cert_file = "/tls/tls.crt";
+  flags.tls_key_file = "/tls/tls.key";
+  flags.tls_client_ca_file = "/tls/ca.crt";
+  flags.tls_reload_interval = "5s";
+  absl::StatusOr<VerifierConfig> config = BuildVerifierConfig(flags);
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_TRUE(config->tls.enabled());
+  EXPECT_EQ(config->tls.cert_file, "/tls/tls.crt");
+  EXPECT_EQ(config->tls.key_file, "/tls/tls.key");
+  EXPECT_EQ(config->tls.client_ca_file, "/tls/ca.crt");
+  EXPECT_EQ(config->tls.reload_interval, absl::Seconds(5));
+
+  // A certificate without its key, a client CA without a server certificate, a reload interval
+  // under a second: refused at startup, naming the flag.
+  VerifierFlagValues no_key = Defaults();
+  no_key.tls_cert_file = "/tls/tls.crt";
+  EXPECT_THAT(BuildVerifierConfig(no_key).status().message(),
+              ::testing::HasSubstr("--tls_key_file (TLS_KEY_FILE)"));
+  VerifierFlagValues ca_only = Defaults();
+  ca_only.tls_client_ca_file = "/tls/ca.crt";
+  EXPECT_THAT(BuildVerifierConfig(ca_only).status().message(),
+              ::testing::HasSubstr("--tls_client_ca_file (TLS_CLIENT_CA_FILE)"));
+  for (const char* bad : {"500ms", "0s", "soon"}) {
+    VerifierFlagValues broken = flags;
+    broken.tls_reload_interval = bad;
+    const absl::Status status = BuildVerifierConfig(broken).status();
+    EXPECT_TRUE(absl::IsInvalidArgument(status)) << bad;
+    EXPECT_THAT(status.message(), ::testing::HasSubstr("--tls_reload_interval")) << bad;
   }
 }
 

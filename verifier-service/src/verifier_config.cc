@@ -56,6 +56,13 @@ absl::StatusOr<VerifierConfig> BuildVerifierConfig(const VerifierFlagValues& fla
         absl::StrCat("--grpc_listen (GRPC_LISTEN): ", listen.status().message()));
   }
   config.grpc_listen = *std::move(listen);
+  config.tls.cert_file = flags.tls_cert_file;
+  config.tls.key_file = flags.tls_key_file;
+  config.tls.client_ca_file = flags.tls_client_ca_file;
+  ASSIGN_OR_RETURN(config.tls.reload_interval,
+                   ParseDuration("tls_reload_interval", "TLS_RELOAD_INTERVAL",
+                                 flags.tls_reload_interval, false));
+  RETURN_IF_ERROR(grpc_tls::CheckServerTlsOptions(config.tls));
 
   ASSIGN_OR_RETURN(const int64_t pool_size,
                    ParseCount("db_pool_size", "DB_POOL_SIZE", flags.db_pool_size, 1000));

@@ -7,6 +7,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "common/config/listen_address.h"
+#include "common/grpc/channel_credentials.h"
 #include "verifier-service/src/fetch/egress_policy.h"
 #include "verifier-service/src/fetch/safe_fetcher.h"
 #include "verifier-service/src/verification/source_verifier.h"
@@ -18,6 +19,11 @@ namespace portcullis::verifier {
 struct VerifierFlagValues {
   std::string database_url;
   std::string grpc_listen = "127.0.0.1:50051";
+  // Optional (mutual) TLS on the gRPC port.
+  std::string tls_cert_file;
+  std::string tls_key_file;
+  std::string tls_client_ca_file;
+  std::string tls_reload_interval = "60s";
   std::string db_pool_size = "8";
   std::string db_acquire_timeout = "2s";
   std::string db_statement_timeout = "5s";
@@ -72,6 +78,11 @@ struct VerifierConfig {
   std::string database_url;
   // Where the gRPC server listens; port 0 picks a free port.
   config::HostPort grpc_listen;
+  // TLS of the gRPC port: none (plaintext), server TLS (cert and key), or mutual TLS (and a client
+  // CA: every client must present a certificate it issued). The files are read again every
+  // reload interval, so renewed certificates are served without a restart. The admin port stays
+  // plain HTTP.
+  grpc_tls::ServerTlsOptions tls;
   // Database connections at most, and threads running database work.
   int db_pool_size = 8;
   // How long a request waits for a free database connection before UNAVAILABLE.

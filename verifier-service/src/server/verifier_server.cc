@@ -64,6 +64,13 @@ VerifierServer::VerifierServer(const VerifierConfig& config) : config_(config) {
 absl::StatusOr<std::unique_ptr<VerifierServer>> VerifierServer::Start(
     const VerifierConfig& config, absl::AnyInvocable<void()> on_fatal,
     queue::MentionVerifier* verifier) {
+  // The gRPC port's credentials first: a missing or wrong certificate file is a startup
+  // misconfiguration (InvalidArgument naming the flag), found before anything else starts.
+  absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> credentials =
+      grpc_tls::MakeServerCredentials(config.tls);
+  if (!credentials.ok()) {
+    return credentials.status();
+  }
   std::unique_ptr<VerifierServer> server(new VerifierServer(config));
   server->on_fatal_ = std::move(on_fatal);
   server->verifier_ = verifier;
@@ -154,8 +161,7 @@ absl::StatusOr<std::unique_ptr<VerifierServer>> VerifierServer::Start(
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
   int bound_port = 0;
-  builder.AddListeningPort(config.grpc_listen.ToString(), grpc::InsecureServerCredentials(),
-                           &bound_port);
+  builder.AddListeningPort(config.grpc_listen.ToString(), *credentials, &bound_port);
   server->service_->SetIngestBackend({server->ingest_evaluator_.get(),
                                       server->publisher_store_.get(),
                                       server->ingest_store_.get()});
