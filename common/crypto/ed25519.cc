@@ -35,6 +35,17 @@ EvpPkeyPtr PrivateKeyFromSeed(const std::array<uint8_t, kEd25519SeedSize>& seed)
   return key;
 }
 
+// One verification with an already decoded key; `signature` is 64 bytes.
+bool VerifyWith(EVP_PKEY* key, absl::string_view message, absl::string_view signature) {
+  const EvpMdCtxPtr context(EVP_MD_CTX_new());
+  if (context == nullptr ||
+      EVP_DigestVerifyInit(context.get(), nullptr, nullptr, nullptr, key) != 1) {
+    return false;
+  }
+  return EVP_DigestVerify(context.get(), Bytes(signature), signature.size(), Bytes(message),
+                          message.size()) == 1;
+}
+
 }  // namespace
 
 absl::StatusOr<Ed25519PublicKey> Ed25519PublicKey::FromRaw(absl::string_view raw) {
@@ -56,13 +67,27 @@ bool Ed25519PublicKey::Verify(absl::string_view message, absl::string_view signa
   if (key == nullptr) {
     return false;  // Not a point encoding OpenSSL accepts.
   }
-  const EvpMdCtxPtr context(EVP_MD_CTX_new());
-  if (context == nullptr ||
-      EVP_DigestVerifyInit(context.get(), nullptr, nullptr, nullptr, key.get()) != 1) {
+  return VerifyWith(key.get(), message, signature);
+}
+
+absl::StatusOr<Ed25519Verifier> Ed25519Verifier::FromRaw(absl::string_view raw) {
+  if (raw.size() != kEd25519PublicKeySize) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "an Ed25519 public key is ", kEd25519PublicKeySize, " bytes, not ", raw.size()));
+  }
+  EVP_PKEY* key = EVP_PKEY_new_raw_public_key(
+      EVP_PKEY_ED25519, nullptr, reinterpret_cast<const unsigned char*>(raw.data()), raw.size());
+  if (key == nullptr) {
+    return absl::InvalidArgumentError("not an Ed25519 public key OpenSSL accepts");
+  }
+  return Ed25519Verifier(std::shared_ptr<evp_pkey_st>(key, EvpPkeyDeleter()));
+}
+
+bool Ed25519Verifier::Verify(absl::string_view message, absl::string_view signature) const {
+  if (signature.size() != kEd25519SignatureSize) {
     return false;
   }
-  return EVP_DigestVerify(context.get(), Bytes(signature), signature.size(), Bytes(message),
-                          message.size()) == 1;
+  return VerifyWith(key_.get(), message, signature);
 }
 
 absl::StatusOr<Ed25519PrivateKey> Ed25519PrivateKey::FromSeed(absl::string_view seed) {

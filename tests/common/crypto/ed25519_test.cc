@@ -1,6 +1,8 @@
 #include "common/crypto/ed25519.h"
 
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "absl/strings/escaping.h"
 #include "gtest/gtest.h"
@@ -62,6 +64,44 @@ TEST(Ed25519Test, GeneratedKeysSignAndVerify) {
   const std::string signature = a.Sign("message");
   EXPECT_TRUE(a.PublicKey().Verify("message", signature));
   EXPECT_FALSE(b.PublicKey().Verify("message", signature));
+}
+
+TEST(Ed25519VerifierTest, DecidesAsThePublicKeyDoes) {
+  const absl::StatusOr<Ed25519Verifier> verifier = Ed25519Verifier::FromRaw(kTest1PublicKey);
+  ASSERT_TRUE(verifier.ok()) << verifier.status();
+  EXPECT_TRUE(verifier->Verify("", kTest1Signature));
+  EXPECT_FALSE(verifier->Verify("x", kTest1Signature));
+  std::string flipped = kTest1Signature;
+  flipped[10] ^= 0x01;
+  EXPECT_FALSE(verifier->Verify("", flipped));
+  EXPECT_FALSE(verifier->Verify("", kTest1Signature.substr(0, 63)));
+  EXPECT_FALSE(verifier->Verify("", ""));
+  const Ed25519PrivateKey other = Ed25519PrivateKey::Generate();
+  EXPECT_FALSE(
+      Ed25519Verifier::FromRaw(other.PublicKey().raw())->Verify("", kTest1Signature));
+  EXPECT_FALSE(Ed25519Verifier::FromRaw(kTest1PublicKey.substr(1)).ok());
+  EXPECT_FALSE(Ed25519Verifier::FromRaw("").ok());
+}
+
+TEST(Ed25519VerifierTest, OneVerifierServesManyThreadsAtOnce) {
+  const Ed25519PrivateKey key = Ed25519PrivateKey::Generate();
+  const Ed25519Verifier verifier = *Ed25519Verifier::FromRaw(key.PublicKey().raw());
+  const std::string good = key.Sign("message");
+  std::vector<std::thread> threads;
+  std::vector<int> wrong(4, 0);
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      const Ed25519Verifier copy = verifier;  // Copies share the decoded key.
+      for (int i = 0; i < 50; ++i) {
+        wrong[t] += copy.Verify("message", good) ? 0 : 1;
+        wrong[t] += copy.Verify("massage", good) ? 1 : 0;
+      }
+    });
+  }
+  for (std::thread& thread : threads) {
+    thread.join();
+  }
+  EXPECT_EQ(wrong, std::vector<int>(4, 0));
 }
 
 }  // namespace

@@ -347,6 +347,46 @@ TEST_F(IngestEvaluatorTest, SeveralActiveKeysAllVerify) {
             IngestVerdict::kAccepted);
 }
 
+// Keys are decoded once per publisher lookup and the last key that verified is tried first: a
+// revoked key must still stop verifying exactly when the looked-up record says so — at the next
+// lookup (ForgetPublisher, or the cache TTL), never later.
+TEST_F(IngestEvaluatorTest, RotatedAndRevokedKeysStopVerifyingWhenTheRecordChanges) {
+  IngestEvaluatorOptions options;
+  options.publisher_cache_ttl = absl::Seconds(5);
+  Build(options);
+  PublisherRecord& publisher = AddPublisher("rotating");
+  const crypto::Ed25519PrivateKey next = crypto::Ed25519PrivateKey::Generate();
+  publisher.keys.push_back({"key-2", store::kEd25519Algorithm, std::string(next.PublicKey().raw()),
+                            "22222222", absl::FromUnixSeconds(10), std::nullopt});
+  int n = 0;
+  auto evaluate = [&](const crypto::Ed25519PrivateKey& key) {
+    return EvaluateOk(Signed(Delivery("rotating", absl::StrCat("item-", n++), true), key));
+  };
+  // Either key, in any order, many times: the preferred-key hint never changes a decision.
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(evaluate(key_).verdict, IngestVerdict::kAccepted);
+    EXPECT_EQ(evaluate(key_).verdict, IngestVerdict::kAccepted);
+    EXPECT_EQ(evaluate(next).verdict, IngestVerdict::kAccepted);
+    EXPECT_EQ(evaluate(stranger_).reason, kReasonInvalidSignature);
+  }
+  // key-1 (the one verified last but one) revoked in the store: it still verifies while the
+  // cached record lives, as before...
+  publishers_.publishers["rotating"].keys[0].revoked_at = now_;
+  EXPECT_EQ(evaluate(key_).verdict, IngestVerdict::kAccepted);
+  now_ += absl::Seconds(4);
+  EXPECT_EQ(evaluate(key_).verdict, IngestVerdict::kAccepted);
+  // ...and stops at the TTL, although it was the preferred key; key-2 goes on verifying.
+  now_ += absl::Seconds(1);
+  EXPECT_EQ(evaluate(key_).reason, kReasonInvalidSignature);
+  EXPECT_EQ(evaluate(next).verdict, IngestVerdict::kAccepted);
+  // key-2 revoked through the admin path (ForgetPublisher): at once.
+  publishers_.publishers["rotating"].keys[1].revoked_at = now_;
+  EXPECT_EQ(evaluate(next).verdict, IngestVerdict::kAccepted);
+  evaluator_->ForgetPublisher("rotating");
+  EXPECT_EQ(evaluate(next).reason, kReasonInvalidSignature);
+  EXPECT_EQ(evaluate(key_).reason, kReasonInvalidSignature);
+}
+
 TEST_F(IngestEvaluatorTest, MalformedMetadataIsQuarantinedOnlyForVerifiedPublishers) {
   AddPublisher("trusted", /*verified=*/true);
   AddPublisher("open");

@@ -86,6 +86,27 @@ TEST_F(StandardWebhooksTest, TimestampWindowIsInclusiveAtPlusMinus300Seconds) {
   EXPECT_FALSE(IsMalformedSignatureMetadata(SignatureFailure::kTimestampTooOld));
 }
 
+TEST_F(StandardWebhooksTest, PreparedEd25519KeysVerifyExactlyAsRawOnes) {
+  VerificationKey prepared = Ed("ed");
+  PrepareVerificationKey(prepared);
+  ASSERT_TRUE(prepared.ed25519.has_value());
+  const crypto::Ed25519PrivateKey stranger = crypto::Ed25519PrivateKey::Generate();
+  for (const VerificationKey& key : {Ed("ed"), prepared}) {
+    const absl::StatusOr<VerifiedSignature> verified = Verify(SignV1a(ed_key_, content_), {key});
+    ASSERT_TRUE(verified.ok()) << verified.status();
+    EXPECT_EQ(verified->key_id, "ed");
+    EXPECT_EQ(FailureOf(Verify(SignV1a(stranger, content_), {key})),
+              SignatureFailure::kNoMatchingSignature);
+    EXPECT_EQ(FailureOf(Verify(SignV1a(ed_key_, content_ + "x"), {key})),
+              SignatureFailure::kNoMatchingSignature);
+  }
+  // HMAC keys are left as they are.
+  VerificationKey hmac = Hmac("old", old_secret_);
+  PrepareVerificationKey(hmac);
+  EXPECT_FALSE(hmac.ed25519.has_value());
+  EXPECT_TRUE(Verify(SignV1(old_secret_, content_), {hmac}).ok());
+}
+
 TEST_F(StandardWebhooksTest, AnyActiveKeyVerifiesDuringRotation) {
   const std::vector<VerificationKey> keys = {Hmac("old", old_secret_), Hmac("new", new_secret_),
                                              Ed("ed")};

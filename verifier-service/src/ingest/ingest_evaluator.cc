@@ -1,5 +1,7 @@
 #include "verifier-service/src/ingest/ingest_evaluator.h"
 
+#include <algorithm>
+#include <atomic>
 #include <utility>
 #include <vector>
 
@@ -35,26 +37,38 @@ bool HasSignature(const DeliveryRecord& delivery) {
   return !absl::StripAsciiWhitespace(delivery.signature_header).empty();
 }
 
-SignatureCheck CheckSignature(const PublisherRecord& publisher, const DeliveryRecord& delivery,
+// Verifies against `keys` (decoded, newest first), the one that verified last tried first; on
+// success that key becomes the first to try.
+SignatureCheck CheckSignature(const std::vector<VerificationKey>& keys,
+                              std::atomic<size_t>& preferred_key, const DeliveryRecord& delivery,
                               absl::Time now, const SignatureLimits& limits) {
   if (!HasSignature(delivery)) {
     return {};
   }
-  std::vector<VerificationKey> keys;
-  for (const store::PublisherKeyRecord& key : publisher.keys) {
-    if (!key.active()) {
-      continue;
+  const size_t preferred = preferred_key.load(std::memory_order_relaxed);
+  std::vector<VerificationKey> reordered;
+  if (preferred != 0 && preferred < keys.size()) {
+    reordered.reserve(keys.size());
+    reordered.push_back(keys[preferred]);
+    for (size_t i = 0; i < keys.size(); ++i) {
+      if (i != preferred) {
+        reordered.push_back(keys[i]);
+      }
     }
-    keys.push_back({key.key_id,
-                    key.algorithm == store::kEd25519Algorithm ? SignatureVersion::kV1a
-                                                              : SignatureVersion::kV1,
-                    key.material});
   }
   const absl::StatusOr<VerifiedSignature> verified =
       VerifyDelivery({delivery.message_id, delivery.timestamp, delivery.signature_header,
                       delivery.raw_body},
-                     keys, now, limits);
+                     reordered.empty() ? keys : reordered, now, limits);
   if (verified.ok()) {
+    for (size_t i = 0; i < keys.size(); ++i) {
+      if (keys[i].id == verified->key_id) {
+        if (i != preferred) {
+          preferred_key.store(i, std::memory_order_relaxed);
+        }
+        break;
+      }
+    }
     return {SignatureCheck::Kind::kValid, ""};
   }
   const std::optional<SignatureFailure> failure = SignatureFailureOf(verified.status());
@@ -65,6 +79,30 @@ SignatureCheck CheckSignature(const PublisherRecord& publisher, const DeliveryRe
     return {};
   }
   return {SignatureCheck::Kind::kInvalid, ""};
+}
+
+// The active keys of `publisher`, decoded, newest first.
+std::vector<VerificationKey> ActiveKeys(const PublisherRecord& publisher) {
+  std::vector<const store::PublisherKeyRecord*> active;
+  for (const store::PublisherKeyRecord& key : publisher.keys) {
+    if (key.active()) {
+      active.push_back(&key);
+    }
+  }
+  std::stable_sort(active.begin(), active.end(),
+                   [](const store::PublisherKeyRecord* a, const store::PublisherKeyRecord* b) {
+                     return a->created_at > b->created_at;
+                   });
+  std::vector<VerificationKey> keys;
+  keys.reserve(active.size());
+  for (const store::PublisherKeyRecord* key : active) {
+    keys.push_back({key->key_id,
+                    key->algorithm == store::kEd25519Algorithm ? SignatureVersion::kV1a
+                                                               : SignatureVersion::kV1,
+                    key->material});
+    PrepareVerificationKey(keys.back());
+  }
+  return keys;
 }
 
 // A drop or quarantine without a valid signature: a validly signed delivery replaces it.
@@ -125,8 +163,8 @@ void IngestEvaluator::ForgetPublisher(const std::string& name) {
   cache_.erase(name);
 }
 
-absl::StatusOr<std::optional<PublisherRecord>> IngestEvaluator::LookUp(const std::string& name,
-                                                                       absl::Time now) {
+absl::StatusOr<IngestEvaluator::KnownPublisherPtr> IngestEvaluator::LookUp(
+    const std::string& name, absl::Time now) {
   {
     absl::MutexLock lock(&mu_);
     auto it = cache_.find(name);
@@ -139,36 +177,43 @@ absl::StatusOr<std::optional<PublisherRecord>> IngestEvaluator::LookUp(const std
   if (!found.ok()) {
     return Transient(found.status());
   }
+  auto known = std::make_shared<KnownPublisher>();
+  if (found->has_value()) {
+    known->keys = ActiveKeys(**found);
+  }
+  known->record = *std::move(found);
   absl::MutexLock lock(&mu_);
   if (cache_.size() >= options_.publisher_cache_max_entries) {
     cache_.clear();
   }
-  cache_[name] = CacheEntry{*found, now};
-  return *found;
+  cache_[name] = CacheEntry{known, now};
+  return KnownPublisherPtr(std::move(known));
 }
 
-absl::StatusOr<std::optional<PublisherRecord>> IngestEvaluator::Publisher(const std::string& name,
-                                                                          absl::Time now) {
-  absl::StatusOr<std::optional<PublisherRecord>> found = LookUp(name, now);
+absl::StatusOr<IngestEvaluator::KnownPublisherPtr> IngestEvaluator::Publisher(
+    const std::string& name, absl::Time now) {
+  absl::StatusOr<KnownPublisherPtr> found = LookUp(name, now);
   if (!found.ok()) {
     return found.status();
   }
-  if (found->has_value() && (*found)->enabled) {
+  if ((*found)->record.has_value() && (*found)->record->enabled) {
     return found;
   }
   if (options_.require_registration) {
-    return std::optional<PublisherRecord>();
+    return KnownPublisherPtr();
   }
-  return std::optional<PublisherRecord>(ImplicitPublisher(name));
+  auto implicit = std::make_shared<KnownPublisher>();
+  implicit->record = ImplicitPublisher(name);
+  return KnownPublisherPtr(std::move(implicit));
 }
 
 absl::StatusOr<IngestOutcome> IngestEvaluator::Evaluate(const DeliveryRecord& delivery) {
   const absl::Time now = options_.clock();
-  absl::StatusOr<std::optional<PublisherRecord>> publisher = Publisher(delivery.publisher, now);
+  absl::StatusOr<KnownPublisherPtr> publisher = Publisher(delivery.publisher, now);
   if (!publisher.ok()) {
     return publisher.status();
   }
-  if (!publisher->has_value()) {
+  if (*publisher == nullptr) {
     IngestOutcome outcome;
     outcome.verdict = IngestVerdict::kUnknownPublisher;
     outcome.reason = kReasonUnknownPublisher;
@@ -186,8 +231,9 @@ absl::StatusOr<IngestOutcome> IngestEvaluator::Evaluate(const DeliveryRecord& de
       return Duplicate(**existing, delivery.content_hash);
     }
     // Only a valid signature may replace an unsigned (or badly signed) drop.
-    if (CheckSignature(**publisher, delivery, now, options_.signature_limits).kind !=
-        SignatureCheck::Kind::kValid) {
+    if (CheckSignature((*publisher)->keys, (*publisher)->preferred_key, delivery, now,
+                       options_.signature_limits)
+            .kind != SignatureCheck::Kind::kValid) {
       return Duplicate(**existing, delivery.content_hash);
     }
   }
@@ -207,11 +253,11 @@ absl::StatusOr<IngestOutcome> IngestEvaluator::Replay(const std::string& dead_le
   const absl::Time now = options_.clock();
   // Replays are administrative: read the publisher afresh.
   ForgetPublisher(delivery.publisher);
-  absl::StatusOr<std::optional<PublisherRecord>> publisher = Publisher(delivery.publisher, now);
+  absl::StatusOr<KnownPublisherPtr> publisher = Publisher(delivery.publisher, now);
   if (!publisher.ok()) {
     return publisher.status();
   }
-  if (!publisher->has_value()) {
+  if (*publisher == nullptr) {
     IngestOutcome outcome;
     outcome.verdict = IngestVerdict::kUnknownPublisher;
     outcome.reason = kReasonUnknownPublisher;
@@ -222,13 +268,14 @@ absl::StatusOr<IngestOutcome> IngestEvaluator::Replay(const std::string& dead_le
   return DecideAndRecord(**publisher, delivery, (*letter)->created_at, now, dead_letter_id);
 }
 
-absl::StatusOr<IngestOutcome> IngestEvaluator::DecideAndRecord(const PublisherRecord& publisher,
+absl::StatusOr<IngestOutcome> IngestEvaluator::DecideAndRecord(const KnownPublisher& known,
                                                                const DeliveryRecord& delivery,
                                                                absl::Time signature_time,
                                                                absl::Time now,
                                                                const std::string& replay_of) {
-  SignatureCheck signature =
-      CheckSignature(publisher, delivery, signature_time, options_.signature_limits);
+  const PublisherRecord& publisher = *known.record;
+  SignatureCheck signature = CheckSignature(known.keys, known.preferred_key, delivery,
+                                            signature_time, options_.signature_limits);
   if (signature.kind == SignatureCheck::Kind::kMalformed && !publisher.settings.verified) {
     signature.kind = SignatureCheck::Kind::kInvalid;
   }

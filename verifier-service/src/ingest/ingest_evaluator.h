@@ -24,10 +24,13 @@
 //      this one a duplicate of it.
 // Any store failure is UNAVAILABLE (DEADLINE_EXCEEDED stays DEADLINE_EXCEEDED): retryable.
 
+#include <atomic>
 #include <cstddef>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
@@ -108,13 +111,22 @@ class IngestEvaluator {
   const IngestEvaluatorOptions& options() const { return options_; }
 
  private:
-  // The publisher, or nullopt when it is unknown or disabled and registration is required.
-  absl::StatusOr<std::optional<store::PublisherRecord>> Publisher(const std::string& name,
-                                                                  absl::Time now);
-  absl::StatusOr<std::optional<store::PublisherRecord>> LookUp(const std::string& name,
-                                                               absl::Time now);
+  // One lookup's result as cached: the record and its active keys decoded once (Ed25519 points
+  // parsed), newest first, with the index of the key that verified last (tried first: a
+  // publisher signs with one key at a time, so a delivery costs one verification, not one per
+  // active key). Built from the record, so a revoked key goes when the record does.
+  struct KnownPublisher {
+    std::optional<store::PublisherRecord> record;
+    std::vector<VerificationKey> keys;
+    mutable std::atomic<size_t> preferred_key{0};
+  };
+  using KnownPublisherPtr = std::shared_ptr<const KnownPublisher>;
+
+  // The publisher, or null when it is unknown or disabled and registration is required.
+  absl::StatusOr<KnownPublisherPtr> Publisher(const std::string& name, absl::Time now);
+  absl::StatusOr<KnownPublisherPtr> LookUp(const std::string& name, absl::Time now);
   // Decides and records; `signature_time` judges the timestamp window.
-  absl::StatusOr<IngestOutcome> DecideAndRecord(const store::PublisherRecord& publisher,
+  absl::StatusOr<IngestOutcome> DecideAndRecord(const KnownPublisher& publisher,
                                                 const store::DeliveryRecord& delivery,
                                                 absl::Time signature_time, absl::Time now,
                                                 const std::string& replay_of);
@@ -124,7 +136,7 @@ class IngestEvaluator {
   const IngestEvaluatorOptions options_;
 
   struct CacheEntry {
-    std::optional<store::PublisherRecord> publisher;
+    KnownPublisherPtr publisher;
     absl::Time fetched_at;
   };
   absl::Mutex mu_;

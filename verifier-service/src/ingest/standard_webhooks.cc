@@ -225,6 +225,16 @@ absl::StatusOr<VerificationKey> ParseVerificationKey(absl::string_view id,
   return key;
 }
 
+void PrepareVerificationKey(VerificationKey& key) {
+  if (key.version != SignatureVersion::kV1a) {
+    return;
+  }
+  absl::StatusOr<crypto::Ed25519Verifier> verifier = crypto::Ed25519Verifier::FromRaw(key.material);
+  if (verifier.ok()) {
+    key.ed25519 = *std::move(verifier);
+  }
+}
+
 absl::StatusOr<crypto::Ed25519PrivateKey> ParseSigningKey(absl::string_view serialized) {
   absl::string_view encoded = serialized;
   if (!absl::ConsumePrefix(&encoded, kSigningKeyPrefix)) {
@@ -342,9 +352,13 @@ absl::StatusOr<VerifiedSignature> VerifyDelivery(const SignedDelivery& delivery,
         }
         verified = crypto::ConstantTimeEquals(AsBytes(*macs[i]), token.signature);
       } else {
-        const absl::StatusOr<crypto::Ed25519PublicKey> public_key =
-            crypto::Ed25519PublicKey::FromRaw(key.material);
-        verified = public_key.ok() && public_key->Verify(content, token.signature);
+        if (key.ed25519.has_value()) {
+          verified = key.ed25519->Verify(content, token.signature);
+        } else {
+          const absl::StatusOr<crypto::Ed25519PublicKey> public_key =
+              crypto::Ed25519PublicKey::FromRaw(key.material);
+          verified = public_key.ok() && public_key->Verify(content, token.signature);
+        }
       }
       if (verified) {
         return VerifiedSignature{key.id, version};

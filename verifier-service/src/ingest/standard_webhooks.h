@@ -82,7 +82,14 @@ struct VerificationKey {
   std::string id;  // The caller's name for the key (reported back when it verifies).
   SignatureVersion version = SignatureVersion::kV1;
   std::string material;  // kV1: the secret bytes; kV1a: the 32-byte public key.
+  // kV1a, optional: `material` already decoded (PrepareVerificationKey), so that verifying does
+  // not decode it again for every delivery. Must be the same key as `material`.
+  std::optional<crypto::Ed25519Verifier> ed25519;
 };
+
+// Decodes a kV1a key's material once (sets `ed25519`); a no-op for kV1 and for material OpenSSL
+// refuses (such a key then never verifies, as before).
+void PrepareVerificationKey(VerificationKey& key);
 
 // Reads a serialized key: "whsec_<base64>" (or bare base64, as the reference libraries accept) is
 // a v1 HMAC secret of 24..64 bytes; "whpk_<base64>" a v1a Ed25519 public key of 32 bytes. Base64
@@ -143,7 +150,7 @@ struct VerifiedSignature {
 // Verifies `delivery` against `keys` at time `now`. Checks, in order: a signature header is
 // present and not too large, id and timestamp are present and well formed, the timestamp is
 // within `limits.tolerance` of `now`, then each examined token against each key of its version
-// (HMAC compared in constant time). The first token that verifies wins.
+// (HMAC compared in constant time), keys in the order given. The first token that verifies wins.
 absl::StatusOr<VerifiedSignature> VerifyDelivery(const SignedDelivery& delivery,
                                                  absl::Span<const VerificationKey> keys,
                                                  absl::Time now,
