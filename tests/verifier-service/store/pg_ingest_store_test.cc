@@ -1,5 +1,6 @@
 #include "verifier-service/src/store/pg_ingest_store.h"
 
+#include <atomic>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
@@ -250,6 +251,84 @@ TEST_F(VerifierPgIngestStoreTest, AcceptedItemsPageByCursor) {
       store_->ListAcceptedItems(first->back().cursor, 3);
   ASSERT_EQ(rest->size(), 2u);
   EXPECT_EQ((*rest)[1].item_id, "item-4");
+}
+
+// An accepted item takes its cursor inside its transaction, and transactions commit in any order:
+// a consumer that has read cursor N must never later find a smaller one. Here a transaction
+// holding cursor N (taken as Record takes it: the outbox lock shared, then the insert) is still
+// open while a later Record commits N+1; the consumer's read must wait for N rather than answer
+// N+1 alone.
+TEST_F(VerifierPgIngestStoreTest, ConsumersNeverSkipAnItemThatCommitsLaterWithASmallerCursor) {
+  PORTCULLIS_CREATE_TEST_DATABASE_OR_SKIP(db);
+  Open(db->connection_string());
+  pqxx::connection slow_connection(url_);
+  pqxx::work slow(slow_connection);
+  slow.exec("SELECT pg_advisory_xact_lock_shared(7243305411720019201)");  // pg_ingest_store.cc
+  const int64_t slow_cursor =
+      slow.exec1("INSERT INTO ingest_items (publisher, item_id, content_hash, canonical_body, "
+                 "signature_valid) VALUES ('feed', 'slow', '" + Hash(1) + "', 'x', false) "
+                 "RETURNING cursor")[0]
+          .as<int64_t>();
+  // Not blocked by the open one: inserters do not wait for each other.
+  ASSERT_TRUE(RecordOk(Decision("feed", 2, StoredDecision::kAccepted, false)).recorded);
+
+  std::atomic<bool> answered{false};
+  absl::StatusOr<std::vector<AcceptedItemRecord>> read;
+  std::thread consumer([&] {
+    read = store_->ListAcceptedItems(0, 10);
+    answered = true;
+  });
+  absl::SleepFor(absl::Milliseconds(300));
+  EXPECT_FALSE(answered.load()) << "answered while an earlier cursor was uncommitted";
+  slow.commit();
+  consumer.join();
+  ASSERT_TRUE(read.ok()) << read.status();
+  ASSERT_EQ(read->size(), 2u);
+  EXPECT_EQ((*read)[0].cursor, slow_cursor);
+  EXPECT_EQ((*read)[0].item_id, "slow");
+  EXPECT_GT((*read)[1].cursor, slow_cursor);
+  EXPECT_EQ((*read)[1].item_id, "item-2");
+}
+
+// The same guarantee under load: writers record accepted items concurrently while a consumer
+// pages by cursor; it sees every item, in increasing cursor order, none skipped.
+TEST_F(VerifierPgIngestStoreTest, AConsumerPagingDuringConcurrentAcceptsSeesEveryItem) {
+  PORTCULLIS_CREATE_TEST_DATABASE_OR_SKIP(db);
+  Open(db->connection_string());
+  constexpr int kWriters = 5;
+  constexpr int kPerWriter = 60;
+  std::atomic<int> writers_left{kWriters};
+  std::vector<std::thread> writers;
+  for (int w = 0; w < kWriters; ++w) {
+    writers.emplace_back([&, w] {
+      for (int i = 0; i < kPerWriter; ++i) {
+        absl::StatusOr<RecordResult> result = store_->Record(
+            Decision("feed", w * kPerWriter + i, StoredDecision::kAccepted, false), kNow);
+        EXPECT_TRUE(result.ok() && result->recorded) << result.status();
+      }
+      --writers_left;
+    });
+  }
+  std::vector<AcceptedItemRecord> seen;
+  int64_t after = 0;
+  for (bool last_pass = false;;) {
+    last_pass = writers_left.load() == 0;
+    absl::StatusOr<std::vector<AcceptedItemRecord>> page = store_->ListAcceptedItems(after, 7);
+    ASSERT_TRUE(page.ok()) << page.status();
+    for (AcceptedItemRecord& item : *page) {
+      ASSERT_GT(item.cursor, after);
+      after = item.cursor;
+      seen.push_back(std::move(item));
+    }
+    if (last_pass && page->empty()) {
+      break;
+    }
+  }
+  for (std::thread& writer : writers) {
+    writer.join();
+  }
+  ASSERT_EQ(static_cast<int>(seen.size()), kWriters * kPerWriter);
+  EXPECT_EQ(Count("SELECT count(*) FROM ingest_items"), kWriters * kPerWriter);
 }
 
 TEST_F(VerifierPgIngestStoreTest, TheSweeperDeletesExpiredDecisionsInBatches) {

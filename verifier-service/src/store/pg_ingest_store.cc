@@ -17,83 +17,135 @@ namespace {
 // A bigint parameter of Unix microseconds as a timestamptz, exactly.
 #define PORTCULLIS_TIME(param) "('epoch'::timestamptz + " param "::bigint * interval '1 microsecond')"
 
-constexpr char kFindDecision[] =
-    "SELECT item_id, decision, reason, signature_valid, coalesce(dead_letter_id::text, ''), "
-    PORTCULLIS_MICROS("decided_at") ", " PORTCULLIS_MICROS("expires_at") " "
+#define PORTCULLIS_DECISION_COLUMNS                                                         \
+  "item_id, decision, reason, signature_valid, coalesce(dead_letter_id::text, ''), "         \
+  PORTCULLIS_MICROS("decided_at") ", " PORTCULLIS_MICROS("expires_at") " "
+
+// Every statement is prepared once per connection (PgStatement): parsing and planning were a
+// large part of an ingest's database CPU.
+constexpr PgStatement kFindDecision{
+    "ingest_find_decision",
+    "SELECT " PORTCULLIS_DECISION_COLUMNS
     "FROM ingest_decisions WHERE publisher = $1 AND content_hash = $2 "
-    "AND expires_at > " PORTCULLIS_TIME("$3");
+    "AND expires_at > " PORTCULLIS_TIME("$3")};
 
 // One statement decides between concurrent deliveries of one key: the primary key serializes
 // them, and the WHERE of DO UPDATE (re-checked against the latest committed row) says whether
 // this delivery may replace what is there. No row returned: it may not (a duplicate).
 // $7: the dead letter being replayed ('' when none); a quarantine gets a fresh dead letter id
 // unless it is that replay's.
-constexpr char kUpsertDecision[] =
-    "INSERT INTO ingest_decisions AS d (publisher, content_hash, item_id, decision, reason, "
-    "  signature_valid, dead_letter_id, decided_at, expires_at) "
-    "VALUES ($1, $2, $3, $4, $5, $6, "
-    "  CASE WHEN $4 = 'quarantined' THEN coalesce(nullif($7, '')::uuid, gen_random_uuid()) END, "
-    "  " PORTCULLIS_TIME("$8") ", " PORTCULLIS_TIME("$9") ") "
-    "ON CONFLICT (publisher, content_hash) DO UPDATE SET item_id = EXCLUDED.item_id, "
-    "  decision = EXCLUDED.decision, reason = EXCLUDED.reason, "
-    "  signature_valid = EXCLUDED.signature_valid, dead_letter_id = EXCLUDED.dead_letter_id, "
-    "  decided_at = EXCLUDED.decided_at, expires_at = EXCLUDED.expires_at "
-    "WHERE d.expires_at <= " PORTCULLIS_TIME("$10") " "
-    "   OR (EXCLUDED.signature_valid AND NOT d.signature_valid AND d.decision <> 'accepted') "
-    "   OR (d.dead_letter_id IS NOT NULL AND d.dead_letter_id::text = $7) "
-    "RETURNING coalesce(d.dead_letter_id::text, '')";
+#define PORTCULLIS_UPSERT_DECISION                                                            \
+  "INSERT INTO ingest_decisions AS d (publisher, content_hash, item_id, decision, reason, "    \
+  "  signature_valid, dead_letter_id, decided_at, expires_at) "                                \
+  "VALUES ($1, $2, $3, $4, $5, $6, "                                                          \
+  "  CASE WHEN $4 = 'quarantined' THEN coalesce(nullif($7, '')::uuid, gen_random_uuid()) END, " \
+  "  " PORTCULLIS_TIME("$8") ", " PORTCULLIS_TIME("$9") ") "                                   \
+  "ON CONFLICT (publisher, content_hash) DO UPDATE SET item_id = EXCLUDED.item_id, "          \
+  "  decision = EXCLUDED.decision, reason = EXCLUDED.reason, "                                 \
+  "  signature_valid = EXCLUDED.signature_valid, dead_letter_id = EXCLUDED.dead_letter_id, "   \
+  "  decided_at = EXCLUDED.decided_at, expires_at = EXCLUDED.expires_at "                      \
+  "WHERE d.expires_at <= " PORTCULLIS_TIME("$10") " "                                          \
+  "   OR (EXCLUDED.signature_valid AND NOT d.signature_valid AND d.decision <> 'accepted') "   \
+  "   OR (d.dead_letter_id IS NOT NULL AND d.dead_letter_id::text = $7) "
 
-constexpr char kReadDecision[] =
-    "SELECT item_id, decision, reason, signature_valid, coalesce(dead_letter_id::text, ''), "
-    PORTCULLIS_MICROS("decided_at") ", " PORTCULLIS_MICROS("expires_at") " "
-    "FROM ingest_decisions WHERE publisher = $1 AND content_hash = $2";
+constexpr PgStatement kUpsertDecision{
+    "ingest_upsert_decision",
+    PORTCULLIS_UPSERT_DECISION "RETURNING coalesce(d.dead_letter_id::text, '')"};
 
-// Cursors are handed out in commit order: item inserts are serialized by this transaction-level
-// lock (held to commit), so a consumer that has read cursor N never later finds a smaller one.
-constexpr char kOutboxLock[] = "SELECT pg_advisory_xact_lock(7243305411720019201)";
+constexpr PgStatement kReadDecision{
+    "ingest_read_decision",
+    "SELECT " PORTCULLIS_DECISION_COLUMNS
+    "FROM ingest_decisions WHERE publisher = $1 AND content_hash = $2"};
 
-constexpr char kInsertItem[] =
-    "INSERT INTO ingest_items (publisher, item_id, content_hash, canonical_body, signature_valid) "
-    "VALUES ($1, $2, $3, $4, $5)";
+// The outbox's order. Cursors come from a sequence when an item is inserted, but transactions
+// commit in another order; a consumer that has read cursor N must never later find a smaller one.
+// So every transaction that inserts an item holds this advisory lock SHARED from before it takes
+// its cursor until it commits (inserters do not wait for each other), and ListAcceptedItems takes
+// it EXCLUSIVE before it reads: that waits until every transaction holding a cursor taken so far
+// has committed (or rolled back), and every cursor taken after is larger than all of those. (It
+// was one exclusive lock per insert, which made every accepted item wait for the previous
+// commit.)
+#define PORTCULLIS_OUTBOX_LOCK_KEY "7243305411720019201"
+constexpr PgStatement kOutboxInsertLock{
+    "ingest_outbox_insert_lock",
+    "SELECT pg_advisory_xact_lock_shared(" PORTCULLIS_OUTBOX_LOCK_KEY ")"};
+constexpr PgStatement kOutboxReadBarrier{
+    "ingest_outbox_read_barrier", "SELECT pg_advisory_xact_lock(" PORTCULLIS_OUTBOX_LOCK_KEY ")"};
 
-constexpr char kInsertDeadLetter[] =
+constexpr PgStatement kInsertItem{
+    "ingest_insert_item",
+    "INSERT INTO ingest_items (publisher, item_id, content_hash, canonical_body, "
+    "signature_valid) VALUES ($1, $2, $3, $4, $5)"};
+
+// An accepted item's quarantined copies (a validly signed delivery replaced their quarantine,
+// or it expired) have nothing left to decide.
+constexpr PgStatement kDeleteMootDeadLetters{
+    "ingest_delete_moot_dead_letters",
+    "DELETE FROM dead_letters WHERE publisher = $1 AND content_hash = $2"};
+
+// Record's common case (no replay, not quarantined) in one statement, so in one round trip and
+// one implicit transaction: the upsert above; if it wrote and the decision is `accepted`, the
+// outbox lock (shared; the materialized CTE `l` is read before the item's cursor is drawn, so
+// the lock is held before the cursor exists), the item, and its moot dead letters. Answers
+// whether the decision was recorded. $11: the canonical body.
+constexpr PgStatement kRecordDecision{
+    "ingest_record_decision",
+    "WITH d AS (" PORTCULLIS_UPSERT_DECISION "RETURNING 1), "
+    "l AS MATERIALIZED (SELECT pg_advisory_xact_lock_shared(" PORTCULLIS_OUTBOX_LOCK_KEY ") "
+    "  FROM d WHERE $4 = 'accepted'), "
+    "i AS (INSERT INTO ingest_items (publisher, item_id, content_hash, canonical_body, "
+    "  signature_valid) SELECT $1, $3, $2, $11::bytea, $6 FROM l RETURNING 1), "
+    "x AS (DELETE FROM dead_letters WHERE publisher = $1 AND content_hash = $2 "
+    "  AND EXISTS (SELECT 1 FROM i)) "
+    "SELECT count(*) FROM d"};
+
+constexpr PgStatement kInsertDeadLetter{
+    "ingest_insert_dead_letter",
     "INSERT INTO dead_letters (id, publisher, item_id, content_hash, reason, signature_header, "
     "  message_id, timestamp_header, raw_body, canonical_body, is_synthetic, "
     "  digital_source_type) "
     "VALUES ($1::uuid, $2, $3, $4, $5, $6, $7, $8, $9, $10, "
-    "  CASE $11 WHEN 'true' THEN true WHEN 'false' THEN false END, $12)";
+    "  CASE $11 WHEN 'true' THEN true WHEN 'false' THEN false END, $12)"};
 
-constexpr char kUpdateDeadLetterReason[] =
-    "UPDATE dead_letters SET reason = $2 WHERE id = $1::uuid";
+constexpr PgStatement kUpdateDeadLetterReason{
+    "ingest_update_dead_letter_reason", "UPDATE dead_letters SET reason = $2 WHERE id = $1::uuid"};
 
-constexpr char kDeleteDeadLetter[] = "DELETE FROM dead_letters WHERE id = $1::uuid";
+constexpr PgStatement kDeleteDeadLetter{"ingest_delete_dead_letter",
+                                        "DELETE FROM dead_letters WHERE id = $1::uuid"};
 
-// An accepted item's quarantined copies (a validly signed delivery replaced their quarantine,
-// or it expired) have nothing left to decide.
-constexpr char kDeleteMootDeadLetters[] =
-    "DELETE FROM dead_letters WHERE publisher = $1 AND content_hash = $2";
-
-constexpr char kSweep[] =
+constexpr PgStatement kSweep{
+    "ingest_sweep",
     "DELETE FROM ingest_decisions WHERE ctid IN (SELECT ctid FROM ingest_decisions "
-    "WHERE expires_at <= " PORTCULLIS_TIME("$1") " LIMIT $2)";
+    "WHERE expires_at <= " PORTCULLIS_TIME("$1") " LIMIT $2)"};
 
-constexpr char kDeadLetterColumns[] =
-    "id::text, reason, publisher, item_id, content_hash, signature_header, message_id, "
-    "timestamp_header, raw_body, canonical_body, "
-    "CASE WHEN is_synthetic IS NULL THEN '' WHEN is_synthetic THEN 'true' ELSE 'false' END, "
-    "digital_source_type, " PORTCULLIS_MICROS("created_at");
+#define PORTCULLIS_DEAD_LETTER_COLUMNS                                                        \
+  "id::text, reason, publisher, item_id, content_hash, signature_header, message_id, "        \
+  "timestamp_header, raw_body, canonical_body, "                                              \
+  "CASE WHEN is_synthetic IS NULL THEN '' WHEN is_synthetic THEN 'true' ELSE 'false' END, "   \
+  "digital_source_type, " PORTCULLIS_MICROS("created_at")
 
 // Keyset pagination on (created_at, id); $2/$3 are the last position seen ($3 '' for none).
-constexpr char kListDeadLettersWhere[] =
+constexpr PgStatement kListDeadLetters{
+    "ingest_list_dead_letters",
+    "SELECT " PORTCULLIS_DEAD_LETTER_COLUMNS
     " FROM dead_letters WHERE ($1 = '' OR publisher = $1) "
     "AND ($3 = '' OR (created_at, id) > (" PORTCULLIS_TIME("$2") ", nullif($3, '')::uuid)) "
-    "ORDER BY created_at, id LIMIT $4";
+    "ORDER BY created_at, id LIMIT $4"};
 
-constexpr char kListItems[] =
+constexpr PgStatement kGetDeadLetter{
+    "ingest_get_dead_letter",
+    "SELECT " PORTCULLIS_DEAD_LETTER_COLUMNS " FROM dead_letters WHERE id = $1::uuid"};
+
+constexpr PgStatement kListItems{
+    "ingest_list_items",
     "SELECT cursor, publisher, item_id, content_hash, canonical_body, signature_valid, "
     PORTCULLIS_MICROS("accepted_at") " "
-    "FROM ingest_items WHERE cursor > $1 ORDER BY cursor LIMIT $2";
+    "FROM ingest_items WHERE cursor > $1 ORDER BY cursor LIMIT $2"};
 
+#undef PORTCULLIS_DEAD_LETTER_COLUMNS
+#undef PORTCULLIS_OUTBOX_LOCK_KEY
+#undef PORTCULLIS_UPSERT_DECISION
+#undef PORTCULLIS_DECISION_COLUMNS
 #undef PORTCULLIS_TIME
 #undef PORTCULLIS_MICROS
 
@@ -162,7 +214,7 @@ absl::StatusOr<std::optional<DecisionRecord>> PgIngestStore::FindDecision(
     found.reset();
     pqxx::nontransaction transaction(connection);
     const pqxx::result rows =
-        transaction.exec_params(kFindDecision, publisher, content_hash, absl::ToUnixMicros(now));
+        ExecPrepared(transaction, kFindDecision, publisher, content_hash, absl::ToUnixMicros(now));
     if (rows.empty()) {
       return;
     }
@@ -187,6 +239,9 @@ absl::StatusOr<RecordResult> PgIngestStore::Record(const NewDecision& next, absl
   if (!next.replay_of.empty() && !IsUuid(next.replay_of)) {
     return absl::InvalidArgumentError("dead letter id is not a UUID");
   }
+  if (next.replay_of.empty() && decision.decision != StoredDecision::kQuarantined) {
+    return RecordInOneStatement(next, now);
+  }
   RecordResult result;
   absl::Status parsed = absl::OkStatus();
   absl::Status status = pool_.Run("record_ingest_decision", [&](pqxx::connection& connection) {
@@ -194,15 +249,15 @@ absl::StatusOr<RecordResult> PgIngestStore::Record(const NewDecision& next, absl
     result.decision = decision;
     parsed = absl::OkStatus();
     pqxx::work transaction(connection);
-    const pqxx::result upserted = transaction.exec_params(
-        kUpsertDecision, decision.publisher, decision.content_hash, decision.item_id,
-        std::string(StoredDecisionName(decision.decision)), decision.reason,
+    const pqxx::result upserted = ExecPrepared(
+        transaction, kUpsertDecision, decision.publisher, decision.content_hash,
+        decision.item_id, std::string(StoredDecisionName(decision.decision)), decision.reason,
         decision.signature_valid, next.replay_of, absl::ToUnixMicros(decision.decided_at),
         absl::ToUnixMicros(decision.expires_at), absl::ToUnixMicros(now));
     if (upserted.empty()) {
       // Lost to a decision that stays: read it (committed, since the conflict waited for it).
       const pqxx::row row =
-          transaction.exec_params1(kReadDecision, decision.publisher, decision.content_hash);
+          ExecPrepared1(transaction, kReadDecision, decision.publisher, decision.content_hash);
       parsed = DecisionFromRow(row, &result.decision);
       if (!parsed.ok()) {
         return;
@@ -211,29 +266,29 @@ absl::StatusOr<RecordResult> PgIngestStore::Record(const NewDecision& next, absl
       result.recorded = true;
       result.decision.dead_letter_id = upserted[0][0].as<std::string>();
       if (decision.decision == StoredDecision::kAccepted) {
-        transaction.exec(kOutboxLock);
-        transaction.exec_params0(kInsertItem, decision.publisher, decision.item_id,
-                                 decision.content_hash, Bytes(delivery.canonical_body),
-                                 decision.signature_valid);
-        transaction.exec_params0(kDeleteMootDeadLetters, decision.publisher,
-                                 decision.content_hash);
+        ExecPrepared(transaction, kOutboxInsertLock);
+        ExecPrepared0(transaction, kInsertItem, decision.publisher, decision.item_id,
+                      decision.content_hash, Bytes(delivery.canonical_body),
+                      decision.signature_valid);
+        ExecPrepared0(transaction, kDeleteMootDeadLetters, decision.publisher,
+                      decision.content_hash);
       } else if (decision.decision == StoredDecision::kQuarantined &&
                  result.decision.dead_letter_id != next.replay_of) {
         const std::string synthetic =
             delivery.is_synthetic.has_value() ? (*delivery.is_synthetic ? "true" : "false") : "";
-        transaction.exec_params0(
-            kInsertDeadLetter, result.decision.dead_letter_id, delivery.publisher,
-            delivery.item_id, delivery.content_hash, decision.reason, delivery.signature_header,
-            delivery.message_id, delivery.timestamp, Bytes(delivery.raw_body),
-            Bytes(delivery.canonical_body), synthetic, delivery.digital_source_type);
+        ExecPrepared0(transaction, kInsertDeadLetter, result.decision.dead_letter_id,
+                      delivery.publisher, delivery.item_id, delivery.content_hash,
+                      decision.reason, delivery.signature_header, delivery.message_id,
+                      delivery.timestamp, Bytes(delivery.raw_body),
+                      Bytes(delivery.canonical_body), synthetic, delivery.digital_source_type);
       }
     }
     if (!next.replay_of.empty()) {
       if (result.recorded && result.decision.decision == StoredDecision::kQuarantined &&
           result.decision.dead_letter_id == next.replay_of) {
-        transaction.exec_params0(kUpdateDeadLetterReason, next.replay_of, decision.reason);
+        ExecPrepared0(transaction, kUpdateDeadLetterReason, next.replay_of, decision.reason);
       } else {
-        transaction.exec_params0(kDeleteDeadLetter, next.replay_of);
+        ExecPrepared0(transaction, kDeleteDeadLetter, next.replay_of);
       }
     }
     transaction.commit();
@@ -247,11 +302,61 @@ absl::StatusOr<RecordResult> PgIngestStore::Record(const NewDecision& next, absl
   return result;
 }
 
+absl::StatusOr<RecordResult> PgIngestStore::RecordInOneStatement(const NewDecision& next,
+                                                                 absl::Time now) {
+  const DecisionRecord& decision = next.decision;
+  RecordResult result;
+  absl::Status parsed = absl::OkStatus();
+  bool swept = false;
+  // A duplicate is read after the statement that found it; if the sweeper deleted that decision
+  // in between (it expired), deciding again is right: try again, a bounded number of times.
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    absl::Status status = pool_.Run("record_ingest_decision", [&](pqxx::connection& connection) {
+      result = RecordResult();
+      result.decision = decision;
+      parsed = absl::OkStatus();
+      swept = false;
+      pqxx::nontransaction transaction(connection);
+      const pqxx::row recorded = ExecPrepared1(
+          transaction, kRecordDecision, decision.publisher, decision.content_hash,
+          decision.item_id, std::string(StoredDecisionName(decision.decision)), decision.reason,
+          decision.signature_valid, std::string(), absl::ToUnixMicros(decision.decided_at),
+          absl::ToUnixMicros(decision.expires_at), absl::ToUnixMicros(now),
+          Bytes(next.delivery.canonical_body));
+      if (recorded[0].as<int64_t>() == 1) {
+        result.recorded = true;
+        return;
+      }
+      // Lost to a decision that stays (committed: the conflict waited for it); read it.
+      const pqxx::result rows =
+          ExecPrepared(transaction, kReadDecision, decision.publisher, decision.content_hash);
+      if (rows.empty()) {
+        swept = true;
+        return;
+      }
+      parsed = DecisionFromRow(rows[0], &result.decision);
+    });
+    if (!status.ok()) {
+      return status;
+    }
+    if (!swept) {
+      break;
+    }
+  }
+  if (swept) {
+    return absl::UnavailableError("ingest decision changed while being recorded; retry");
+  }
+  if (!parsed.ok()) {
+    return parsed;
+  }
+  return result;
+}
+
 absl::StatusOr<int64_t> PgIngestStore::SweepExpired(absl::Time now, int limit) {
   int64_t deleted = 0;
   absl::Status status = pool_.Run("sweep_ingest_decisions", [&](pqxx::connection& connection) {
     pqxx::nontransaction transaction(connection);
-    deleted = transaction.exec_params(kSweep, absl::ToUnixMicros(now), limit).affected_rows();
+    deleted = ExecPrepared(transaction, kSweep, absl::ToUnixMicros(now), limit).affected_rows();
   });
   if (!status.ok()) {
     return status;
@@ -268,8 +373,8 @@ absl::StatusOr<std::vector<DeadLetterRecord>> PgIngestStore::ListDeadLetters(
   absl::Status status = pool_.Run("list_dead_letters", [&](pqxx::connection& connection) {
     letters.clear();
     pqxx::nontransaction transaction(connection);
-    const pqxx::result rows = transaction.exec_params(
-        absl::StrCat("SELECT ", kDeadLetterColumns, kListDeadLettersWhere), publisher,
+    const pqxx::result rows = ExecPrepared(
+        transaction, kListDeadLetters, publisher,
         after ? absl::ToUnixMicros(after->created_at) : int64_t{0},
         after ? after->dead_letter_id : std::string(), limit);
     for (const pqxx::row& row : rows) {
@@ -291,9 +396,7 @@ absl::StatusOr<std::optional<DeadLetterRecord>> PgIngestStore::GetDeadLetter(
   absl::Status status = pool_.Run("get_dead_letter", [&](pqxx::connection& connection) {
     found.reset();
     pqxx::nontransaction transaction(connection);
-    const pqxx::result rows = transaction.exec_params(
-        absl::StrCat("SELECT ", kDeadLetterColumns, " FROM dead_letters WHERE id = $1::uuid"),
-        dead_letter_id);
+    const pqxx::result rows = ExecPrepared(transaction, kGetDeadLetter, dead_letter_id);
     if (!rows.empty()) {
       found = DeadLetterFromRow(rows[0]);
     }
@@ -311,7 +414,7 @@ absl::Status PgIngestStore::DiscardDeadLetter(const std::string& dead_letter_id)
   bool deleted = false;
   absl::Status status = pool_.Run("discard_dead_letter", [&](pqxx::connection& connection) {
     pqxx::nontransaction transaction(connection);
-    deleted = transaction.exec_params(kDeleteDeadLetter, dead_letter_id).affected_rows() == 1;
+    deleted = ExecPrepared(transaction, kDeleteDeadLetter, dead_letter_id).affected_rows() == 1;
   });
   if (!status.ok()) {
     return status;
@@ -327,8 +430,10 @@ absl::StatusOr<std::vector<AcceptedItemRecord>> PgIngestStore::ListAcceptedItems
   std::vector<AcceptedItemRecord> items;
   absl::Status status = pool_.Run("list_accepted_items", [&](pqxx::connection& connection) {
     items.clear();
-    pqxx::nontransaction transaction(connection);
-    const pqxx::result rows = transaction.exec_params(kListItems, after_cursor, limit);
+    // Waits for every transaction holding a cursor to commit (see kOutboxInsertLock).
+    pqxx::work transaction(connection);
+    ExecPrepared(transaction, kOutboxReadBarrier);
+    const pqxx::result rows = ExecPrepared(transaction, kListItems, after_cursor, limit);
     for (const pqxx::row& row : rows) {
       AcceptedItemRecord item;
       item.cursor = row[0].as<int64_t>();
@@ -340,6 +445,7 @@ absl::StatusOr<std::vector<AcceptedItemRecord>> PgIngestStore::ListAcceptedItems
       item.accepted_at = absl::FromUnixMicros(row[6].as<int64_t>());
       items.push_back(std::move(item));
     }
+    transaction.commit();
   });
   if (!status.ok()) {
     return status;

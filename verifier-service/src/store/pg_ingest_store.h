@@ -27,6 +27,9 @@ class PgIngestStore final : public IngestStore {
                                                                     int limit) override;
 
  private:
+  // Record without a replay or a quarantine: one statement, one round trip.
+  absl::StatusOr<RecordResult> RecordInOneStatement(const NewDecision& next, absl::Time now);
+
   PgConnectionPool& pool_;
 };
 
