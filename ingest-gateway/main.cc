@@ -31,6 +31,10 @@ ABSL_FLAG(std::string, io_threads, EnvOr("IO_THREADS", "2"),
           "threads serving HTTP connections [IO_THREADS]");
 ABSL_FLAG(std::string, max_connections, EnvOr("MAX_CONNECTIONS", "1024"),
           "open connections beyond this are answered 503 and closed [MAX_CONNECTIONS]");
+ABSL_FLAG(std::string, max_connections_per_address, EnvOr("MAX_CONNECTIONS_PER_ADDRESS", "64"),
+          "open connections of one client address (IPv6: per /64) beyond this are answered 429 "
+          "and closed; 0 turns it off; --trusted_proxies are exempt "
+          "[MAX_CONNECTIONS_PER_ADDRESS]");
 ABSL_FLAG(std::string, max_body_bytes, EnvOr("MAX_BODY_BYTES", "1048576"),
           "largest request body (POST /webmention is capped at 64 KiB) [MAX_BODY_BYTES]");
 ABSL_FLAG(std::string, max_header_bytes, EnvOr("MAX_HEADER_BYTES", "16384"),
@@ -87,6 +91,7 @@ int main(int argc, char** argv) {
   flags.retry_after_seconds = absl::GetFlag(FLAGS_retry_after_seconds);
   flags.io_threads = absl::GetFlag(FLAGS_io_threads);
   flags.max_connections = absl::GetFlag(FLAGS_max_connections);
+  flags.max_connections_per_address = absl::GetFlag(FLAGS_max_connections_per_address);
   flags.max_body_bytes = absl::GetFlag(FLAGS_max_body_bytes);
   flags.max_header_bytes = absl::GetFlag(FLAGS_max_header_bytes);
   flags.read_timeout = absl::GetFlag(FLAGS_read_timeout);

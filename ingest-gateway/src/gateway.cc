@@ -111,6 +111,8 @@ absl::Status Gateway::Listen() {
   options.listen = config_.http_listen;
   options.io_threads = config_.io_threads;
   options.max_connections = config_.max_connections;
+  options.max_connections_per_address = config_.max_connections_per_address;
+  options.per_address_exempt = config_.trusted_proxies;
   options.retry_after_seconds = config_.retry_after_seconds;
   options.max_body_bytes = config_.max_body_bytes;
   options.body_limit_for_path = [ingest_limit = config_.ingest_max_body_bytes](
@@ -125,6 +127,9 @@ absl::Status Gateway::Listen() {
   options.idle_timeout = config_.idle_timeout;
   options.write_timeout = config_.write_timeout;
   options.on_connection_rejected = [this] { metrics_.OnConnectionRejected(); };
+  options.on_connection_rejected_per_address = [this] {
+    metrics_.OnConnectionRejectedPerAddress();
+  };
   options.on_protocol_error = [this](int status) { metrics_.OnProtocolError(status); };
   ASSIGN_OR_RETURN(http_server_, http::HttpServer::Create(options, public_router_.AsHandler()));
 
@@ -136,6 +141,8 @@ absl::Status Gateway::Listen() {
   admin.max_body_bytes = kAdminMaxBodyBytes;
   admin.body_limit_for_path = nullptr;
   admin.on_connection_rejected = nullptr;
+  admin.max_connections_per_address = 0;
+  admin.on_connection_rejected_per_address = nullptr;
   admin.on_protocol_error = nullptr;
   ASSIGN_OR_RETURN(admin_server_, http::HttpServer::Create(admin, admin_router_.AsHandler()));
   return absl::OkStatus();

@@ -79,6 +79,9 @@ absl::StatusOr<GatewayConfig> GatewayConfig::FromFlags(const GatewayFlags& flags
   config.io_threads = static_cast<int>(io_threads);
   ASSIGN_OR_RETURN(config.max_connections,
                    ParseInteger("max_connections", flags.max_connections, 1, 1000000));
+  ASSIGN_OR_RETURN(config.max_connections_per_address,
+                   ParseInteger("max_connections_per_address", flags.max_connections_per_address,
+                                0, 1000000));
   ASSIGN_OR_RETURN(config.max_body_bytes,
                    ParseInteger("max_body_bytes", flags.max_body_bytes, 1, 64 * 1024 * 1024));
   ASSIGN_OR_RETURN(const uint64_t max_header,

@@ -21,6 +21,7 @@ struct GatewayFlags {
   std::string retry_after_seconds = "5";
   std::string io_threads = "2";
   std::string max_connections = "1024";
+  std::string max_connections_per_address = "64";
   std::string max_body_bytes = "1048576";
   std::string max_header_bytes = "16384";
   std::string read_timeout = "10s";
@@ -49,6 +50,9 @@ struct GatewayConfig {
   int retry_after_seconds;
   int io_threads;
   size_t max_connections;
+  // Open connections of one client address (IPv6: per /64) over this: 429 and closed; 0: off.
+  // Peers in trusted_proxies are exempt.
+  size_t max_connections_per_address = 64;
   uint64_t max_body_bytes;
   uint32_t max_header_bytes;
   absl::Duration read_timeout;

@@ -34,6 +34,12 @@ GatewayMetrics::GatewayMetrics(prometheus::Registry& registry)
                                 .Help("Connections refused for being over the connection limit.")
                                 .Register(registry)
                                 .Add({})),
+      connections_rejected_per_address_(
+          prometheus::BuildCounter()
+              .Name("portcullis_gateway_http_connections_rejected_per_address_total")
+              .Help("Connections refused (429) for being over the per-client-address limit.")
+              .Register(registry)
+              .Add({})),
       protocol_errors_(prometheus::BuildCounter()
                            .Name("portcullis_gateway_http_protocol_errors_total")
                            .Help("Requests refused by the HTTP server itself (malformed, body "

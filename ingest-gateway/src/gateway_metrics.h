@@ -22,6 +22,8 @@ class GatewayMetrics final : public http::RouteObserver {
 
   // A connection refused for being over --max_connections.
   void OnConnectionRejected() { connections_rejected_.Increment(); }
+  // A connection refused for being over --max_connections_per_address.
+  void OnConnectionRejectedPerAddress() { connections_rejected_per_address_.Increment(); }
 
   // A request the HTTP server answered itself (malformed, too large) with `status`.
   void OnProtocolError(int status);
@@ -34,6 +36,7 @@ class GatewayMetrics final : public http::RouteObserver {
   prometheus::Family<prometheus::Histogram>& request_duration_;
   prometheus::Gauge& in_flight_;
   prometheus::Counter& connections_rejected_;
+  prometheus::Counter& connections_rejected_per_address_;
   prometheus::Family<prometheus::Counter>& protocol_errors_;
   prometheus::Gauge& ready_;
 };

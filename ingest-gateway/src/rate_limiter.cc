@@ -87,9 +87,6 @@ void RateLimiter::Evict(absl::Time now) {
   absl::erase_if(buckets_, [&](const auto& entry) { return entry.second.updated <= cutoff; });
 }
 
-namespace {
-
-// The address of "ip:port" / "[ipv6]:port".
 absl::StatusOr<net::IpAddress> PeerAddress(absl::string_view client_address) {
   absl::string_view host = client_address;
   if (absl::ConsumePrefix(&host, "[")) {
@@ -99,6 +96,8 @@ absl::StatusOr<net::IpAddress> PeerAddress(absl::string_view client_address) {
   }
   return net::IpAddress::Parse(host);
 }
+
+namespace {
 
 std::string AddressKey(const net::IpAddress& address) {
   if (address.is_ipv4()) {

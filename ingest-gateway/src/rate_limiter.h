@@ -12,6 +12,7 @@
 #include "absl/time/time.h"
 #include "absl/types/span.h"
 #include "common/net/cidr.h"
+#include "common/net/ip_address.h"
 
 // Token buckets for the public routes: per client address and per source host. They live in the
 // gateway, in memory, per pod: a 429 must cost nothing downstream (no gRPC call, no database
@@ -59,6 +60,9 @@ class RateLimiter {
   mutable absl::Mutex mu_;
   absl::flat_hash_map<std::string, Bucket> buckets_ ABSL_GUARDED_BY(mu_);
 };
+
+// The address of a peer as the HTTP server names it ("ip:port", "[ipv6]:port").
+absl::StatusOr<net::IpAddress> PeerAddress(absl::string_view client_address);
 
 // The rate-limit key of a peer as the HTTP server names it ("ip:port", "[ipv6]:port"): the IPv4
 // address, or the /64 of an IPv6 address (one host usually has a whole /64). Unparseable text is

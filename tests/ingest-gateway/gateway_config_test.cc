@@ -41,6 +41,7 @@ TEST(GatewayConfigTest, DefaultsAreValid) {
   EXPECT_EQ(config->retry_after_seconds, 5);
   EXPECT_EQ(config->io_threads, 2);
   EXPECT_EQ(config->max_connections, 1024u);
+  EXPECT_EQ(config->max_connections_per_address, 64u);
   EXPECT_EQ(config->max_body_bytes, 1048576u);
   EXPECT_EQ(config->max_header_bytes, 16384u);
   EXPECT_EQ(config->read_timeout, absl::Seconds(10));
@@ -92,6 +93,14 @@ TEST(GatewayConfigTest, IngestBodyCapIsAtMostOneMebibyte) {
     EXPECT_FALSE(config.ok()) << bad;
     EXPECT_THAT(config.status().message(), HasSubstr("ingest_max_body_bytes")) << bad;
   }
+}
+
+TEST(GatewayConfigTest, ZeroTurnsThePerAddressConnectionCapOff) {
+  GatewayFlags flags = ValidFlags();
+  flags.max_connections_per_address = "0";
+  absl::StatusOr<GatewayConfig> config = GatewayConfig::FromFlags(flags);
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->max_connections_per_address, 0u);
 }
 
 TEST(GatewayConfigTest, LocalhostMeansTheIpv4Loopback) {
@@ -152,6 +161,8 @@ INSTANTIATE_TEST_SUITE_P(
         BadFlag{"io_threads", [](GatewayFlags& f) { f.io_threads = "0"; }},
         BadFlag{"io_threads", [](GatewayFlags& f) { f.io_threads = "two"; }},
         BadFlag{"max_connections", [](GatewayFlags& f) { f.max_connections = "0"; }},
+        BadFlag{"max_connections_per_address",
+                [](GatewayFlags& f) { f.max_connections_per_address = "-1"; }},
         BadFlag{"max_body_bytes", [](GatewayFlags& f) { f.max_body_bytes = "1e6"; }},
         BadFlag{"max_body_bytes", [](GatewayFlags& f) { f.max_body_bytes = ""; }},
         BadFlag{"max_header_bytes", [](GatewayFlags& f) { f.max_header_bytes = "10"; }},

@@ -16,6 +16,8 @@ TEST(GatewayMetricsTest, RendersEveryMetricWithRouteLabels) {
   metrics.OnRequestFinished("/webmention/status/{id}", 404, absl::Milliseconds(3));
   metrics.OnRequestStarted("/webmention");
   metrics.OnConnectionRejected();
+  metrics.OnConnectionRejectedPerAddress();
+  metrics.OnConnectionRejectedPerAddress();
   metrics.SetReady(true);
   metrics.OnProtocolError(413);
 
@@ -30,6 +32,8 @@ TEST(GatewayMetricsTest, RendersEveryMetricWithRouteLabels) {
           R"(portcullis_gateway_http_request_duration_seconds_count{route="/webmention/status/{id}"} 1)"));
   EXPECT_THAT(text, HasSubstr("portcullis_gateway_http_requests_in_flight 1"));
   EXPECT_THAT(text, HasSubstr("portcullis_gateway_http_connections_rejected_total 1"));
+  EXPECT_THAT(text,
+              HasSubstr("portcullis_gateway_http_connections_rejected_per_address_total 2"));
   EXPECT_THAT(text, HasSubstr("portcullis_gateway_ready 1"));
   EXPECT_THAT(text, HasSubstr(R"(portcullis_gateway_http_protocol_errors_total{status="413"} 1)"));
 }

@@ -28,6 +28,7 @@
 #include "boost/beast/http.hpp"
 #include "common/crypto/random.h"
 #include "common/logging/log.h"
+#include "ingest-gateway/src/http/connection_limits.h"
 
 namespace portcullis::gateway::http {
 namespace {
@@ -40,6 +41,8 @@ using tcp = net::ip::tcp;
 // How long a closing connection keeps reading (and discarding) what the client still sends, so
 // that our last response is not destroyed by a TCP reset.
 constexpr absl::Duration kMaxLinger = absl::Seconds(2);
+// A refused connection's response write and linger: a peer that never reads costs little.
+constexpr absl::Duration kRefusalTimeout = absl::Seconds(1);
 constexpr size_t kReadChunk = 4096;
 constexpr char kContinue[] = "HTTP/1.1 100 Continue\r\n\r\n";
 
@@ -54,59 +57,70 @@ class Session;
 
 // What the listener and every session share. Outlives the io_context (sessions hold it).
 struct ServerState {
-  HttpServerOptions options;
-  Handler handler;
+  ServerState(HttpServerOptions server_options, Handler server_handler)
+      : options(std::move(server_options)),
+        handler(std::move(server_handler)),
+        limits({.max_total = options.max_connections,
+                .max_per_address = options.max_connections_per_address,
+                .exempt = options.per_address_exempt}) {}
+
+  const HttpServerOptions options;
+  const Handler handler;
   std::atomic<bool> draining{false};
 
   std::mutex mu;
   std::condition_variable sessions_changed;
   // Every session, by id (rejected ones too, so that Stop can close them).
   std::unordered_map<uint64_t, std::weak_ptr<Session>> sessions;
-  // Sessions that count against max_connections (all but rejected ones).
-  size_t counted_sessions = 0;
+  // Sessions that count against max_connections and max_connections_per_address (all but
+  // refused ones).
+  ConnectionLimits limits;
   uint64_t next_id = 1;
   // Guards io_alive. Taken before `mu` when both are needed, never after.
   std::mutex io_mu;
   // False once the io_context is being destroyed: nothing may be posted to it any more.
   bool io_alive = true;
 
-  void Unregister(uint64_t id, bool counted) {
+  void Unregister(uint64_t id, ConnectionLimits::Slot* slot) {
     std::lock_guard<std::mutex> lock(mu);
     sessions.erase(id);
-    if (counted) {
-      --counted_sessions;
-    }
+    limits.Release(slot);
     sessions_changed.notify_all();
   }
 };
 
 class Session : public std::enable_shared_from_this<Session> {
  public:
-  Session(tcp::socket socket, std::shared_ptr<ServerState> state, uint64_t id, bool counted,
-          std::string client_address, std::chrono::steady_clock::time_point accepted_at)
+  Session(tcp::socket socket, std::shared_ptr<ServerState> state, uint64_t id,
+          ConnectionLimits::Slot slot, std::string client_address,
+          std::chrono::steady_clock::time_point accepted_at)
       : stream_(std::move(socket)),
         state_(std::move(state)),
         id_(id),
-        counted_(counted),
+        slot_(std::move(slot)),
         client_address_(std::move(client_address)),
         accepted_at_(accepted_at) {}
 
-  ~Session() { state_->Unregister(id_, counted_); }
+  // Every way a connection ends (error, timeout, drain, stop) ends here: its slot is given back.
+  ~Session() { state_->Unregister(id_, &slot_); }
 
   // Reads and answers requests until the connection closes.
   void Run() {
     net::dispatch(stream_.get_executor(), [self = shared_from_this()] { self->ReadRequest(true); });
   }
 
-  // Answers 503 + Retry-After without reading anything, then closes.
-  void Reject() {
-    net::dispatch(stream_.get_executor(), [self = shared_from_this()] {
-      self->request_id_ = crypto::RandomHex(16);
-      self->close_after_response_ = true;
-      HttpResponse response = JsonError(503, "unavailable", "The server is busy; retry later.");
-      response.headers.Set("Retry-After", absl::StrCat(self->state_->options.retry_after_seconds));
-      self->SendResponse(std::move(response));
-    });
+  // Answers `response` (with Retry-After) without reading anything, then closes; the write and
+  // the linger after it are short.
+  void Reject(HttpResponse response) {
+    net::dispatch(stream_.get_executor(),
+                  [self = shared_from_this(), response = std::move(response)]() mutable {
+                    self->request_id_ = crypto::RandomHex(16);
+                    self->close_after_response_ = true;
+                    self->refused_ = true;
+                    response.headers.Set("Retry-After",
+                                         absl::StrCat(self->state_->options.retry_after_seconds));
+                    self->SendResponse(std::move(response));
+                  });
   }
 
   // Drain: closes the connection now when it is between requests; otherwise the response in
@@ -354,7 +368,7 @@ class Session : public std::enable_shared_from_this<Session> {
                      client_address_);
     }
     phase_ = Phase::kWriting;
-    stream_.expires_after(ToSteady(options().write_timeout));
+    stream_.expires_after(ToSteady(refused_ ? kRefusalTimeout : options().write_timeout));
     bhttp::async_write(stream_, *response_,
                        [self = shared_from_this(), keep_alive](beast::error_code ec, size_t) {
                          self->response_.reset();
@@ -378,7 +392,8 @@ class Session : public std::enable_shared_from_this<Session> {
     phase_ = Phase::kClosing;
     beast::error_code ignored;
     stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
-    stream_.expires_after(ToSteady(std::min(kMaxLinger, options().read_timeout)));
+    stream_.expires_after(
+        ToSteady(refused_ ? kRefusalTimeout : std::min(kMaxLinger, options().read_timeout)));
     buffer_.consume(buffer_.size());
     Discard();
   }
@@ -409,7 +424,8 @@ class Session : public std::enable_shared_from_this<Session> {
   beast::tcp_stream stream_;
   std::shared_ptr<ServerState> state_;
   const uint64_t id_;
-  const bool counted_;  // False for connections rejected for being over the limit.
+  // Not counted for connections refused for being over a limit.
+  ConnectionLimits::Slot slot_;
   const std::string client_address_;
   const std::chrono::steady_clock::time_point accepted_at_;
 
@@ -424,6 +440,8 @@ class Session : public std::enable_shared_from_this<Session> {
   bool request_keep_alive_ = false;
   unsigned request_version_ = 11;
   bool close_after_response_ = false;
+  // Refused for being over a connection limit: short write timeout and linger.
+  bool refused_ = false;
   // Keeps the session alive while a handler works on its request (the Respond callback only
   // holds a weak reference, so nothing outlives the io_context).
   std::shared_ptr<Session> keep_self_;
@@ -474,7 +492,7 @@ class BeastHttpServer final : public HttpServer {
 
   size_t open_connections() const override {
     std::lock_guard<std::mutex> lock(state_->mu);
-    return state_->counted_sessions;
+    return state_->limits.open();
   }
 
   bool Drain(absl::Time deadline) override {
@@ -487,7 +505,7 @@ class BeastHttpServer final : public HttpServer {
     {
       std::unique_lock<std::mutex> lock(state_->mu);
       drained = state_->sessions_changed.wait_until(lock, absl::ToChronoTime(deadline),
-                                                    [&] { return state_->counted_sessions == 0; });
+                                                    [&] { return state_->limits.open() == 0; });
     }
     Stop();
     return drained;
@@ -573,25 +591,34 @@ class BeastHttpServer final : public HttpServer {
                              : config::HostPort{peer.address().to_string(), peer.port()}.ToString();
     const auto now = std::chrono::steady_clock::now();
     std::shared_ptr<Session> session;
-    bool rejected = false;
+    ConnectionLimits::Verdict verdict;
     {
       std::lock_guard<std::mutex> lock(state_->mu);
-      rejected = state_->counted_sessions >= state_->options.max_connections;
-      if (!rejected) {
-        ++state_->counted_sessions;
-      }
+      ConnectionLimits::Slot slot;
+      verdict = state_->limits.Admit(client, &slot);
       const uint64_t id = state_->next_id++;
-      session = std::make_shared<Session>(std::move(socket), state_, id, !rejected,
+      session = std::make_shared<Session>(std::move(socket), state_, id, std::move(slot),
                                           std::move(client), now);
       state_->sessions.emplace(id, session);
     }
-    if (rejected) {
-      if (state_->options.on_connection_rejected) {
-        state_->options.on_connection_rejected();
-      }
-      session->Reject();
-    } else {
-      session->Run();
+    switch (verdict) {
+      case ConnectionLimits::Verdict::kAdmitted:
+        session->Run();
+        break;
+      case ConnectionLimits::Verdict::kOverTotalLimit:
+        if (state_->options.on_connection_rejected) {
+          state_->options.on_connection_rejected();
+        }
+        session->Reject(JsonError(503, "unavailable", "The server is busy; retry later."));
+        break;
+      case ConnectionLimits::Verdict::kOverAddressLimit:
+        if (state_->options.on_connection_rejected_per_address) {
+          state_->options.on_connection_rejected_per_address();
+        }
+        session->Reject(JsonError(429, "too_many_connections",
+                                  "Too many open connections from your address; close some or "
+                                  "retry later."));
+        break;
     }
     DoAccept();
   }
@@ -613,9 +640,7 @@ class BeastHttpServer final : public HttpServer {
 
 absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Create(HttpServerOptions options,
                                                                Handler handler) {
-  auto state = std::make_shared<ServerState>();
-  state->options = std::move(options);
-  state->handler = std::move(handler);
+  auto state = std::make_shared<ServerState>(std::move(options), std::move(handler));
   auto server = std::make_unique<BeastHttpServer>(std::move(state));
   if (absl::Status bound = server->Bind(); !bound.ok()) {
     return bound;

@@ -4,15 +4,18 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "common/config/listen_address.h"
+#include "common/net/cidr.h"
 #include "ingest-gateway/src/http/http_message.h"
 
 // An HTTP/1.1 server for requests from strangers. Every limit a client controls is bounded:
 // body and header size, the time to send one request, the time a keep-alive connection may sit
-// idle, the time to take a response, and the number of open connections. Beast stays inside.
+// idle, the time to take a response, and the number of open connections, in total and per
+// client address (ConnectionLimits). Beast stays inside.
 namespace portcullis::gateway::http {
 
 // Sends the response for one request. Call exactly once, from any thread.
@@ -29,6 +32,12 @@ struct HttpServerOptions {
   int io_threads = 1;
   // Connections over this number are answered 503 + Retry-After and closed.
   size_t max_connections = 1024;
+  // Connections from one address (IPv4, or an IPv6 /64) over this number are answered 429 +
+  // Retry-After and closed; 0: no per-address cap. Both refusals are written with a short write
+  // timeout and a short linger, so a peer that never reads holds nothing for long.
+  size_t max_connections_per_address = 64;
+  // Peers exempt from the per-address cap (reverse proxies, load balancers).
+  std::vector<net::Cidr> per_address_exempt;
   int retry_after_seconds = 5;
   // Requests with a larger body are answered 413 and the connection closed.
   uint64_t max_body_bytes = 1 << 20;
@@ -44,6 +53,8 @@ struct HttpServerOptions {
   absl::Duration write_timeout = absl::Seconds(10);
   // Called for every connection refused for being over max_connections.
   std::function<void()> on_connection_rejected;
+  // Called for every connection refused for being over max_connections_per_address.
+  std::function<void()> on_connection_rejected_per_address;
   // Called for every request the server answers itself (400, 413, 431) without a handler.
   std::function<void(int status)> on_protocol_error;
 };

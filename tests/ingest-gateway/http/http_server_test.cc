@@ -306,6 +306,87 @@ TEST(GatewayHttpServerTest, ConnectionsOverTheLimitGet503AndAreClosed) {
   EXPECT_EQ(accepted->status, 200);
 }
 
+TEST(GatewayHttpServerTest, ConnectionsOverThePerAddressLimitGet429AndAreClosed) {
+  HttpServerOptions options = TestOptions();
+  options.max_connections_per_address = 3;
+  options.retry_after_seconds = 9;
+  std::atomic<int> refused{0};
+  std::atomic<int> refused_total{0};
+  options.on_connection_rejected_per_address = [&] { ++refused; };
+  options.on_connection_rejected = [&] { ++refused_total; };
+  auto server = StartServer(options);
+
+  std::vector<std::unique_ptr<TestConnection>> open;
+  for (int i = 0; i < 3; ++i) {
+    open.push_back(std::make_unique<TestConnection>(server->port()));
+    ASSERT_TRUE(open.back()->Request("GET", "/").has_value());
+  }
+  TestConnection fourth(server->port());
+  const absl::Time sent = absl::Now();
+  auto response = fourth.ReadResponse();
+  ASSERT_TRUE(response.has_value());
+  EXPECT_EQ(response->status, 429);
+  EXPECT_EQ(response->Header("retry-after"), "9");
+  EXPECT_EQ(response->Header("connection"), "close");
+  EXPECT_THAT(response->body, HasSubstr(R"("error":"too_many_connections")"));
+  EXPECT_TRUE(fourth.WaitForClose());
+  EXPECT_LT(absl::Now() - sent, absl::Seconds(2)) << "answered and closed without waiting";
+  EXPECT_EQ(refused.load(), 1);
+  EXPECT_EQ(refused_total.load(), 0);
+
+  // Another address is served.
+  TestConnection other(server->port(), absl::Seconds(5), "127.0.0.2");
+  ASSERT_TRUE(other.connected());
+  auto served = other.Request("GET", "/");
+  ASSERT_TRUE(served.has_value());
+  EXPECT_EQ(served->status, 200);
+  EXPECT_EQ(server->open_connections(), 4u);
+
+  // One of the three closes: the address is served again.
+  open.front()->Close();
+  open.erase(open.begin());
+  ASSERT_TRUE(Eventually([&] { return server->open_connections() == 3; }));
+  TestConnection again(server->port());
+  auto accepted = again.Request("GET", "/");
+  ASSERT_TRUE(accepted.has_value());
+  EXPECT_EQ(accepted->status, 200);
+}
+
+TEST(GatewayHttpServerTest, ConnectionsEndedByTimeoutsGiveTheirPerAddressSlotBack) {
+  HttpServerOptions options = TestOptions();
+  options.max_connections_per_address = 2;
+  options.read_timeout = absl::Milliseconds(300);
+  options.idle_timeout = absl::Milliseconds(300);
+  auto server = StartServer(options);
+  // One silent (cut at the read timeout), one idle after a request (cut at the idle timeout).
+  TestConnection silent(server->port());
+  TestConnection idle(server->port());
+  ASSERT_TRUE(idle.Request("GET", "/").has_value());
+  ASSERT_TRUE(Eventually([&] { return server->open_connections() == 0; }));
+  TestConnection first(server->port());
+  TestConnection second(server->port());
+  EXPECT_EQ(first.Request("GET", "/")->status, 200);
+  EXPECT_EQ(second.Request("GET", "/")->status, 200);
+}
+
+TEST(GatewayHttpServerTest, ExemptPeersAreNotCappedPerAddress) {
+  HttpServerOptions options = TestOptions();
+  options.max_connections_per_address = 1;
+  options.per_address_exempt = {*net::Cidr::Parse("127.0.0.1/32")};
+  auto server = StartServer(options);
+  TestConnection first(server->port());
+  TestConnection second(server->port());
+  EXPECT_EQ(first.Request("GET", "/")->status, 200);
+  EXPECT_EQ(second.Request("GET", "/")->status, 200);
+  // 127.0.0.2 is not exempt.
+  TestConnection other(server->port(), absl::Seconds(5), "127.0.0.2");
+  TestConnection other_again(server->port(), absl::Seconds(5), "127.0.0.2");
+  EXPECT_EQ(other.Request("GET", "/")->status, 200);
+  auto refused = other_again.ReadResponse();
+  ASSERT_TRUE(refused.has_value());
+  EXPECT_EQ(refused->status, 429);
+}
+
 TEST(GatewayHttpServerTest, DrainFinishesInFlightRequestsAndRefusesNewConnections) {
   std::mutex mu;
   Respond pending;

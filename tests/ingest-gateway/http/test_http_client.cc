@@ -17,8 +17,21 @@ namespace net = boost::asio;
 namespace bhttp = boost::beast::http;
 using tcp = net::ip::tcp;
 
-TestConnection::TestConnection(uint16_t port, absl::Duration receive_timeout) {
+TestConnection::TestConnection(uint16_t port, absl::Duration receive_timeout,
+                               const std::string& source_address) {
   boost::system::error_code ec;
+  if (!source_address.empty()) {
+    const net::ip::address source = net::ip::make_address(source_address, ec);
+    if (!ec) {
+      socket_.open(tcp::v4(), ec);
+    }
+    if (!ec) {
+      socket_.bind(tcp::endpoint(source, 0), ec);
+    }
+    if (ec) {
+      return;
+    }
+  }
   socket_.connect(tcp::endpoint(net::ip::make_address("127.0.0.1"), port), ec);
   connected_ = !ec;
   if (connected_) {
