@@ -345,6 +345,44 @@ int JitteredRetryAfter(int base) {
                                         base + spread));
 }
 
+AcceptedDecisionCache::AcceptedDecisionCache(absl::Duration ttl, size_t max_entries,
+                                             std::function<absl::Time()> clock)
+    : ttl_(ttl), max_entries_(std::max<size_t>(1, max_entries)), clock_(std::move(clock)) {}
+
+namespace {
+std::string CacheKey(absl::string_view publisher, absl::string_view content_hash) {
+  // Publisher names have no newline (IsPublisherName).
+  return absl::StrCat(publisher, "\n", content_hash);
+}
+}  // namespace
+
+std::optional<std::string> AcceptedDecisionCache::Find(absl::string_view publisher,
+                                                       absl::string_view content_hash) {
+  const std::string key = CacheKey(publisher, content_hash);
+  const absl::Time now = clock_();
+  absl::MutexLock lock(&mu_);
+  auto it = entries_.find(key);
+  if (it == entries_.end()) {
+    return std::nullopt;
+  }
+  if (now < it->second.remembered_at || now - it->second.remembered_at >= ttl_) {
+    entries_.erase(it);
+    return std::nullopt;
+  }
+  return it->second.item_id;
+}
+
+void AcceptedDecisionCache::Remember(absl::string_view publisher, absl::string_view content_hash,
+                                     absl::string_view item_id) {
+  std::string key = CacheKey(publisher, content_hash);
+  const absl::Time now = clock_();
+  absl::MutexLock lock(&mu_);
+  if (entries_.size() >= max_entries_ && !entries_.contains(key)) {
+    entries_.clear();
+  }
+  entries_.insert_or_assign(std::move(key), Entry{std::string(item_id), now});
+}
+
 IngestHandler::IngestHandler(VerifierClient& verifier, Options options)
     : verifier_(verifier), options_([&] {
         if (!options.retry_after) {
@@ -353,7 +391,13 @@ IngestHandler::IngestHandler(VerifierClient& verifier, Options options)
           };
         }
         return std::move(options);
-      }()) {}
+      }()) {
+  if (options_.accepted_duplicate_ttl > absl::ZeroDuration()) {
+    accepted_ = std::make_shared<AcceptedDecisionCache>(options_.accepted_duplicate_ttl,
+                                                        options_.accepted_duplicate_max_entries,
+                                                        options_.clock);
+  }
+}
 
 void IngestHandler::Handle(const HttpRequest& request, http::Respond respond) const {
   std::variant<IngestItem, HttpResponse> read = ReadIngestItem(request, options_.max_body_bytes);
@@ -362,12 +406,23 @@ void IngestHandler::Handle(const HttpRequest& request, http::Respond respond) co
     return;
   }
   IngestItem item = std::get<IngestItem>(std::move(read));
+  if (accepted_ != nullptr) {
+    if (std::optional<std::string> original = accepted_->Find(item.publisher, item.content_hash)) {
+      // What the verifier answers for a repeat of an accepted item.
+      v1::EvaluateIngestResponse duplicate;
+      duplicate.set_decision(v1::INGEST_DECISION_DUPLICATE);
+      duplicate.set_reason("accepted");
+      duplicate.set_item_id(*std::move(original));
+      duplicate.set_content_hash(item.content_hash);
+      respond(IngestResponseFor(duplicate, item, 0));
+      return;
+    }
+  }
   const v1::EvaluateIngestRequest evaluate = EvaluateRequestFor(request, item);
   verifier_.EvaluateIngest(
       evaluate, [respond = std::move(respond), item = std::move(item),
-                 request_id = request.request_id,
-                 retry_after = options_.retry_after](
-                    absl::StatusOr<v1::EvaluateIngestResponse> result) {
+                 request_id = request.request_id, retry_after = options_.retry_after,
+                 accepted = accepted_](absl::StatusOr<v1::EvaluateIngestResponse> result) {
         if (!result.ok()) {
           logging::Warn("request_id={} EvaluateIngest failed: {}", request_id,
                         result.status().ToString());
@@ -375,6 +430,13 @@ void IngestHandler::Handle(const HttpRequest& request, http::Respond respond) co
           logging::Debug("request_id={} ingest publisher={} decision={} reason={}", request_id,
                         item.publisher, v1::IngestDecision_Name(result->decision()),
                         result->reason());
+        }
+        if (accepted != nullptr && result.ok() &&
+            (result->decision() == v1::INGEST_DECISION_ACCEPTED ||
+             (result->decision() == v1::INGEST_DECISION_DUPLICATE &&
+              result->reason() == "accepted"))) {
+          accepted->Remember(item.publisher, item.content_hash,
+                             result->item_id().empty() ? item.item_id : result->item_id());
         }
         const bool retryable =
             !result.ok() && status::MappingFor(result.status().code()).retryable;

@@ -1,12 +1,18 @@
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <variant>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
 #include "ingest-gateway/src/http/http_message.h"
 #include "ingest-gateway/src/http/http_server.h"
 #include "ingest-gateway/src/verifier_client.h"
@@ -77,6 +83,36 @@ http::HttpResponse IngestResponseFor(const absl::StatusOr<verifier::v1::Evaluate
 // after one outage do not arrive in lockstep.
 int JitteredRetryAfter(int base);
 
+// How long the gateway answers repeats of an accepted item itself (IngestHandler::Options), below
+// the verifier's publisher lookup cache (5 s): disabling a publisher shows no later than it did.
+inline constexpr absl::Duration kAcceptedDuplicateCacheTtl = absl::Seconds(2);
+
+// (publisher, content hash) → the accepted item's id, for at most `ttl` after the verifier said
+// so. An accepted decision is final while it lives (nothing replaces it: IngestStore::Record), so
+// a repeat inside the TTL is a duplicate of it without asking the verifier. Bounded: when full,
+// it starts over. Thread-safe.
+class AcceptedDecisionCache {
+ public:
+  AcceptedDecisionCache(absl::Duration ttl, size_t max_entries,
+                        std::function<absl::Time()> clock);
+
+  // The accepted item's id, if (publisher, content_hash) was accepted less than `ttl` ago.
+  std::optional<std::string> Find(absl::string_view publisher, absl::string_view content_hash);
+  void Remember(absl::string_view publisher, absl::string_view content_hash,
+                absl::string_view item_id);
+
+ private:
+  struct Entry {
+    std::string item_id;
+    absl::Time remembered_at;
+  };
+  const absl::Duration ttl_;
+  const size_t max_entries_;
+  const std::function<absl::Time()> clock_;
+  absl::Mutex mu_;
+  absl::flat_hash_map<std::string, Entry> entries_ ABSL_GUARDED_BY(mu_);
+};
+
 class IngestHandler {
  public:
   struct Options {
@@ -84,6 +120,15 @@ class IngestHandler {
     int retry_after_seconds = 5;
     // The Retry-After of one transient answer; defaults to JitteredRetryAfter(retry_after_seconds).
     std::function<int()> retry_after;
+    // Repeats of an accepted item are answered here (200 acknowledged_duplicate, reason
+    // "accepted", exactly as the verifier would) for this long after the verifier accepted it or
+    // answered it a duplicate of an accepted one; zero: every delivery goes to the verifier. The
+    // price: a publisher disabled (or a decision expiring) within this time after shows up to
+    // this much later for items already accepted. Keep it at most the verifier's publisher cache
+    // TTL (5 s). The gateway uses kAcceptedDuplicateCacheTtl.
+    absl::Duration accepted_duplicate_ttl = absl::ZeroDuration();
+    size_t accepted_duplicate_max_entries = 50000;
+    std::function<absl::Time()> clock = [] { return absl::Now(); };
   };
 
   // `verifier` must outlive the handler.
@@ -95,6 +140,8 @@ class IngestHandler {
  private:
   VerifierClient& verifier_;
   const Options options_;
+  // Null when options_.accepted_duplicate_ttl is zero.
+  std::shared_ptr<AcceptedDecisionCache> accepted_;
 };
 
 }  // namespace portcullis::gateway

@@ -127,6 +127,88 @@ TEST_F(GatewayIngestHandlerTest, DuplicateIs200WithTheOriginalDecisionAndItem) {
   EXPECT_EQ(Member(response, "content_hash"), kItemHash);
 }
 
+// --- repeats of accepted items, answered by the gateway -------------------------------------------
+
+class GatewayAcceptedDuplicateTest : public GatewayIngestHandlerTest {
+ protected:
+  absl::Time now_ = absl::FromUnixSeconds(1'700'000'000);
+  IngestHandler cached_{verifier_, {.max_body_bytes = 4096,
+                                    .retry_after = [] { return 6; },
+                                    .accepted_duplicate_ttl = absl::Seconds(2),
+                                    .accepted_duplicate_max_entries = 3,
+                                    .clock = [this] { return now_; }}};
+
+  http::HttpResponse PostCached(absl::string_view body, absl::string_view source = "feeds.example") {
+    std::optional<http::HttpResponse> got;
+    cached_.Handle(Request(body, source),
+                   [&](http::HttpResponse response) { got = std::move(response); });
+    EXPECT_TRUE(got.has_value());
+    return got.value_or(http::HttpResponse{});
+  }
+};
+
+TEST_F(GatewayAcceptedDuplicateTest, ARepeatOfAnAcceptedItemIsAnsweredAsTheVerifierWould) {
+  Decide(v1::INGEST_DECISION_ACCEPTED);
+  EXPECT_EQ(PostCached(kItem).status, 202);
+  ASSERT_EQ(verifier_.evaluations.size(), 1u);
+  // The verifier's own answer to a repeat, for comparison...
+  Decide(v1::INGEST_DECISION_DUPLICATE, "accepted", "item-1");
+  const http::HttpResponse from_verifier = Post(kItem);
+  ASSERT_EQ(verifier_.evaluations.size(), 2u);
+  // ...and the cached one: the same status, headers and body, and no call.
+  const http::HttpResponse cached = PostCached(
+      R"({ "is_synthetic":false, "content":"hello", "id":"item-1" })");  // Reordered: one hash.
+  EXPECT_EQ(verifier_.evaluations.size(), 2u);
+  EXPECT_EQ(cached.status, from_verifier.status);
+  EXPECT_EQ(cached.body, from_verifier.body);
+  EXPECT_EQ(Action(cached), "duplicate");
+  EXPECT_EQ(Member(cached, "reason"), "accepted");
+  EXPECT_EQ(Member(cached, "item_id"), "item-1");
+  EXPECT_EQ(Member(cached, "content_hash"), kItemHash);
+  // Another publisher's identical item is its own decision.
+  Decide(v1::INGEST_DECISION_ACCEPTED);
+  EXPECT_EQ(PostCached(kItem, "other.example").status, 202);
+  EXPECT_EQ(verifier_.evaluations.size(), 3u);
+}
+
+// Disabling a publisher answers 403 to its repeats no later than the TTL after, as the
+// verifier's publisher cache does; drops, quarantines and errors are never cached.
+TEST_F(GatewayAcceptedDuplicateTest, ThePublisherDisabledShowsWithinTheTtl) {
+  Decide(v1::INGEST_DECISION_ACCEPTED);
+  EXPECT_EQ(PostCached(kItem).status, 202);
+  Decide(v1::INGEST_DECISION_UNKNOWN_PUBLISHER);  // Disabled now.
+  now_ += absl::Milliseconds(1999);
+  EXPECT_EQ(PostCached(kItem).status, 200);
+  EXPECT_EQ(verifier_.evaluations.size(), 1u);
+  now_ += absl::Milliseconds(1);
+  EXPECT_EQ(PostCached(kItem).status, 403);
+  EXPECT_EQ(verifier_.evaluations.size(), 2u);
+  for (const v1::IngestDecision decision :
+       {v1::INGEST_DECISION_DROPPED, v1::INGEST_DECISION_QUARANTINED}) {
+    Decide(decision, "invalid_provenance_signature");
+    PostCached(kItem);
+    PostCached(kItem);
+  }
+  Decide(v1::INGEST_DECISION_DUPLICATE, "dropped:signature_required", "item-1");
+  PostCached(kItem);
+  PostCached(kItem);
+  verifier_.evaluate_result = absl::UnavailableError("down");
+  EXPECT_EQ(PostCached(kItem).status, 503);
+  EXPECT_EQ(verifier_.evaluations.size(), 9u);
+}
+
+TEST_F(GatewayAcceptedDuplicateTest, TheCacheIsBounded) {
+  Decide(v1::INGEST_DECISION_ACCEPTED);
+  for (int i = 0; i < 4; ++i) {  // The fourth starts it over (three entries at most).
+    PostCached(absl::StrCat(R"({"id":"item-)", i, R"("})"));
+  }
+  EXPECT_EQ(verifier_.evaluations.size(), 4u);
+  PostCached(R"({"id":"item-3"})");
+  EXPECT_EQ(verifier_.evaluations.size(), 4u);
+  PostCached(R"({"id":"item-0"})");
+  EXPECT_EQ(verifier_.evaluations.size(), 5u);
+}
+
 TEST_F(GatewayIngestHandlerTest, QuarantinedIs202Quarantine) {
   Decide(v1::INGEST_DECISION_QUARANTINED, "malformed_provenance_timestamp");
   const http::HttpResponse response = Post(kItem);

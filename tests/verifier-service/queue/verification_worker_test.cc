@@ -114,9 +114,9 @@ class VerifierWorkerTest : public ::testing::Test {
     jobs_ = std::make_unique<store::PgJobStore>(*pool_);
     listener_ = std::make_unique<store::PgJobListener>(url);
     store::PgSiteStore sites(*pool_);
-    ASSERT_TRUE(sites.AddSite("b.example").ok());
+    ASSERT_TRUE(sites.AddSite("b.example", {}).ok());
     const intake::TargetRule all{"https://b.example/", intake::TargetKind::kPrefix, "b.example"};
-    ASSERT_TRUE(sites.AddTargets({all}).ok());
+    ASSERT_TRUE(sites.AddTargets({all}, {}).ok());
     url_ = url;
   }
 
@@ -129,7 +129,7 @@ class VerifierWorkerTest : public ::testing::Test {
   }
 
   std::string StateOf(const std::string& id) {
-    absl::StatusOr<store::StoredMention> mention = mentions_->Get(id);
+    absl::StatusOr<store::StoredMention> mention = mentions_->Get(id, {});
     if (!mention.ok()) {
       return "?";
     }

@@ -30,9 +30,9 @@ class VerifierWorkerProcessesTest : public ::testing::Test {
     ASSERT_TRUE(pool.ok());
     pool_ = *std::move(pool);
     store::PgSiteStore sites(*pool_);
-    ASSERT_TRUE(sites.AddSite("b.example").ok());
+    ASSERT_TRUE(sites.AddSite("b.example", {}).ok());
     const intake::TargetRule all{"https://b.example/", intake::TargetKind::kPrefix, "b.example"};
-    ASSERT_TRUE(sites.AddTargets({all}).ok());
+    ASSERT_TRUE(sites.AddTargets({all}, {}).ok());
     mentions_ = std::make_unique<store::PgMentionStore>(*pool_);
   }
 

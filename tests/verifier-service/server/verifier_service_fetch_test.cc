@@ -100,10 +100,11 @@ class NullMentionStore final : public store::MentionStore {
   absl::StatusOr<store::SubmitResult> Submit(const store::NewMention&) override {
     return absl::InternalError("unused");
   }
-  absl::StatusOr<store::StoredMention> Get(absl::string_view) override {
+  absl::StatusOr<store::StoredMention> Get(absl::string_view, const auth::SiteBinding&) override {
     return absl::InternalError("unused");
   }
-  absl::StatusOr<store::MentionPage> List(const store::MentionQuery&) override {
+  absl::StatusOr<store::MentionPage> List(const store::MentionQuery&,
+                                          const auth::SiteBinding&) override {
     return absl::InternalError("unused");
   }
   absl::Status Ping() override { return absl::OkStatus(); }
@@ -111,25 +112,28 @@ class NullMentionStore final : public store::MentionStore {
 
 class NullSiteStore final : public store::SiteStore {
  public:
-  absl::StatusOr<store::AddSiteResult> AddSite(const std::string&) override {
+  absl::StatusOr<store::AddSiteResult> AddSite(const std::string&,
+                                               const auth::SiteBinding&) override {
     return absl::InternalError("unused");
   }
-  absl::StatusOr<std::vector<store::SiteRecord>> ListSites(const std::string&, int) override {
+  absl::StatusOr<std::vector<store::SiteRecord>> ListSites(const std::string&, int,
+                                                           const auth::SiteBinding&) override {
     return absl::InternalError("unused");
   }
-  absl::StatusOr<int64_t> RemoveSite(const std::string&) override {
+  absl::StatusOr<int64_t> RemoveSite(const std::string&, const auth::SiteBinding&) override {
     return absl::InternalError("unused");
   }
   absl::StatusOr<store::AddTargetsResult> AddTargets(
-      absl::Span<const intake::TargetRule>) override {
+      absl::Span<const intake::TargetRule>, const auth::SiteBinding&) override {
     return absl::InternalError("unused");
   }
   absl::StatusOr<std::vector<store::TargetRecord>> ListTargets(
-      const std::string&, const std::optional<intake::TargetRule>&, int) override {
+      const std::string&, const std::optional<intake::TargetRule>&, int,
+      const auth::SiteBinding&) override {
     return absl::InternalError("unused");
   }
-  absl::StatusOr<store::TargetRecord> RemoveTarget(const std::string&,
-                                                   intake::TargetKind) override {
+  absl::StatusOr<store::TargetRecord> RemoveTarget(const std::string&, intake::TargetKind,
+                                                   const auth::SiteBinding&) override {
     return absl::InternalError("unused");
   }
 };

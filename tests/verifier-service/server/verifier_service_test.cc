@@ -22,23 +22,29 @@ using ::testing::Return;
 class MockMentionStore : public store::MentionStore {
  public:
   MOCK_METHOD(absl::StatusOr<store::SubmitResult>, Submit, (const store::NewMention&), (override));
-  MOCK_METHOD(absl::StatusOr<store::StoredMention>, Get, (absl::string_view), (override));
-  MOCK_METHOD(absl::StatusOr<store::MentionPage>, List, (const store::MentionQuery&), (override));
+  MOCK_METHOD(absl::StatusOr<store::StoredMention>, Get,
+              (absl::string_view, const auth::SiteBinding&), (override));
+  MOCK_METHOD(absl::StatusOr<store::MentionPage>, List,
+              (const store::MentionQuery&, const auth::SiteBinding&), (override));
   MOCK_METHOD(absl::Status, Ping, (), (override));
 };
 
 class MockSiteStore : public store::SiteStore {
  public:
-  MOCK_METHOD(absl::StatusOr<store::AddSiteResult>, AddSite, (const std::string&), (override));
-  MOCK_METHOD(absl::StatusOr<std::vector<store::SiteRecord>>, ListSites, (const std::string&, int),
+  MOCK_METHOD(absl::StatusOr<store::AddSiteResult>, AddSite,
+              (const std::string&, const auth::SiteBinding&), (override));
+  MOCK_METHOD(absl::StatusOr<std::vector<store::SiteRecord>>, ListSites,
+              (const std::string&, int, const auth::SiteBinding&), (override));
+  MOCK_METHOD(absl::StatusOr<int64_t>, RemoveSite, (const std::string&, const auth::SiteBinding&),
               (override));
-  MOCK_METHOD(absl::StatusOr<int64_t>, RemoveSite, (const std::string&), (override));
   MOCK_METHOD(absl::StatusOr<store::AddTargetsResult>, AddTargets,
-              (absl::Span<const intake::TargetRule>), (override));
+              (absl::Span<const intake::TargetRule>, const auth::SiteBinding&), (override));
   MOCK_METHOD(absl::StatusOr<std::vector<store::TargetRecord>>, ListTargets,
-              (const std::string&, const std::optional<intake::TargetRule>&, int), (override));
+              (const std::string&, const std::optional<intake::TargetRule>&, int,
+               const auth::SiteBinding&),
+              (override));
   MOCK_METHOD(absl::StatusOr<store::TargetRecord>, RemoveTarget,
-              (const std::string&, intake::TargetKind), (override));
+              (const std::string&, intake::TargetKind, const auth::SiteBinding&), (override));
 };
 
 store::SubmitResult Accepted(const std::string& id, store::MentionState state, bool created) {
@@ -165,7 +171,7 @@ TEST_F(VerifierServiceTest, QueueFullIsUnavailableAtOnce) {
   started.WaitForNotification();
   ASSERT_TRUE(pool_->TrySubmit([] {}));  // The queue is now full.
   EXPECT_CALL(store_, Submit(_)).Times(0);
-  EXPECT_CALL(store_, Get(_)).Times(0);
+  EXPECT_CALL(store_, Get(_, _)).Times(0);
   v1::SubmitMentionResponse submit_response;
   EXPECT_EQ(Submit("https://a.example/", "https://b.example/", &submit_response).error_code(),
             grpc::StatusCode::UNAVAILABLE);
@@ -194,7 +200,7 @@ TEST_F(VerifierServiceTest, GetMentionReturnsTheMention) {
   stored.reason = "no_link";
   stored.created_at = absl::FromUnixSeconds(1700000000);
   stored.updated_at = absl::FromUnixSeconds(1700000060);
-  EXPECT_CALL(store_, Get(absl::string_view(kId))).WillOnce(Return(stored));
+  EXPECT_CALL(store_, Get(absl::string_view(kId), _)).WillOnce(Return(stored));
   v1::GetMentionResponse response;
   const grpc::Status status = GetMention(kId, &response);
   ASSERT_TRUE(status.ok()) << status.error_message();
@@ -208,7 +214,7 @@ TEST_F(VerifierServiceTest, GetMentionReturnsTheMention) {
 
 TEST_F(VerifierServiceTest, GetMentionErrors) {
   StartServer();
-  EXPECT_CALL(store_, Get(_)).WillOnce(Return(absl::NotFoundError("no mention has this id")));
+  EXPECT_CALL(store_, Get(_, _)).WillOnce(Return(absl::NotFoundError("no mention has this id")));
   v1::GetMentionResponse response;
   EXPECT_EQ(GetMention(kId, &response).error_code(), grpc::StatusCode::NOT_FOUND);
   EXPECT_EQ(GetMention("not-a-uuid", &response).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
@@ -244,7 +250,7 @@ TEST_F(VerifierServiceTest, AddSiteNormalizesTheDomainAndRejectsNonHosts) {
   added.site.domain = "xn--bcher-kva.example";
   added.site.created_at = absl::FromUnixSeconds(1700000000);
   added.created = true;
-  EXPECT_CALL(sites_, AddSite("xn--bcher-kva.example")).WillOnce(Return(added));
+  EXPECT_CALL(sites_, AddSite("xn--bcher-kva.example", _)).WillOnce(Return(added));
   grpc::ClientContext context;
   v1::AddSiteRequest request;
   request.set_domain("Bücher.Example");
@@ -267,8 +273,8 @@ TEST_F(VerifierServiceTest, AddTargetStoresTheNormalizedRule) {
   StartServer();
   const intake::TargetRule expected{"https://blog.example/post?id=1", intake::TargetKind::kExact,
                                     "blog.example"};
-  EXPECT_CALL(sites_, AddTargets(::testing::ElementsAre(expected)))
-      .WillOnce([](absl::Span<const intake::TargetRule> rules) {
+  EXPECT_CALL(sites_, AddTargets(::testing::ElementsAre(expected), _))
+      .WillOnce([](absl::Span<const intake::TargetRule> rules, const auth::SiteBinding&) {
         store::AddTargetsResult result;
         result.targets.push_back({rules[0], absl::FromUnixSeconds(1700000000)});
         result.added = 1;
@@ -289,7 +295,7 @@ TEST_F(VerifierServiceTest, AddTargetStoresTheNormalizedRule) {
 
 TEST_F(VerifierServiceTest, AddTargetUnknownSiteIsFailedPrecondition) {
   StartServer();
-  EXPECT_CALL(sites_, AddTargets(_))
+  EXPECT_CALL(sites_, AddTargets(_, _))
       .WillOnce(Return(absl::FailedPreconditionError("site is not served")));
   grpc::ClientContext context;
   v1::AddTargetRequest request;
@@ -302,11 +308,11 @@ TEST_F(VerifierServiceTest, AddTargetUnknownSiteIsFailedPrecondition) {
 
 TEST_F(VerifierServiceTest, ListSitesPagesWithAToken) {
   StartServer();
-  EXPECT_CALL(sites_, ListSites("", 3))
+  EXPECT_CALL(sites_, ListSites("", 3, _))
       .WillOnce(Return(std::vector<store::SiteRecord>{{"a.example", absl::FromUnixSeconds(1), 2},
                                                       {"b.example", absl::FromUnixSeconds(2), 0},
                                                       {"c.example", absl::FromUnixSeconds(3), 1}}));
-  EXPECT_CALL(sites_, ListSites("b.example", 3))
+  EXPECT_CALL(sites_, ListSites("b.example", 3, _))
       .WillOnce(Return(std::vector<store::SiteRecord>{{"c.example", absl::FromUnixSeconds(3), 1}}));
   v1::ListSitesRequest request;
   request.set_page_size(2);

@@ -45,9 +45,10 @@ class VerifierVerifyNowTest : public ::testing::Test {
     mentions_ = std::make_unique<store::PgMentionStore>(*pool_, absl::Hours(24));
     jobs_ = std::make_unique<store::PgJobStore>(*pool_);
     store::PgSiteStore sites(*pool_);
-    ASSERT_TRUE(sites.AddSite("b.example").ok());
+    ASSERT_TRUE(sites.AddSite("b.example", {}).ok());
     ASSERT_TRUE(
-        sites.AddTargets({{"https://b.example/", intake::TargetKind::kPrefix, "b.example"}}).ok());
+        sites.AddTargets({{"https://b.example/", intake::TargetKind::kPrefix, "b.example"}}, {})
+            .ok());
     backend_.jobs = jobs_.get();
     backend_.verifier = &verifier_;
     backend_.owner = "verify-now-test";

@@ -27,10 +27,10 @@ class VerifierPgBlocklistStoreTest : public ::testing::Test {
     blocks_ = std::make_unique<PgBlocklistStore>(*pool_);
     sites_ = std::make_unique<PgSiteStore>(*pool_);
     for (const char* site : {"b.example", "c.example"}) {
-      ASSERT_TRUE(sites_->AddSite(site).ok());
+      ASSERT_TRUE(sites_->AddSite(site, {}).ok());
       const intake::TargetRule everything{absl::StrCat("https://", site, "/"),
                                           intake::TargetKind::kPrefix, site};
-      ASSERT_TRUE(sites_->AddTargets(absl::MakeConstSpan(&everything, 1)).ok());
+      ASSERT_TRUE(sites_->AddTargets(absl::MakeConstSpan(&everything, 1), {}).ok());
     }
   }
 
@@ -44,7 +44,7 @@ class VerifierPgBlocklistStoreTest : public ::testing::Test {
   }
 
   void Block(const std::string& site, BlockKind kind, const std::string& value) {
-    absl::StatusOr<bool> added = blocks_->AddBlock({site, kind, value});
+    absl::StatusOr<bool> added = blocks_->AddBlock({site, kind, value}, {});
     ASSERT_TRUE(added.ok()) << added.status();
     EXPECT_TRUE(*added);
   }
@@ -62,7 +62,7 @@ class VerifierPgBlocklistStoreTest : public ::testing::Test {
       return {MentionState::kPending, "error", -1};
     }
     EXPECT_EQ(result->target, TargetMatch::kServed);
-    absl::StatusOr<StoredMention> stored = mentions_->Get(result->mention_id);
+    absl::StatusOr<StoredMention> stored = mentions_->Get(result->mention_id, {});
     EXPECT_TRUE(stored.ok()) << stored.status();
     pqxx::connection connection(url_);
     pqxx::nontransaction transaction(connection);
@@ -137,7 +137,7 @@ TEST_F(VerifierPgBlocklistStoreTest, BlockedVerifiedMentionStopsBeingServedAndLo
   EXPECT_EQ(transaction.exec1("SELECT count(*) FROM mentions")[0].as<int>(), 1);
   // Unblocked: the next submission is a fresh one once the failure retention is over; until
   // then the FAILED decision stands (the ordinary lifecycle).
-  ASSERT_TRUE(*blocks_->RemoveBlock({"", BlockKind::kDomain, "evil.example"}));
+  ASSERT_TRUE(*blocks_->RemoveBlock({"", BlockKind::kDomain, "evil.example"}, {}));
   EXPECT_EQ(Submit("https://evil.example/p", "https://b.example/post").state,
             MentionState::kFailed);
 }
@@ -148,31 +148,32 @@ TEST_F(VerifierPgBlocklistStoreTest, AddListRemoveByScope) {
   Block("", BlockKind::kDomain, "evil.example");
   Block("b.example", BlockKind::kDomain, "evil.example");
   Block("b.example", BlockKind::kPrefix, "https://h.example/x/");
-  absl::StatusOr<bool> again = blocks_->AddBlock({"", BlockKind::kDomain, "evil.example"});
+  absl::StatusOr<bool> again = blocks_->AddBlock({"", BlockKind::kDomain, "evil.example"}, {});
   ASSERT_TRUE(again.ok());
   EXPECT_FALSE(*again) << "a repeat is no new entry";
-  EXPECT_EQ(blocks_->AddBlock({"nope.example", BlockKind::kDomain, "x.example"}).status().code(),
-            absl::StatusCode::kNotFound);
+  EXPECT_EQ(
+      blocks_->AddBlock({"nope.example", BlockKind::kDomain, "x.example"}, {}).status().code(),
+      absl::StatusCode::kNotFound);
 
-  absl::StatusOr<std::vector<BlockRecord>> global = blocks_->ListBlocks("", "", "", 10);
+  absl::StatusOr<std::vector<BlockRecord>> global = blocks_->ListBlocks("", "", "", 10, {});
   ASSERT_TRUE(global.ok()) << global.status();
   ASSERT_EQ(global->size(), 1u);
   EXPECT_EQ((*global)[0].entry.value, "evil.example");
-  absl::StatusOr<std::vector<BlockRecord>> site = blocks_->ListBlocks("b.example", "", "", 1);
+  absl::StatusOr<std::vector<BlockRecord>> site = blocks_->ListBlocks("b.example", "", "", 1, {});
   ASSERT_TRUE(site.ok());
   ASSERT_EQ(site->size(), 1u);
   EXPECT_EQ((*site)[0].entry.kind, BlockKind::kDomain);
   absl::StatusOr<std::vector<BlockRecord>> next =
-      blocks_->ListBlocks("b.example", "DOMAIN", "evil.example", 10);
+      blocks_->ListBlocks("b.example", "DOMAIN", "evil.example", 10, {});
   ASSERT_TRUE(next.ok());
   ASSERT_EQ(next->size(), 1u);
   EXPECT_EQ((*next)[0].entry.value, "https://h.example/x/");
-  EXPECT_EQ(blocks_->ListBlocks("nope.example", "", "", 10).status().code(),
+  EXPECT_EQ(blocks_->ListBlocks("nope.example", "", "", 10, {}).status().code(),
             absl::StatusCode::kNotFound);
 
-  EXPECT_TRUE(*blocks_->RemoveBlock({"b.example", BlockKind::kDomain, "evil.example"}));
-  EXPECT_FALSE(*blocks_->RemoveBlock({"b.example", BlockKind::kDomain, "evil.example"}));
-  EXPECT_EQ(blocks_->ListBlocks("", "", "", 10)->size(), 1u) << "the global entry stays";
+  EXPECT_TRUE(*blocks_->RemoveBlock({"b.example", BlockKind::kDomain, "evil.example"}, {}));
+  EXPECT_FALSE(*blocks_->RemoveBlock({"b.example", BlockKind::kDomain, "evil.example"}, {}));
+  EXPECT_EQ(blocks_->ListBlocks("", "", "", 10, {})->size(), 1u) << "the global entry stays";
 }
 
 }  // namespace

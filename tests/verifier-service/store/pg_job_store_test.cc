@@ -72,9 +72,9 @@ class VerifierPgJobStoreTest : public ::testing::Test {
     mentions_ = std::make_unique<PgMentionStore>(*pool_, absl::ZeroDuration());
     jobs_ = std::make_unique<PgJobStore>(*pool_);
     PgSiteStore sites(*pool_);
-    ASSERT_TRUE(sites.AddSite("b.example").ok());
+    ASSERT_TRUE(sites.AddSite("b.example", {}).ok());
     const intake::TargetRule all{"https://b.example/", intake::TargetKind::kPrefix, "b.example"};
-    ASSERT_TRUE(sites.AddTargets({all}).ok());
+    ASSERT_TRUE(sites.AddTargets({all}, {}).ok());
   }
 
   // Submits a.example/reply → b.example/post; returns the mention id.
@@ -96,7 +96,7 @@ class VerifierPgJobStoreTest : public ::testing::Test {
   }
 
   StoredMention Row(const std::string& id) {
-    absl::StatusOr<StoredMention> mention = mentions_->Get(id);
+    absl::StatusOr<StoredMention> mention = mentions_->Get(id, {});
     EXPECT_TRUE(mention.ok()) << mention.status();
     return mention.ok() ? *mention : StoredMention();
   }

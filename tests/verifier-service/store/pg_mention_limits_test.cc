@@ -23,10 +23,10 @@ class VerifierPgMentionLimitsTest : public ::testing::Test {
     store_ = std::make_unique<PgMentionStore>(*pool_);
     store_->SetLimits(limits);
     PgSiteStore sites(*pool_);
-    ASSERT_TRUE(sites.AddSite("b.example").ok());
+    ASSERT_TRUE(sites.AddSite("b.example", {}).ok());
     const intake::TargetRule everything{"https://b.example/", intake::TargetKind::kPrefix,
                                         "b.example"};
-    ASSERT_TRUE(sites.AddTargets(absl::MakeConstSpan(&everything, 1)).ok());
+    ASSERT_TRUE(sites.AddTargets(absl::MakeConstSpan(&everything, 1), {}).ok());
   }
 
   absl::StatusOr<SubmitResult> Submit(const std::string& source) {

@@ -28,10 +28,10 @@ class VerifierPgMentionStoreTest : public ::testing::Test {
     store_ = std::make_unique<PgMentionStore>(*pool_);
     sites_ = std::make_unique<PgSiteStore>(*pool_);
     // Every test's targets are on b.example.
-    ASSERT_TRUE(sites_->AddSite("b.example").ok());
+    ASSERT_TRUE(sites_->AddSite("b.example", {}).ok());
     const intake::TargetRule everything{"https://b.example/", intake::TargetKind::kPrefix,
                                         "b.example"};
-    ASSERT_TRUE(sites_->AddTargets(absl::MakeConstSpan(&everything, 1)).ok());
+    ASSERT_TRUE(sites_->AddTargets(absl::MakeConstSpan(&everything, 1), {}).ok());
   }
 
   // `source` and `target` already normalized.
@@ -96,11 +96,11 @@ TEST_F(VerifierPgMentionStoreTest, ExistingStateIsReturnedUnchanged) {
 TEST_F(VerifierPgMentionStoreTest, TargetMustBeOnAServedSiteAndMatchARule) {
   PORTCULLIS_CREATE_TEST_DATABASE_OR_SKIP(db);
   Open(db->connection_string());
-  ASSERT_TRUE(sites_->AddSite("blog.example").ok());
+  ASSERT_TRUE(sites_->AddSite("blog.example", {}).ok());
   const std::vector<intake::TargetRule> rules = {
       {"https://blog.example/about", intake::TargetKind::kExact, "blog.example"},
       {"https://blog.example/posts/", intake::TargetKind::kPrefix, "blog.example"}};
-  ASSERT_TRUE(sites_->AddTargets(rules).ok());
+  ASSERT_TRUE(sites_->AddTargets(rules, {}).ok());
 
   const std::pair<const char*, TargetMatch> cases[] = {
       {"https://blog.example/about", TargetMatch::kServed},
@@ -260,7 +260,7 @@ TEST_F(VerifierPgMentionStoreTest, GetReturnsTheMention) {
   absl::StatusOr<SubmitResult> created =
       store_->Submit(Mention("https://a.example/x", "https://b.example/y"));
   ASSERT_TRUE(created.ok()) << created.status();
-  absl::StatusOr<StoredMention> mention = store_->Get(created->mention_id);
+  absl::StatusOr<StoredMention> mention = store_->Get(created->mention_id, {});
   ASSERT_TRUE(mention.ok()) << mention.status();
   EXPECT_EQ(mention->mention_id, created->mention_id);
   EXPECT_EQ(mention->source, "https://a.example/x");
@@ -270,14 +270,14 @@ TEST_F(VerifierPgMentionStoreTest, GetReturnsTheMention) {
   EXPECT_GT(mention->created_at, before);
   EXPECT_GE(mention->updated_at, mention->created_at);
   // Case does not matter in a UUID.
-  EXPECT_TRUE(store_->Get(absl::AsciiStrToUpper(created->mention_id)).ok());
+  EXPECT_TRUE(store_->Get(absl::AsciiStrToUpper(created->mention_id), {}).ok());
 }
 
 TEST_F(VerifierPgMentionStoreTest, GetUnknownIsNotFoundAndNonUuidIsInvalid) {
   PORTCULLIS_CREATE_TEST_DATABASE_OR_SKIP(db);
   Open(db->connection_string());
-  EXPECT_TRUE(absl::IsNotFound(store_->Get("00000000-0000-4000-8000-000000000000").status()));
-  EXPECT_TRUE(absl::IsInvalidArgument(store_->Get("1; DROP TABLE mentions").status()));
+  EXPECT_TRUE(absl::IsNotFound(store_->Get("00000000-0000-4000-8000-000000000000", {}).status()));
+  EXPECT_TRUE(absl::IsInvalidArgument(store_->Get("1; DROP TABLE mentions", {}).status()));
   EXPECT_TRUE(store_->Ping().ok());
 }
 
@@ -331,12 +331,12 @@ TEST_F(VerifierPgMentionListTest, ListsByTargetNewestFirstWithFilters) {
   const std::string new_reply =
       Add(*db, "https://a.example/2", "https://b.example/p1", "VERIFIED", "reply",
           "2024-03-01T00:00:00Z");
-  const std::string pending =
-      Add(*db, "https://a.example/3", "https://b.example/p1", "PENDING", "", "2024-02-01T00:00:00Z");
+  const std::string pending = Add(*db, "https://a.example/3", "https://b.example/p1", "PENDING", "",
+                                  "2024-02-01T00:00:00Z");
   Add(*db, "https://a.example/4", "https://b.example/p2", "VERIFIED", "like",
       "2024-04-01T00:00:00Z");
 
-  absl::StatusOr<MentionPage> all = store_->List(ByTarget("https://b.example/p1"));
+  absl::StatusOr<MentionPage> all = store_->List(ByTarget("https://b.example/p1"), {});
   ASSERT_TRUE(all.ok()) << all.status();
   EXPECT_EQ(Ids(*all), (std::vector<std::string>{new_reply, pending, old_like}));
   EXPECT_EQ(all->next_page_token, "");
@@ -345,21 +345,21 @@ TEST_F(VerifierPgMentionListTest, ListsByTargetNewestFirstWithFilters) {
 
   MentionQuery verified = ByTarget("https://b.example/p1");
   verified.state = MentionState::kVerified;
-  EXPECT_EQ(Ids(*store_->List(verified)), (std::vector<std::string>{new_reply, old_like}));
+  EXPECT_EQ(Ids(*store_->List(verified, {})), (std::vector<std::string>{new_reply, old_like}));
 
   MentionQuery likes = ByTarget("https://b.example/p1");
   likes.type = "like";
-  EXPECT_EQ(Ids(*store_->List(likes)), (std::vector<std::string>{old_like}));
+  EXPECT_EQ(Ids(*store_->List(likes, {})), (std::vector<std::string>{old_like}));
 
-  EXPECT_TRUE(store_->List(ByTarget("https://b.example/none"))->mentions.empty());
+  EXPECT_TRUE(store_->List(ByTarget("https://b.example/none"), {})->mentions.empty());
 }
 
 TEST_F(VerifierPgMentionListTest, ListsBySiteAcrossTargetsOnly) {
   PORTCULLIS_CREATE_TEST_DATABASE_OR_SKIP(db);
   Open(db->connection_string());
-  ASSERT_TRUE(sites_->AddSite("c.example").ok());
+  ASSERT_TRUE(sites_->AddSite("c.example", {}).ok());
   const intake::TargetRule c_all{"https://c.example/", intake::TargetKind::kPrefix, "c.example"};
-  ASSERT_TRUE(sites_->AddTargets(absl::MakeConstSpan(&c_all, 1)).ok());
+  ASSERT_TRUE(sites_->AddTargets(absl::MakeConstSpan(&c_all, 1), {}).ok());
   const std::string p1 = Add(*db, "https://a.example/1", "https://b.example/p1", "VERIFIED",
                              "like", "2024-01-01T00:00:00Z");
   const std::string p2 = Add(*db, "https://a.example/2", "https://b.example/p2", "VERIFIED",
@@ -368,7 +368,7 @@ TEST_F(VerifierPgMentionListTest, ListsBySiteAcrossTargetsOnly) {
       "2024-03-01T00:00:00Z");
   MentionQuery query;
   query.domain = "b.example";
-  absl::StatusOr<MentionPage> page = store_->List(query);
+  absl::StatusOr<MentionPage> page = store_->List(query, {});
   ASSERT_TRUE(page.ok()) << page.status();
   EXPECT_EQ(Ids(*page), (std::vector<std::string>{p2, p1}));
 }
@@ -388,7 +388,7 @@ TEST_F(VerifierPgMentionListTest, PagesWithATokenAcrossEqualTimes) {
   std::vector<std::string> seen;
   int pages = 0;
   do {
-    absl::StatusOr<MentionPage> page = store_->List(query);
+    absl::StatusOr<MentionPage> page = store_->List(query, {});
     ASSERT_TRUE(page.ok()) << page.status();
     ASSERT_LE(page->mentions.size(), 2u);
     for (const std::string& id : Ids(*page)) {
@@ -412,19 +412,19 @@ TEST_F(VerifierPgMentionListTest, RejectsMalformedQueries) {
   PORTCULLIS_CREATE_TEST_DATABASE_OR_SKIP(db);
   Open(db->connection_string());
   MentionQuery neither;
-  EXPECT_TRUE(absl::IsInvalidArgument(store_->List(neither).status()));
+  EXPECT_TRUE(absl::IsInvalidArgument(store_->List(neither, {}).status()));
   MentionQuery both = ByTarget("https://b.example/p");
   both.domain = "b.example";
-  EXPECT_TRUE(absl::IsInvalidArgument(store_->List(both).status()));
+  EXPECT_TRUE(absl::IsInvalidArgument(store_->List(both, {}).status()));
   for (const int size : {0, -1, 1001}) {
     MentionQuery query = ByTarget("https://b.example/p");
     query.page_size = size;
-    EXPECT_TRUE(absl::IsInvalidArgument(store_->List(query).status())) << size;
+    EXPECT_TRUE(absl::IsInvalidArgument(store_->List(query, {}).status())) << size;
   }
   for (const char* token : {"not base64!", "bTE6", "eHl6", "bTE6MTIzOm5vdC1hLXV1aWQ"}) {
     MentionQuery query = ByTarget("https://b.example/p");
     query.page_token = token;
-    EXPECT_TRUE(absl::IsInvalidArgument(store_->List(query).status())) << token;
+    EXPECT_TRUE(absl::IsInvalidArgument(store_->List(query, {}).status())) << token;
   }
 }
 
@@ -436,7 +436,7 @@ TEST_F(VerifierPgMentionStoreTest, DeadServerIsUnavailable) {
   PgMentionStore store(**pool);
   EXPECT_TRUE(absl::IsUnavailable(
       store.Submit(Mention("https://a.example/", "https://b.example/")).status()));
-  EXPECT_TRUE(absl::IsUnavailable(store.Get("00000000-0000-4000-8000-000000000000").status()));
+  EXPECT_TRUE(absl::IsUnavailable(store.Get("00000000-0000-4000-8000-000000000000", {}).status()));
   EXPECT_TRUE(absl::IsUnavailable(store.Ping()));
 }
 

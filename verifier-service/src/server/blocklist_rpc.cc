@@ -134,7 +134,7 @@ grpc::ServerUnaryReactor* VerifierService::AddBlock(grpc::CallbackServerContext*
   }
   RunOnPool("AddBlock", context, reactor,
             [this, response, entry = *std::move(entry)]() -> absl::Status {
-              absl::StatusOr<bool> created = blocks_->AddBlock(entry);
+              absl::StatusOr<bool> created = blocks_->AddBlock(entry, {});
               if (!created.ok()) {
                 return Retryable(created.status());
               }
@@ -167,7 +167,7 @@ grpc::ServerUnaryReactor* VerifierService::ListBlocks(grpc::CallbackServerContex
               // One more than asked for tells whether there is a next page.
               absl::StatusOr<std::vector<store::BlockRecord>> records =
                   blocks_->ListBlocks(page.site, page.after_kind, page.after_value,
-                                      std::min(page.size + 1, store::kMaxBlockPageSize));
+                                      std::min(page.size + 1, store::kMaxBlockPageSize), {});
               if (!records.ok()) {
                 return Retryable(records.status());
               }
@@ -200,7 +200,7 @@ grpc::ServerUnaryReactor* VerifierService::RemoveBlock(grpc::CallbackServerConte
   }
   RunOnPool("RemoveBlock", context, reactor,
             [this, response, entry = *std::move(entry)]() -> absl::Status {
-              absl::StatusOr<bool> removed = blocks_->RemoveBlock(entry);
+              absl::StatusOr<bool> removed = blocks_->RemoveBlock(entry, {});
               if (!removed.ok()) {
                 return Retryable(removed.status());
               }

@@ -170,7 +170,7 @@ grpc::ServerUnaryReactor* VerifierService::GetMention(grpc::CallbackServerContex
     if (FinishIfCancelled(context, reactor)) {
       return;
     }
-    absl::StatusOr<store::StoredMention> mention = store_.Get(request->mention_id());
+    absl::StatusOr<store::StoredMention> mention = store_.Get(request->mention_id(), {});
     if (!mention.ok()) {
       reactor->Finish(status::ToGrpcStatus(mention.status()));
       return;
@@ -196,7 +196,7 @@ grpc::ServerUnaryReactor* VerifierService::ListMentions(grpc::CallbackServerCont
   }
   RunOnPool("ListMentions", context, reactor,
             [this, response, query = *std::move(query)]() -> absl::Status {
-              absl::StatusOr<store::MentionPage> page = store_.List(query);
+              absl::StatusOr<store::MentionPage> page = store_.List(query, {});
               if (!page.ok()) {
                 return page.status();
               }
@@ -220,7 +220,7 @@ grpc::ServerUnaryReactor* VerifierService::AddSite(grpc::CallbackServerContext* 
   }
   RunOnPool("AddSite", context, reactor,
             [this, response, domain = *std::move(domain)]() -> absl::Status {
-              absl::StatusOr<store::AddSiteResult> added = sites_.AddSite(domain);
+              absl::StatusOr<store::AddSiteResult> added = sites_.AddSite(domain, {});
               if (!added.ok()) {
                 return added.status();
               }
@@ -248,7 +248,7 @@ grpc::ServerUnaryReactor* VerifierService::ListSites(grpc::CallbackServerContext
             [this, response, page = *std::move(page)]() -> absl::Status {
               // One more than asked for tells whether there is a next page.
               absl::StatusOr<std::vector<store::SiteRecord>> sites =
-                  sites_.ListSites(page.after_domain, page.size + 1);
+                  sites_.ListSites(page.after_domain, page.size + 1, {});
               if (!sites.ok()) {
                 return sites.status();
               }
@@ -279,7 +279,7 @@ grpc::ServerUnaryReactor* VerifierService::RemoveSite(grpc::CallbackServerContex
   }
   RunOnPool("RemoveSite", context, reactor,
             [this, response, domain = *std::move(domain)]() -> absl::Status {
-              absl::StatusOr<int64_t> removed = sites_.RemoveSite(domain);
+              absl::StatusOr<int64_t> removed = sites_.RemoveSite(domain, {});
               if (!removed.ok()) {
                 return removed.status();
               }
@@ -302,7 +302,7 @@ grpc::ServerUnaryReactor* VerifierService::AddTarget(grpc::CallbackServerContext
   RunOnPool("AddTarget", context, reactor,
             [this, response, rule = *std::move(rule)]() -> absl::Status {
               absl::StatusOr<store::AddTargetsResult> added =
-                  sites_.AddTargets(absl::MakeConstSpan(&rule, 1));
+                  sites_.AddTargets(absl::MakeConstSpan(&rule, 1), {});
               if (!added.ok()) {
                 return added.status();
               }
@@ -324,7 +324,7 @@ grpc::ServerUnaryReactor* VerifierService::ImportTargets(grpc::CallbackServerCon
   }
   RunOnPool("ImportTargets", context, reactor,
             [this, response, rules = *std::move(rules)]() -> absl::Status {
-              absl::StatusOr<store::AddTargetsResult> added = sites_.AddTargets(rules);
+              absl::StatusOr<store::AddTargetsResult> added = sites_.AddTargets(rules, {});
               if (!added.ok()) {
                 return added.status();
               }
@@ -349,7 +349,7 @@ grpc::ServerUnaryReactor* VerifierService::ListTargets(grpc::CallbackServerConte
   RunOnPool("ListTargets", context, reactor,
             [this, response, page = *std::move(page)]() -> absl::Status {
               absl::StatusOr<std::vector<store::TargetRecord>> targets =
-                  sites_.ListTargets(page.domain, page.after, page.size + 1);
+                  sites_.ListTargets(page.domain, page.after, page.size + 1, {});
               if (!targets.ok()) {
                 return targets.status();
               }
@@ -377,7 +377,7 @@ grpc::ServerUnaryReactor* VerifierService::RemoveTarget(grpc::CallbackServerCont
   RunOnPool("RemoveTarget", context, reactor,
             [this, response, rule = *std::move(rule)]() -> absl::Status {
               absl::StatusOr<store::TargetRecord> removed =
-                  sites_.RemoveTarget(rule.url, rule.kind);
+                  sites_.RemoveTarget(rule.url, rule.kind, {});
               if (!removed.ok()) {
                 return removed.status();
               }

@@ -60,7 +60,7 @@ absl::StatusOr<VerifyNowResult> VerifyMentionNow(const VerifyNowBackend& backend
                   recorded.reason.empty() ? "-" : recorded.reason);
     break;
   }
-  absl::StatusOr<store::StoredMention> mention = mentions.Get(mention_id);
+  absl::StatusOr<store::StoredMention> mention = mentions.Get(mention_id, {});
   if (!mention.ok()) {
     return mention.status();
   }

@@ -6,6 +6,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "verifier-service/src/auth/api_token.h"
 #include "verifier-service/src/intake/source_block.h"
 
 namespace portcullis::verifier::store {
@@ -27,24 +28,29 @@ inline constexpr int kMaxBlockPageSize = 1000;
 
 // The source blocklist (migrations/0007_create_source_blocks.sql). The check itself runs inside
 // MentionStore::Submit's transaction. Thread-safe, blocking; errors as MentionStore's.
+//
+// Tenant scoping: every method takes the caller's `visible_sites` (empty: every site). A bound
+// caller manages only the entries of its sites (filtered in the SQL): a site outside the binding,
+// or the global scope (site empty), is PERMISSION_DENIED and nothing changes.
 class BlocklistStore {
  public:
   virtual ~BlocklistStore() = default;
 
   // Adds `entry` (value already normalized). created=false when it was already there.
   // NOT_FOUND when `entry.site` is set and not a served site.
-  virtual absl::StatusOr<bool> AddBlock(const BlockEntry& entry) = 0;
+  virtual absl::StatusOr<bool> AddBlock(const BlockEntry& entry,
+                                        const auth::SiteBinding& visible_sites) = 0;
 
   // Entries of one scope: `site` empty lists the global ones. Ordered by (kind, value), at most
   // `limit`, after the (kind, value) pair `after_kind`/`after_value` (empty after_value: from
   // the start).
-  virtual absl::StatusOr<std::vector<BlockRecord>> ListBlocks(const std::string& site,
-                                                              const std::string& after_kind,
-                                                              const std::string& after_value,
-                                                              int limit) = 0;
+  virtual absl::StatusOr<std::vector<BlockRecord>> ListBlocks(
+      const std::string& site, const std::string& after_kind, const std::string& after_value,
+      int limit, const auth::SiteBinding& visible_sites) = 0;
 
   // Removes the entry; false when there was none.
-  virtual absl::StatusOr<bool> RemoveBlock(const BlockEntry& entry) = 0;
+  virtual absl::StatusOr<bool> RemoveBlock(const BlockEntry& entry,
+                                           const auth::SiteBinding& visible_sites) = 0;
 };
 
 }  // namespace portcullis::verifier::store

@@ -9,6 +9,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "common/crypto/sha256.h"
+#include "verifier-service/src/auth/api_token.h"
 #include "verifier-service/src/store/mention_content.h"
 #include "verifier-service/src/store/uuid.h"
 
@@ -129,13 +130,20 @@ class MentionStore {
   // The returned state is the mention's state after the call.
   virtual absl::StatusOr<SubmitResult> Submit(const NewMention& mention) = 0;
 
-  // The mention with `mention_id` (a UUID); NOT_FOUND when there is none, INVALID_ARGUMENT when
-  // `mention_id` is not a UUID.
-  virtual absl::StatusOr<StoredMention> Get(absl::string_view mention_id) = 0;
+  // The mention with `mention_id` (a UUID), read only when its target's site is in
+  // `visible_sites` (empty: every site). NOT_FOUND when there is none, PERMISSION_DENIED when there
+  // is one but of a site outside the binding (decided by an existence check alone: nothing of it
+  // is read), INVALID_ARGUMENT when `mention_id` is not a UUID.
+  virtual absl::StatusOr<StoredMention> Get(absl::string_view mention_id,
+                                            const auth::SiteBinding& visible_sites) = 0;
 
-  // One page of the mentions `query` names. INVALID_ARGUMENT when the query is malformed (neither
-  // or both of domain and target, page size out of range, a page token this store did not make).
-  virtual absl::StatusOr<MentionPage> List(const MentionQuery& query) = 0;
+  // One page of the mentions `query` names, of the sites in `visible_sites` only (empty: every
+  // site; filtered in the SQL). INVALID_ARGUMENT when the query is malformed (neither or both of
+  // domain and target, page size out of range, a page token this store did not make);
+  // PERMISSION_DENIED when `query.domain` is outside the binding, or when a page by target comes
+  // back empty because the target's mentions are of a site outside it.
+  virtual absl::StatusOr<MentionPage> List(const MentionQuery& query,
+                                           const auth::SiteBinding& visible_sites) = 0;
 
   // OK when the database answers a trivial query.
   virtual absl::Status Ping() = 0;

@@ -9,11 +9,15 @@
 #include "pqxx/result"
 #include "pqxx/row"
 #include "pqxx/transaction"
+#include "verifier-service/src/store/site_binding_sql.h"
 
 namespace portcullis::verifier::store {
 namespace {
 
-constexpr char kSiteId[] = "SELECT id::text FROM sites WHERE domain = $1";
+// Only a site inside the caller's binding ($2; see site_binding_sql.h) has an id here, so a
+// bound caller can neither read nor change another site's entries.
+constexpr char kSiteId[] =
+    "SELECT id::text FROM sites WHERE domain = $1 AND " PORTCULLIS_SITE_VISIBLE("domain", "$2");
 
 // $1 site id or NULL (global). The partial unique indexes make a repeat a no-op.
 constexpr char kInsert[] =
@@ -34,14 +38,16 @@ const char* OrNull(const std::optional<std::string>& value) {
   return value ? value->c_str() : nullptr;
 }
 
-// The site's id, nullopt for the global scope; sets *missing when the site is not served.
+// The site's id, nullopt for the global scope; sets *missing when the site is not served (or is
+// outside the binding).
 std::optional<std::string> SiteId(pqxx::transaction_base& transaction, const std::string& site,
-                                  bool* missing) {
+                                  const auth::SiteBinding& visible_sites, bool* missing) {
   *missing = false;
   if (site.empty()) {
     return std::nullopt;
   }
-  const pqxx::result rows = transaction.exec_params(kSiteId, site);
+  const pqxx::result rows =
+      transaction.exec_params(kSiteId, site, SiteBindingParameter(visible_sites));
   if (rows.empty()) {
     *missing = true;
     return std::nullopt;
@@ -51,14 +57,31 @@ std::optional<std::string> SiteId(pqxx::transaction_base& transaction, const std
 
 absl::Status NoSuchSite() { return absl::NotFoundError("no served site has this domain"); }
 
+// PERMISSION_DENIED when a caller bound to `visible_sites` may not touch the entries of `site`
+// (the global ones when empty): decided before any SQL, whether or not the site is served.
+absl::Status CheckScope(const std::string& site, const auth::SiteBinding& visible_sites) {
+  if (visible_sites.empty()) {
+    return absl::OkStatus();
+  }
+  if (site.empty()) {
+    return GlobalNotVisible();
+  }
+  return SiteVisible(visible_sites, site) ? absl::OkStatus() : SiteNotVisible(site);
+}
+
 }  // namespace
 
-absl::StatusOr<bool> PgBlocklistStore::AddBlock(const BlockEntry& entry) {
+absl::StatusOr<bool> PgBlocklistStore::AddBlock(const BlockEntry& entry,
+                                                 const auth::SiteBinding& visible_sites) {
+  if (absl::Status scope = CheckScope(entry.site, visible_sites); !scope.ok()) {
+    return scope;
+  }
   bool created = false;
   bool missing = false;
   absl::Status status = pool_.Run("add_block", [&](pqxx::connection& connection) {
     pqxx::work transaction(connection);
-    const std::optional<std::string> site_id = SiteId(transaction, entry.site, &missing);
+    const std::optional<std::string> site_id =
+        SiteId(transaction, entry.site, visible_sites, &missing);
     if (missing) {
       return;
     }
@@ -79,7 +102,10 @@ absl::StatusOr<bool> PgBlocklistStore::AddBlock(const BlockEntry& entry) {
 
 absl::StatusOr<std::vector<BlockRecord>> PgBlocklistStore::ListBlocks(
     const std::string& site, const std::string& after_kind, const std::string& after_value,
-    int limit) {
+    int limit, const auth::SiteBinding& visible_sites) {
+  if (absl::Status scope = CheckScope(site, visible_sites); !scope.ok()) {
+    return scope;
+  }
   if (limit < 1 || limit > kMaxBlockPageSize) {
     return absl::InvalidArgumentError(
         absl::StrCat("page_size must be from 1 to ", kMaxBlockPageSize));
@@ -89,7 +115,7 @@ absl::StatusOr<std::vector<BlockRecord>> PgBlocklistStore::ListBlocks(
   absl::Status status = pool_.Run("list_blocks", [&](pqxx::connection& connection) {
     records.clear();
     pqxx::work transaction(connection);
-    const std::optional<std::string> site_id = SiteId(transaction, site, &missing);
+    const std::optional<std::string> site_id = SiteId(transaction, site, visible_sites, &missing);
     if (missing) {
       return;
     }
@@ -115,12 +141,17 @@ absl::StatusOr<std::vector<BlockRecord>> PgBlocklistStore::ListBlocks(
   return records;
 }
 
-absl::StatusOr<bool> PgBlocklistStore::RemoveBlock(const BlockEntry& entry) {
+absl::StatusOr<bool> PgBlocklistStore::RemoveBlock(const BlockEntry& entry,
+                                                    const auth::SiteBinding& visible_sites) {
+  if (absl::Status scope = CheckScope(entry.site, visible_sites); !scope.ok()) {
+    return scope;
+  }
   bool removed = false;
   bool missing = false;
   absl::Status status = pool_.Run("remove_block", [&](pqxx::connection& connection) {
     pqxx::work transaction(connection);
-    const std::optional<std::string> site_id = SiteId(transaction, entry.site, &missing);
+    const std::optional<std::string> site_id =
+        SiteId(transaction, entry.site, visible_sites, &missing);
     if (missing) {
       return;
     }

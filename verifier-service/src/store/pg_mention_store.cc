@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "verifier-service/src/intake/source_block.h"
 #include "verifier-service/src/store/mention_page_token.h"
+#include "verifier-service/src/store/site_binding_sql.h"
 #include "pqxx/array"
 #include "pqxx/nontransaction"
 #include "pqxx/result"
@@ -134,17 +135,30 @@ constexpr char kSelectMention[] =
     "CASE WHEN j.attempts > 0 THEN j.attempts ELSE m.attempts END "
     "FROM mentions m LEFT JOIN verification_jobs j ON j.mention_id = m.id ";
 
-constexpr char kGetWhere[] = "WHERE m.id = $1::uuid";
+// Reads the mention only when its site is in the caller's binding ($2; see site_binding_sql.h).
+constexpr char kGetWhere[] =
+    "WHERE m.id = $1::uuid AND " PORTCULLIS_SITE_VISIBLE("m.target_domain", "$2");
+
+// When Get found nothing for a bound caller: whether the mention exists at all (then it is
+// another site's). Nothing of it but that answer is read.
+constexpr char kMentionExists[] = "SELECT EXISTS (SELECT 1 FROM mentions WHERE id = $1::uuid)";
+
+// When a page by target came back empty for a bound caller: whether the target has mentions of a
+// site outside the binding ($2); a target is on one site, so then all of its mentions are.
+constexpr char kTargetElsewhere[] =
+    "SELECT EXISTS (SELECT 1 FROM mentions WHERE target_hash = decode($1, 'hex') "
+    "  AND NOT coalesce(target_domain = ANY ($2::text[]), false))";
 
 // Keyset paging over (updated_at DESC, id ASC), served by the *_listing_idx / *_recent_idx
 // indexes of migrations/0004_mention_content.sql. Parameters: $1 domain or NULL, $2 target hash
 // (hex) or NULL, $3 state or NULL, $4 type or NULL, $5 cursor time (µs since the epoch) or NULL,
-// $6 cursor id, $7 limit.
+// $6 cursor id, $7 limit, $8 the caller's site binding.
 constexpr char kListWhere[] =
     "WHERE ($1::text IS NULL OR m.target_domain = $1) "
     "  AND ($2::text IS NULL OR m.target_hash = decode($2, 'hex')) "
     "  AND ($3::text IS NULL OR m.state = $3) "
     "  AND ($4::text IS NULL OR m.type = $4) "
+    "  AND " PORTCULLIS_SITE_VISIBLE("m.target_domain", "$8") " "
     "  AND ($5::bigint IS NULL "
     "       OR m.updated_at < timestamptz 'epoch' + $5::bigint * interval '1 microsecond' "
     "       OR (m.updated_at = timestamptz 'epoch' + $5::bigint * interval '1 microsecond' "
@@ -334,18 +348,27 @@ absl::StatusOr<SubmitResult> PgMentionStore::Submit(const NewMention& mention) {
   return result;
 }
 
-absl::StatusOr<StoredMention> PgMentionStore::Get(absl::string_view mention_id) {
+absl::StatusOr<StoredMention> PgMentionStore::Get(absl::string_view mention_id,
+                                                  const auth::SiteBinding& visible_sites) {
   if (!IsUuid(mention_id)) {
     return absl::InvalidArgumentError("mention id is not a UUID");
   }
   bool found = false;
+  bool elsewhere = false;
   StoredMention mention;
   std::string state;
   absl::Status status = pool_.Run("get_mention", [&](pqxx::connection& connection) {
+    found = false;
+    elsewhere = false;
     pqxx::nontransaction transaction(connection);
-    const pqxx::result rows = transaction.exec_params(absl::StrCat(kSelectMention, kGetWhere),
-                                                      std::string(mention_id));
+    const pqxx::result rows =
+        transaction.exec_params(absl::StrCat(kSelectMention, kGetWhere), std::string(mention_id),
+                                SiteBindingParameter(visible_sites));
     if (rows.empty()) {
+      if (!visible_sites.empty()) {
+        elsewhere =
+            transaction.exec_params1(kMentionExists, std::string(mention_id))[0].as<bool>();
+      }
       return;
     }
     found = true;
@@ -353,6 +376,9 @@ absl::StatusOr<StoredMention> PgMentionStore::Get(absl::string_view mention_id) 
   });
   if (!status.ok()) {
     return status;
+  }
+  if (elsewhere) {
+    return absl::PermissionDeniedError("the mention is of a site the token is not bound to");
   }
   if (!found) {
     return absl::NotFoundError("no mention has this id");
@@ -365,9 +391,13 @@ absl::StatusOr<StoredMention> PgMentionStore::Get(absl::string_view mention_id) 
   return mention;
 }
 
-absl::StatusOr<MentionPage> PgMentionStore::List(const MentionQuery& query) {
+absl::StatusOr<MentionPage> PgMentionStore::List(const MentionQuery& query,
+                                                 const auth::SiteBinding& visible_sites) {
   if (query.domain.empty() == !query.target_hash.has_value()) {
     return absl::InvalidArgumentError("exactly one of domain and target is required");
+  }
+  if (!query.domain.empty() && !SiteVisible(visible_sites, query.domain)) {
+    return SiteNotVisible(query.domain);
   }
   if (query.page_size < 1 || query.page_size > kMaxMentionPageSize) {
     return absl::InvalidArgumentError(
@@ -393,24 +423,34 @@ absl::StatusOr<MentionPage> PgMentionStore::List(const MentionQuery& query) {
              : std::nullopt;
   const std::string after_id = cursor ? cursor->mention_id : std::string(kNilUuid);
 
+  const std::string binding = SiteBindingParameter(visible_sites);
+
   MentionPage page;
   std::vector<std::string> states;
+  bool elsewhere = false;
   absl::Status status = pool_.Run("list_mentions", [&](pqxx::connection& connection) {
     page = MentionPage();
     states.clear();
+    elsewhere = false;
     pqxx::nontransaction transaction(connection);
     // One more than asked for tells whether there is a next page.
     const pqxx::result rows = transaction.exec_params(
         absl::StrCat(kSelectMention, kListWhere), OrNull(domain), OrNull(target_hash),
-        OrNull(state), OrNull(type), OrNull(after_time), after_id, query.page_size + 1);
+        OrNull(state), OrNull(type), OrNull(after_time), after_id, query.page_size + 1, binding);
     for (const pqxx::row& row : rows) {
       std::string row_state;
       page.mentions.push_back(ReadMention(row, &row_state));
       states.push_back(std::move(row_state));
     }
+    if (rows.empty() && target_hash && !visible_sites.empty()) {
+      elsewhere = transaction.exec_params1(kTargetElsewhere, *target_hash, binding)[0].as<bool>();
+    }
   });
   if (!status.ok()) {
     return status;
+  }
+  if (elsewhere) {
+    return absl::PermissionDeniedError("the target is of a site the token is not bound to");
   }
   for (size_t i = 0; i < page.mentions.size(); ++i) {
     const std::optional<MentionState> parsed = ParseState(states[i]);

@@ -22,8 +22,10 @@ class PgMentionStore final : public MentionStore {
   void SetLimits(SubmitLimits limits) { limits_ = limits; }
 
   absl::StatusOr<SubmitResult> Submit(const NewMention& mention) override;
-  absl::StatusOr<StoredMention> Get(absl::string_view mention_id) override;
-  absl::StatusOr<MentionPage> List(const MentionQuery& query) override;
+  absl::StatusOr<StoredMention> Get(absl::string_view mention_id,
+                                    const auth::SiteBinding& visible_sites) override;
+  absl::StatusOr<MentionPage> List(const MentionQuery& query,
+                                   const auth::SiteBinding& visible_sites) override;
   absl::Status Ping() override;
 
  private:

@@ -1,0 +1,43 @@
+#include "verifier-service/src/store/site_binding_sql.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+
+namespace portcullis::verifier::store {
+
+std::string SiteBindingParameter(const auth::SiteBinding& visible_sites) {
+  std::string literal = "{";
+  for (size_t i = 0; i < visible_sites.size(); ++i) {
+    if (i > 0) {
+      literal += ',';
+    }
+    literal += '"';
+    for (const char c : visible_sites[i]) {
+      if (c == '"' || c == '\\') {
+        literal += '\\';
+      }
+      literal += c;
+    }
+    literal += '"';
+  }
+  literal += '}';
+  return literal;
+}
+
+bool SiteVisible(const auth::SiteBinding& visible_sites, absl::string_view domain) {
+  return visible_sites.empty() ||
+         std::find(visible_sites.begin(), visible_sites.end(), domain) != visible_sites.end();
+}
+
+absl::Status SiteNotVisible(absl::string_view domain) {
+  return absl::PermissionDeniedError(
+      absl::StrCat("the token is not bound to site ", domain));
+}
+
+absl::Status GlobalNotVisible() {
+  return absl::PermissionDeniedError(
+      "global entries need a token that is not bound to sites");
+}
+
+}  // namespace portcullis::verifier::store
