@@ -41,6 +41,13 @@ function readSourceFacts(root) {
 
 const ref = (o) => `${o.kind}/${o.metadata?.name}`;
 
+// A plain Kubernetes quantity ("500", "1.5k", "250m") as a number; NaN for anything else.
+function quantity(text) {
+  const m = /^(\d+(?:\.\d+)?)(m|k)?$/.exec(String(text ?? '').trim());
+  if (!m) return NaN;
+  return Number(m[1]) * ({ m: 0.001, k: 1000 }[m[2]] ?? 1);
+}
+
 // Checks the rendered objects of one overlay against `facts`; returns failure messages.
 function checkAgainstSource(objects, facts) {
   const failures = [];
@@ -97,12 +104,21 @@ function checkAgainstSource(objects, facts) {
         if (annotated !== undefined && annotated !== port) failures.push(`${ref(d)}: prometheus.io/port ${annotated} is not ADMIN_LISTEN's port ${port}`);
       }
     }
-    // The in-flight target must be reachable: below the workers each pod runs.
-    const workers = Number(env.WORKERS ?? f.env.get('WORKERS'));
+    // The in-flight target must be reachable: below the cap on the verifications each pod keeps
+    // in flight. Since the event-driven worker that cap is MAX_VERIFICATIONS_IN_FLIGHT (a
+    // verification waiting on its source holds no thread; WORKERS threads only record outcomes),
+    // and the ConfigMap sets it, so that the target and the cap it is a share of are read
+    // together and a new default in main.cc cannot move one under the other.
     for (const m of hpa?.spec?.metrics || []) {
       if (m.pods?.metric?.name !== 'portcullis_verifier_verifications_in_flight') continue;
-      const target = Number(m.pods.target?.averageValue);
-      if (workers > 0 && !(target > 0 && target < workers)) failures.push(`${ref(hpa)}: in-flight target ${m.pods.target?.averageValue} must be above 0 and below WORKERS ${workers}`);
+      if (env.MAX_VERIFICATIONS_IN_FLIGHT === undefined) {
+        failures.push(`${ref(hpa)} scales on verifications in flight, but the verifier's ConfigMap does not set MAX_VERIFICATIONS_IN_FLIGHT, their cap per pod`);
+        continue;
+      }
+      const cap = quantity(env.MAX_VERIFICATIONS_IN_FLIGHT);
+      const target = quantity(m.pods.target?.averageValue);
+      if (!(cap > 0)) failures.push(`${service}: MAX_VERIFICATIONS_IN_FLIGHT ${JSON.stringify(env.MAX_VERIFICATIONS_IN_FLIGHT)} is not a positive number`);
+      else if (!(target > 0 && target < cap)) failures.push(`${ref(hpa)}: in-flight target ${m.pods.target?.averageValue} must be above 0 and below MAX_VERIFICATIONS_IN_FLIGHT ${cap}`);
     }
     // The fetcher's allow list punches holes in the SSRF policy: tests and demos only.
     if (env.EGRESS_ALLOW_CIDRS) failures.push(`${service}: EGRESS_ALLOW_CIDRS=${env.EGRESS_ALLOW_CIDRS} (tests and demos only, never in a cluster)`);

@@ -262,10 +262,29 @@ expectFailure('the HPA reading metrics the verifier does not serve (no ADMIN_LIS
 expectFailure('the admin port not declared by the pod', '[prod] sourceAgreement', /ADMIN_LISTEN port 9191 is not a containerPort/, (f) =>
   f.replace(`${VS}/configmap.yaml`, 'ADMIN_LISTEN: "0.0.0.0:9090"', 'ADMIN_LISTEN: "0.0.0.0:9191"'));
 
-expectFailure('an in-flight target no pod can reach', '[prod] sourceAgreement', /in-flight target 500/, (f) =>
-{
-  f.editYaml(`${VS}/hpa.yaml`, (d) => { d[0].spec.metrics.find((m) => m.type === 'Pods').pods.target.averageValue = '500'; });
-  f.replace(`${VS}/configmap.yaml`, '  FETCH_TIMEOUT:', '  WORKERS: "8"\n  FETCH_TIMEOUT:');
+expectFailure('an in-flight target no pod can reach', '[prod] sourceAgreement', /in-flight target 1500 must be above 0 and below MAX_VERIFICATIONS_IN_FLIGHT 1000/, (f) =>
+  f.editYaml(`${VS}/hpa.yaml`, (d) => { d[0].spec.metrics.find((m) => m.type === 'Pods').pods.target.averageValue = '1500'; }));
+
+expectFailure('an in-flight target at the cap', '[dev] sourceAgreement', /in-flight target 1k must be above 0 and below MAX_VERIFICATIONS_IN_FLIGHT 1000/, (f) =>
+  f.editYaml(`${VS}/hpa.yaml`, (d) => { d[0].spec.metrics.find((m) => m.type === 'Pods').pods.target.averageValue = '1k'; }));
+
+expectFailure('the in-flight cap left to the binary\'s default', '[prod] sourceAgreement', /does not set MAX_VERIFICATIONS_IN_FLIGHT/, (f) =>
+  f.replace(`${VS}/configmap.yaml`, '\n  MAX_VERIFICATIONS_IN_FLIGHT: "1000"', ''));
+
+expectFailure('an in-flight cap lowered under the target', '[prod] sourceAgreement', /below MAX_VERIFICATIONS_IN_FLIGHT 100\b/, (f) =>
+  f.replace(`${VS}/configmap.yaml`, 'MAX_VERIFICATIONS_IN_FLIGHT: "1000"', 'MAX_VERIFICATIONS_IN_FLIGHT: "100"'));
+
+// The rule before the event-driven worker compared the target with WORKERS, the threads that
+// once each held one verification; they no longer bound it, so few of them must not fail it.
+test('an in-flight target above WORKERS passes (WORKERS no longer caps verifications in flight)', () => {
+  const f = makeFixture();
+  try {
+    f.replace(`${VS}/configmap.yaml`, '  FETCH_TIMEOUT:', '  WORKERS: "4"\n  FETCH_TIMEOUT:');
+    const r = result(f.run(), '[prod] sourceAgreement');
+    assert.strictEqual(r.status, 'PASS', r.detail);
+  } finally {
+    f.cleanup();
+  }
 });
 
 expectFailure('the SSRF allow list set in a cluster', '[dev] sourceAgreement', /EGRESS_ALLOW_CIDRS/, (f) =>
