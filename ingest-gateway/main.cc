@@ -76,6 +76,20 @@ ABSL_FLAG(std::string, ingest_max_body_bytes, EnvOr("INGEST_MAX_BODY_BYTES", "10
 ABSL_FLAG(std::string, verifier_token_file, EnvOr("VERIFIER_TOKEN_FILE", ""),
           "required: a file holding the API token (scopes submit,read) sent to the verifier on "
           "every call; surrounding whitespace is ignored [VERIFIER_TOKEN_FILE]");
+ABSL_FLAG(std::string, verifier_tls_ca_file, EnvOr("VERIFIER_TLS_CA_FILE", ""),
+          "PEM CA certificates the verifier's certificate must chain to; turns TLS to the "
+          "verifier on; empty: plaintext [VERIFIER_TLS_CA_FILE]");
+ABSL_FLAG(std::string, verifier_tls_cert_file, EnvOr("VERIFIER_TLS_CERT_FILE", ""),
+          "PEM client certificate presented to the verifier (mutual TLS), with "
+          "--verifier_tls_key_file [VERIFIER_TLS_CERT_FILE]");
+ABSL_FLAG(std::string, verifier_tls_key_file, EnvOr("VERIFIER_TLS_KEY_FILE", ""),
+          "PEM private key of --verifier_tls_cert_file [VERIFIER_TLS_KEY_FILE]");
+ABSL_FLAG(std::string, verifier_tls_server_name, EnvOr("VERIFIER_TLS_SERVER_NAME", ""),
+          "name the verifier's certificate must carry (SAN); empty: the host of --verifier "
+          "[VERIFIER_TLS_SERVER_NAME]");
+ABSL_FLAG(std::string, verifier_tls_reload_interval, EnvOr("VERIFIER_TLS_RELOAD_INTERVAL", "60s"),
+          "how often the TLS files are read again, so renewed certificates are used without a "
+          "restart; at least 1s [VERIFIER_TLS_RELOAD_INTERVAL]");
 
 int main(int argc, char** argv) {
   portcullis::lifecycle::BlockTerminationSignals();
@@ -108,6 +122,11 @@ int main(int argc, char** argv) {
   flags.trusted_proxies = absl::GetFlag(FLAGS_trusted_proxies);
   flags.ingest_max_body_bytes = absl::GetFlag(FLAGS_ingest_max_body_bytes);
   flags.verifier_token_file = absl::GetFlag(FLAGS_verifier_token_file);
+  flags.verifier_tls_ca_file = absl::GetFlag(FLAGS_verifier_tls_ca_file);
+  flags.verifier_tls_cert_file = absl::GetFlag(FLAGS_verifier_tls_cert_file);
+  flags.verifier_tls_key_file = absl::GetFlag(FLAGS_verifier_tls_key_file);
+  flags.verifier_tls_server_name = absl::GetFlag(FLAGS_verifier_tls_server_name);
+  flags.verifier_tls_reload_interval = absl::GetFlag(FLAGS_verifier_tls_reload_interval);
 
   const absl::StatusOr<portcullis::gateway::GatewayConfig> config =
       portcullis::gateway::GatewayConfig::FromFlags(flags);

@@ -16,8 +16,11 @@ constexpr uint64_t kAdminMaxBodyBytes = 4096;
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<Gateway>> Gateway::Create(const GatewayConfig& config) {
+  // A missing or wrong certificate file stops startup here, naming the flag.
+  ASSIGN_OR_RETURN(const grpc_tls::ChannelSecurity security,
+                   grpc_tls::MakeChannelSecurity(config.verifier_tls));
   std::shared_ptr<grpc::Channel> channel =
-      MakeVerifierChannel(config.verifier_target, config.verifier_token);
+      MakeVerifierChannel(config.verifier_target, config.verifier_token, security);
   return Create(config, std::make_unique<GrpcVerifierClient>(channel, config.verifier_timeout),
                 std::make_unique<AuthorizedHealthChecker>(channel));
 }

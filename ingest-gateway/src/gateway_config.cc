@@ -145,6 +145,14 @@ absl::StatusOr<GatewayConfig> GatewayConfig::FromFlags(const GatewayFlags& flags
         absl::StrCat("--verifier_token_file: ", token.status().message()));
   }
   config.verifier_token = *std::move(token);
+  config.verifier_tls.ca_file = flags.verifier_tls_ca_file;
+  config.verifier_tls.cert_file = flags.verifier_tls_cert_file;
+  config.verifier_tls.key_file = flags.verifier_tls_key_file;
+  config.verifier_tls.server_name = flags.verifier_tls_server_name;
+  ASSIGN_OR_RETURN(config.verifier_tls.reload_interval,
+                   ParseDuration("verifier_tls_reload_interval",
+                                 flags.verifier_tls_reload_interval, false));
+  RETURN_IF_ERROR(grpc_tls::CheckClientTlsOptions(config.verifier_tls));
   return config;
 }
 

@@ -7,6 +7,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "common/config/listen_address.h"
+#include "common/grpc/channel_credentials.h"
 #include "common/net/cidr.h"
 
 namespace portcullis::gateway {
@@ -39,6 +40,12 @@ struct GatewayFlags {
   std::string ingest_max_body_bytes = "1048576";
   // A file holding the gateway's API token for the verifier (scopes submit,read); required.
   std::string verifier_token_file;
+  // Optional (mutual) TLS to the verifier.
+  std::string verifier_tls_ca_file;
+  std::string verifier_tls_cert_file;
+  std::string verifier_tls_key_file;
+  std::string verifier_tls_server_name;
+  std::string verifier_tls_reload_interval = "60s";
 };
 
 // Every limit and timeout of the gateway, validated once at startup.
@@ -76,6 +83,10 @@ struct GatewayConfig {
   // The bearer token sent on every call to the verifier, read from --verifier_token_file. Never
   // logged or exported.
   std::string verifier_token;
+  // TLS to the verifier: none (plaintext), or the CA to verify it by, the name its certificate
+  // must carry, and the gateway's client certificate for mutual TLS; the files are re-read every
+  // reload interval. The files themselves are checked when the gateway is created.
+  grpc_tls::ClientTlsOptions verifier_tls;
 
   // Validates `flags` and reads the token file; the error names the flag and the accepted range
   // in one line (never the token).

@@ -29,15 +29,15 @@ struct Call {
 
 }  // namespace
 
-std::shared_ptr<grpc::Channel> MakeVerifierChannel(
-    absl::string_view target, std::string token,
-    std::shared_ptr<grpc::ChannelCredentials> credentials) {
+std::shared_ptr<grpc::Channel> MakeVerifierChannel(absl::string_view target, std::string token,
+                                                   const grpc_tls::ChannelSecurity& security) {
   grpc::ChannelArguments args;
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, kInitialReconnectBackoffMs);
   args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, kMinReconnectBackoffMs);
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, kMaxReconnectBackoffMs);
   args.SetServiceConfigJSON(kServiceConfig);
-  return grpc_client::CreateAuthorizedChannel(std::string(target), std::move(credentials),
+  security.ApplyTo(args);
+  return grpc_client::CreateAuthorizedChannel(std::string(target), security.credentials,
                                               std::move(args), std::move(token));
 }
 

@@ -7,6 +7,7 @@
 
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "common/grpc/channel_credentials.h"
 #include "grpcpp/channel.h"
 #include "grpcpp/security/credentials.h"
 #include "ingest-gateway/src/readiness.h"
@@ -18,10 +19,11 @@ namespace portcullis::gateway {
 // The one channel to the verifier: short reconnect backoff (a returning verifier is noticed
 // within about two seconds) and round_robin, so a `dns:///` target over a headless Service
 // spreads calls over every pod. Every call carries `token` as a bearer token (none when empty);
-// null `credentials` means plaintext.
-std::shared_ptr<grpc::Channel> MakeVerifierChannel(
-    absl::string_view target, std::string token = "",
-    std::shared_ptr<grpc::ChannelCredentials> credentials = nullptr);
+// `security` (grpc_tls::MakeChannelSecurity) gives the credentials and the server name to
+// expect; null credentials mean plaintext.
+std::shared_ptr<grpc::Channel> MakeVerifierChannel(absl::string_view target,
+                                                   std::string token = "",
+                                                   const grpc_tls::ChannelSecurity& security = {});
 
 // Readiness against an authenticating verifier: grpc.health.v1 stays open to everyone, so
 // SERVING alone does not show that the verifier accepts the gateway's token. After SERVING, this

@@ -81,6 +81,44 @@ TEST(GatewayConfigTest, UnreadableOrEmptyTokenFileNamesTheFlagNotTheContents) {
   }
 }
 
+TEST(GatewayConfigTest, VerifierTlsIsOffByDefaultAndTakesItsFlags) {
+  const absl::StatusOr<GatewayConfig> plain = GatewayConfig::FromFlags(ValidFlags());
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  EXPECT_FALSE(plain->verifier_tls.enabled());
+
+  GatewayFlags flags = ValidFlags();
+  flags.verifier_tls_ca_file = "/tls/ca.crt";
+  flags.verifier_tls_cert_file = "/tls/tls.crt";
+  flags.verifier_tls_key_file = "/tls/tls.key";
+  flags.verifier_tls_server_name = "verifier.test";
+  flags.verifier_tls_reload_interval = "2s";
+  const absl::StatusOr<GatewayConfig> config = GatewayConfig::FromFlags(flags);
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->verifier_tls.ca_file, "/tls/ca.crt");
+  EXPECT_EQ(config->verifier_tls.cert_file, "/tls/tls.crt");
+  EXPECT_EQ(config->verifier_tls.key_file, "/tls/tls.key");
+  EXPECT_EQ(config->verifier_tls.server_name, "verifier.test");
+  EXPECT_EQ(config->verifier_tls.reload_interval, absl::Seconds(2));
+}
+
+TEST(GatewayConfigTest, VerifierTlsCombinationsNameTheFlag) {
+  GatewayFlags no_ca = ValidFlags();
+  no_ca.verifier_tls_cert_file = "/tls/tls.crt";
+  no_ca.verifier_tls_key_file = "/tls/tls.key";
+  EXPECT_THAT(GatewayConfig::FromFlags(no_ca).status().message(),
+              HasSubstr("--verifier_tls_ca_file is required"));
+  GatewayFlags no_key = ValidFlags();
+  no_key.verifier_tls_ca_file = "/tls/ca.crt";
+  no_key.verifier_tls_cert_file = "/tls/tls.crt";
+  EXPECT_THAT(GatewayConfig::FromFlags(no_key).status().message(),
+              HasSubstr("--verifier_tls_key_file"));
+  GatewayFlags fast = ValidFlags();
+  fast.verifier_tls_ca_file = "/tls/ca.crt";
+  fast.verifier_tls_reload_interval = "100ms";
+  EXPECT_THAT(GatewayConfig::FromFlags(fast).status().message(),
+              HasSubstr("--verifier_tls_reload_interval"));
+}
+
 TEST(GatewayConfigTest, IngestBodyCapIsAtMostOneMebibyte) {
   GatewayFlags flags = ValidFlags();
   flags.ingest_max_body_bytes = "65536";
