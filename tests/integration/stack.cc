@@ -69,10 +69,11 @@ absl::Status Stack::StartGateway(const std::vector<std::string>& extra_args) {
       "--verifier_timeout=3s",
       "--retry_after_seconds=7",
       "--drain_timeout=10s",
-      // Every request comes from 127.0.0.1: rate limits are off unless a test sets them
-      // (a later flag wins).
+      // Every request comes from 127.0.0.1: rate limits and the per-address connection cap are
+      // off unless a test sets them (a later flag wins).
       "--client_rate_limit=0",
       "--source_host_rate_limit=0",
+      "--max_connections_per_address=0",
   };
   args.insert(args.end(), extra_args.begin(), extra_args.end());
   auto child = testing::ChildProcess::Start(PORTCULLIS_GATEWAY_BINARY, args, {},
