@@ -1,4 +1,5 @@
 // The portcullis CLI: client calls to the verifier over gRPC.
+#include <cstdlib>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -32,7 +33,9 @@ ABSL_FLAG(std::string, key, "",
 ABSL_FLAG(std::string, id, "", "`sign`: the webhook-id (default: a random msg_ id)");
 ABSL_FLAG(std::string, timestamp, "", "`sign`: the webhook-timestamp (default: now)");
 ABSL_FLAG(std::string, target, "", "`mention list`: the mentions of this target URL");
-ABSL_FLAG(std::string, site, "", "`mention list`: the mentions of this site (domain)");
+ABSL_FLAG(std::string, site, "",
+          "`mention list`: the mentions of this site (domain); `token create|new`: a site the "
+          "token is bound to (repeat, or separate with commas)");
 ABSL_FLAG(std::string, state, "", "`mention list`: only pending, verified or failed mentions");
 ABSL_FLAG(std::string, type, "",
           "`mention list`: only mentions of this type (mention, reply, like, repost, bookmark, "
@@ -40,12 +43,52 @@ ABSL_FLAG(std::string, type, "",
 ABSL_FLAG(int32_t, page_size, 0, "`mention list`: mentions per page, 1 to 1000 (0: 100)");
 ABSL_FLAG(std::string, page_token, "", "`mention list`: next_page_token of the previous page");
 
+ABSL_FLAG(std::string, token_file, "",
+          "a file holding the API token sent to the verifier; default: $PORTCULLIS_TOKEN, else "
+          "the file named by $PORTCULLIS_TOKEN_FILE");
+ABSL_FLAG(std::string, scopes, "",
+          "`token create|new`: comma separated scopes: submit, read, fetch, admin");
+ABSL_FLAG(std::string, name, "", "`token create|new`: the token's name (who holds it)");
+
+namespace {
+
+// Every value given to --NAME (`--NAME=V` or `--NAME V`, one or two dashes), in order: absl keeps
+// only the last of a repeated flag.
+std::vector<std::string> RepeatedFlagValues(int argc, char** argv, const std::string& name) {
+  std::vector<std::string> values;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "--") break;
+    if (arg.rfind("--", 0) == 0) {
+      arg.erase(0, 2);
+    } else if (arg.rfind("-", 0) == 0) {
+      arg.erase(0, 1);
+    } else {
+      continue;
+    }
+    if (arg == name && i + 1 < argc) {
+      values.emplace_back(argv[++i]);
+    } else if (arg.rfind(name + "=", 0) == 0) {
+      values.push_back(arg.substr(name.size() + 1));
+    }
+  }
+  return values;
+}
+
+std::string Env(const char* name) {
+  const char* value = std::getenv(name);
+  return value == nullptr ? "" : value;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   portcullis::config::AcceptDashedFlagNames(argc, argv);
   absl::SetProgramUsageMessage(portcullis::cli::Usage());
+  const std::vector<std::string> sites = RepeatedFlagValues(argc, argv, "site");
   const std::vector<char*> positional = absl::ParseCommandLine(argc, argv);
   const std::vector<std::string> args(positional.begin() + 1, positional.end());
-  const portcullis::cli::CliOptions options{
+  portcullis::cli::CliOptions options{
       .verifier_target = absl::GetFlag(FLAGS_verifier),
       .timeout = absl::GetFlag(FLAGS_timeout),
       .max_body_bytes = absl::GetFlag(FLAGS_max_body_bytes),
@@ -64,7 +107,17 @@ int main(int argc, char** argv) {
       .list_type = absl::GetFlag(FLAGS_type),
       .page_size = absl::GetFlag(FLAGS_page_size),
       .page_token = absl::GetFlag(FLAGS_page_token),
+      .token_name = absl::GetFlag(FLAGS_name),
+      .token_scopes = absl::GetFlag(FLAGS_scopes),
+      .token_sites = sites,
   };
+  const absl::StatusOr<std::string> token = portcullis::cli::ResolveToken(
+      absl::GetFlag(FLAGS_token_file), Env("PORTCULLIS_TOKEN"), Env("PORTCULLIS_TOKEN_FILE"));
+  if (token.ok()) {
+    options.token = *token;
+  } else {
+    options.token_error = std::string(token.status().message());
+  }
   if (options.timeout <= absl::ZeroDuration()) {
     std::cerr << "error: --timeout must be positive\n";
     return portcullis::cli::kExitUsage;

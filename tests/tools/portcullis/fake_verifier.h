@@ -10,6 +10,10 @@
 
 namespace portcullis::cli {
 
+// The API token the tests give the CLI (commands that call the verifier need one).
+inline constexpr char kTestToken[] =
+    "pct_0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+
 // A Verifier that answers from fixed data, served in-process on 127.0.0.1:0.
 class FakeVerifier final : public verifier::v1::Verifier::Service {
  public:
@@ -27,8 +31,16 @@ class FakeVerifier final : public verifier::v1::Verifier::Service {
     return grpc::Status::OK;
   }
 
-  grpc::Status GetMention(grpc::ServerContext*, const verifier::v1::GetMentionRequest* request,
+  grpc::Status GetMention(grpc::ServerContext* context,
+                          const verifier::v1::GetMentionRequest* request,
                           verifier::v1::GetMentionResponse* response) override {
+    const auto found = context->client_metadata().find("authorization");
+    last_authorization = found == context->client_metadata().end()
+                             ? ""
+                             : std::string(found->second.data(), found->second.size());
+    if (request->mention_id() == "unauthenticated") {
+      return grpc::Status(grpc::StatusCode::UNAUTHENTICATED, "unknown or revoked API token");
+    }
     if (request->mention_id() != "5b6f0e0c-6f6e-4c57-9d2b-6a1f1f0a0001") {
       return grpc::Status(grpc::StatusCode::NOT_FOUND, "no such mention");
     }
@@ -56,7 +68,44 @@ class FakeVerifier final : public verifier::v1::Verifier::Service {
     return grpc::Status::OK;
   }
 
+  // A token with the requested name, scopes and sites; "bad" scope: INVALID_ARGUMENT.
+  grpc::Status CreateToken(grpc::ServerContext*, const verifier::v1::CreateTokenRequest* request,
+                           verifier::v1::CreateTokenResponse* response) override {
+    last_create = *request;
+    for (const std::string& scope : request->scopes()) {
+      if (scope == "bad") return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "unknown scope");
+    }
+    response->set_token(kTestToken);
+    auto* token = response->mutable_api_token();
+    token->set_id("7d4c6b1e-0000-4000-8000-000000000001");
+    token->set_name(request->name());
+    *token->mutable_scopes() = request->scopes();
+    *token->mutable_sites() = request->sites();
+    return grpc::Status::OK;
+  }
+
+  grpc::Status ListTokens(grpc::ServerContext*, const verifier::v1::ListTokensRequest*,
+                          verifier::v1::ListTokensResponse* response) override {
+    auto* token = response->add_tokens();
+    token->set_id("7d4c6b1e-0000-4000-8000-000000000001");
+    token->set_name("gateway");
+    token->add_scopes("submit");
+    return grpc::Status::OK;
+  }
+
+  grpc::Status RevokeToken(grpc::ServerContext*, const verifier::v1::RevokeTokenRequest* request,
+                           verifier::v1::RevokeTokenResponse* response) override {
+    if (request->id() != "7d4c6b1e-0000-4000-8000-000000000001") {
+      return grpc::Status(grpc::StatusCode::NOT_FOUND, "no such token");
+    }
+    response->mutable_api_token()->set_id(request->id());
+    response->mutable_api_token()->mutable_revoked_at()->set_seconds(1);
+    return grpc::Status::OK;
+  }
+
   verifier::v1::ListMentionsRequest last_list;
+  verifier::v1::CreateTokenRequest last_create;
+  std::string last_authorization;  // Of the last GetMention.
 };
 
 // Starts `service` on a free loopback port.

@@ -12,6 +12,7 @@
 #include "boost/json/parse.hpp"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/tools/portcullis/fake_verifier.h"
 #include "verifier-service/src/ingest/standard_webhooks.h"
 
 namespace portcullis::cli {
@@ -45,6 +46,7 @@ class IngestToolCommandsTest : public ::testing::Test {
     out_.str("");
     err_.str("");
     options.verifier_target = "127.0.0.1:1";
+    options.token = kTestToken;
     options.timeout = absl::Seconds(1);
     return cli::Run(args, options, out_, err_);
   }

@@ -94,6 +94,7 @@ TEST_F(MentionCommandsTest, ListOptionsAreCheckedBeforeAnyCall) {
 TEST_F(MentionCommandsTest, ListThroughTheCommandLine) {
   CliOptions options;
   options.verifier_target = server_.target();
+  options.token = kTestToken;
   options.timeout = absl::Seconds(5);
   options.list_site = "b.example";
   options.list_type = "reply";

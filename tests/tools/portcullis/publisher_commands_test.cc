@@ -109,6 +109,7 @@ class PublisherCommandsTest : public ::testing::Test {
     out_.str("");
     err_.str("");
     options.verifier_target = server_.target();
+    options.token = kTestToken;
     options.timeout = absl::Seconds(5);
     return cli::Run(args, options, out_, err_);
   }

@@ -1,7 +1,5 @@
 #include "tools/portcullis/src/block_commands.h"
 
-#include "grpcpp/create_channel.h"
-#include "grpcpp/security/credentials.h"
 #include "portcullis/verifier/v1/verifier.grpc.pb.h"
 #include "tools/portcullis/src/rpc_output.h"
 
@@ -48,7 +46,10 @@ int RunBlockCommand(const std::vector<std::string>& args, const CliOptions& opti
   if (args[2].empty()) {
     return UsageError("the scope is 'global' or a site's domain", err);
   }
-  auto channel = grpc::CreateChannel(options.verifier_target, grpc::InsecureChannelCredentials());
+  auto channel = DialVerifier(options, err);
+  if (channel == nullptr) {
+    return kExitUsage;
+  }
   auto stub = v1::Verifier::NewStub(channel);
   const std::string site = SiteOfScope(args[2]);
   if (verb == "list") {

@@ -4,8 +4,9 @@
 #include <memory>
 #include <optional>
 
-#include "grpcpp/create_channel.h"
-#include "grpcpp/security/credentials.h"
+#include "absl/strings/ascii.h"
+#include "common/grpc/authorized_channel.h"
+#include "grpcpp/support/channel_arguments.h"
 #include "portcullis/verifier/v1/verifier.grpc.pb.h"
 #include "tools/portcullis/src/block_commands.h"
 #include "tools/portcullis/src/authorship_conformance.h"
@@ -16,6 +17,7 @@
 #include "tools/portcullis/src/page_origin.h"
 #include "tools/portcullis/src/ssrf_conformance.h"
 #include "tools/portcullis/src/site_commands.h"
+#include "tools/portcullis/src/token_commands.h"
 #include "tools/portcullis/src/url_commands.h"
 #include "tools/portcullis/src/url_conformance.h"
 
@@ -78,8 +80,45 @@ std::string Usage() {
          "  conformance mf2 [--base-url URL] DIR  run every NAME.html/NAME.json pair under DIR;\n"
          "                                 prints differences and 'N passed, M failed'\n"
          "  conformance mf2-if-present DIR  the same; a missing DIR exits 77 unless CI=true\n" +
-         IngestUsage() + BlockUsage() +
-         "The verifier defaults to $PORTCULLIS_VERIFIER, else 127.0.0.1:50051.\n";
+         IngestUsage() + BlockUsage() + TokenUsage() +
+         "The verifier defaults to $PORTCULLIS_VERIFIER, else 127.0.0.1:50051. Every call to it\n"
+         "carries an API token: --token_file=PATH, else $PORTCULLIS_TOKEN, else the file named by\n"
+         "$PORTCULLIS_TOKEN_FILE (scripts/up prints the export line).\n";
+}
+
+absl::StatusOr<std::string> ResolveToken(const std::string& flag_token_file,
+                                         const std::string& env_token,
+                                         const std::string& env_token_file) {
+  if (!flag_token_file.empty()) {
+    return grpc_client::ReadTokenFile(flag_token_file);
+  }
+  const absl::string_view from_env = absl::StripAsciiWhitespace(env_token);
+  if (!from_env.empty()) {
+    return std::string(from_env);
+  }
+  if (!env_token_file.empty()) {
+    return grpc_client::ReadTokenFile(env_token_file);
+  }
+  return std::string();
+}
+
+std::shared_ptr<grpc::Channel> DialVerifier(const CliOptions& options, std::ostream& err) {
+  if (!options.token_error.empty()) {
+    err << "error: " << options.token_error << "\n";
+    return nullptr;
+  }
+  if (options.token.empty()) {
+    err << "error: no API token for the verifier: set PORTCULLIS_TOKEN or PORTCULLIS_TOKEN_FILE, "
+           "or pass --token_file=PATH (scripts/up prints the export line; an admin makes tokens "
+           "with `portcullis token create`)\n";
+    return nullptr;
+  }
+  grpc::ChannelArguments args;
+  if (!options.tls_server_name.empty()) {
+    args.SetSslTargetNameOverride(options.tls_server_name);
+  }
+  return grpc_client::CreateAuthorizedChannel(options.verifier_target, options.channel_credentials,
+                                              std::move(args), options.token);
 }
 
 namespace {
@@ -110,7 +149,10 @@ int RunSiteCommand(const std::vector<std::string>& args, const CliOptions& optio
   if (args.size() < min_args || args.size() > max_args) {
     return usage_error("wrong number of arguments for '" + command + "'");
   }
-  auto channel = grpc::CreateChannel(options.verifier_target, grpc::InsecureChannelCredentials());
+  auto channel = DialVerifier(options, err);
+  if (channel == nullptr) {
+    return kExitUsage;
+  }
   auto stub = verifier::v1::Verifier::NewStub(channel);
   const std::string argument = args.size() > 2 ? args[2] : "";
   if (command == "site add") {
@@ -152,8 +194,10 @@ int Run(const std::vector<std::string>& args, const CliOptions& options, std::os
     if (args.size() != 3) {
       return usage_error("wrong number of arguments for 'url " + args[1] + "'");
     }
-    auto channel =
-        grpc::CreateChannel(options.verifier_target, grpc::InsecureChannelCredentials());
+    auto channel = DialVerifier(options, err);
+    if (channel == nullptr) {
+      return kExitUsage;
+    }
     auto stub = verifier::v1::Verifier::NewStub(channel);
     if (args[1] == "check") {
       return CheckUrl(*stub, options.timeout, args[2], out, err);
@@ -213,6 +257,9 @@ int Run(const std::vector<std::string>& args, const CliOptions& options, std::os
   if (args[0] == "block") {
     return RunBlockCommand(args, options, out, err);
   }
+  if (args[0] == "token") {
+    return RunTokenCommand(args, options, out, err);
+  }
   if (args[0] == "demo") {
     if (args.size() < 2 || args[1] != "serve") {
       return usage_error("unknown demo command");
@@ -230,8 +277,10 @@ int Run(const std::vector<std::string>& args, const CliOptions& options, std::os
     if (args.size() != 4) {
       return usage_error("wrong number of arguments for 'mention verify'");
     }
-    auto channel =
-        grpc::CreateChannel(options.verifier_target, grpc::InsecureChannelCredentials());
+    auto channel = DialVerifier(options, err);
+    if (channel == nullptr) {
+      return kExitUsage;
+    }
     auto stub = verifier::v1::Verifier::NewStub(channel);
     return VerifyMention(*stub, options.timeout, args[2], args[3], out, err);
   }
@@ -239,8 +288,10 @@ int Run(const std::vector<std::string>& args, const CliOptions& options, std::os
     if (args.size() != 2) {
       return usage_error("'mention list' takes options only (--target URL or --site DOMAIN)");
     }
-    auto channel =
-        grpc::CreateChannel(options.verifier_target, grpc::InsecureChannelCredentials());
+    auto channel = DialVerifier(options, err);
+    if (channel == nullptr) {
+      return kExitUsage;
+    }
     auto stub = verifier::v1::Verifier::NewStub(channel);
     return ListMentions(*stub, options.timeout,
                         {.target = options.list_target,
@@ -258,7 +309,10 @@ int Run(const std::vector<std::string>& args, const CliOptions& options, std::os
   if (args.size() != expected) {
     return usage_error("wrong number of arguments for 'mention " + verb + "'");
   }
-  auto channel = grpc::CreateChannel(options.verifier_target, grpc::InsecureChannelCredentials());
+  auto channel = DialVerifier(options, err);
+  if (channel == nullptr) {
+    return kExitUsage;
+  }
   auto stub = verifier::v1::Verifier::NewStub(channel);
   if (verb == "submit") {
     return SubmitMention(*stub, options.timeout, args[2], args[3], out, err);

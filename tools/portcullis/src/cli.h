@@ -1,11 +1,15 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <ostream>
 #include <string>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "grpcpp/channel.h"
+#include "grpcpp/security/credentials.h"
 
 namespace portcullis::cli {
 
@@ -40,7 +44,33 @@ struct CliOptions {
   std::string list_type;
   int32_t page_size = 0;
   std::string page_token;
+  // The API token sent as `authorization: Bearer …` on every call to the verifier (see
+  // ResolveToken). Empty: commands that call the verifier refuse to run; `token_error`, when set,
+  // says why the configured token could not be read.
+  std::string token;
+  std::string token_error;
+  // Transport security of the channel to the verifier; null: plaintext. With TLS,
+  // `tls_server_name` (when not empty) is the name the server's certificate must carry.
+  std::shared_ptr<grpc::ChannelCredentials> channel_credentials;
+  std::string tls_server_name;
+  // `token create`, `token new`: --name, --scopes (comma separated), --site (repeatable, or
+  // comma separated; none: every site).
+  std::string token_name;
+  std::string token_scopes;
+  std::vector<std::string> token_sites;
 };
+
+// The token the CLI presents: the file named by --token_file (`flag_token_file`) when given,
+// else $PORTCULLIS_TOKEN (`env_token`), else the file named by $PORTCULLIS_TOKEN_FILE; empty
+// when none is set. A file that cannot be read or holds no token is an error naming its path.
+absl::StatusOr<std::string> ResolveToken(const std::string& flag_token_file,
+                                         const std::string& env_token,
+                                         const std::string& env_token_file);
+
+// The one channel every command that calls the verifier uses: options.verifier_target with the
+// token on every call and options.channel_credentials. Without a token (or with a token_error)
+// prints one error line saying how to give one and returns null: the caller exits kExitUsage.
+std::shared_ptr<grpc::Channel> DialVerifier(const CliOptions& options, std::ostream& err);
 
 // Runs `portcullis <args...>` (args exclude the program name). Results go to `out` as JSON,
 // errors to `err` in one line. Returns the exit code.

@@ -15,8 +15,6 @@
 #include "common/crypto/ed25519.h"
 #include "common/crypto/random.h"
 #include "common/json/jcs_vectors.h"
-#include "grpcpp/create_channel.h"
-#include "grpcpp/security/credentials.h"
 #include "tools/portcullis/src/publisher_commands.h"
 #include "verifier-service/src/ingest/standard_webhooks.h"
 #include "verifier-service/src/ingest/webhook_vectors.h"
@@ -285,7 +283,10 @@ std::optional<int> RunIngestCommand(const std::vector<std::string>& args,
     return bad;
   }
 
-  auto channel = grpc::CreateChannel(options.verifier_target, grpc::InsecureChannelCredentials());
+  auto channel = DialVerifier(options, err);
+  if (channel == nullptr) {
+    return kExitUsage;
+  }
   auto stub = verifier::v1::Verifier::NewStub(channel);
   const absl::Duration timeout = options.timeout;
   const std::string argument = args.size() > 2 ? args[2] : "";

@@ -24,7 +24,12 @@ int PrintJson(const google::protobuf::Message& message, std::ostream& out, std::
 }
 
 int ReportRpcError(const grpc::Status& status, std::ostream& err) {
-  err << "error: " << status::FromGrpcStatus(status).ToString() << "\n";
+  err << "error: " << status::FromGrpcStatus(status).ToString();
+  if (status.error_code() == grpc::StatusCode::UNAUTHENTICATED) {
+    err << " (the verifier refused the API token from --token_file, PORTCULLIS_TOKEN or "
+           "PORTCULLIS_TOKEN_FILE)";
+  }
+  err << "\n";
   return kExitFailed;
 }
 
