@@ -176,5 +176,68 @@ TEST_F(VerifierPgBlocklistStoreTest, AddListRemoveByScope) {
   EXPECT_EQ(blocks_->ListBlocks("", "", "", 10, {})->size(), 1u) << "the global entry stays";
 }
 
+// Tenant scoping: a token bound to b.example, beside c.example's and the global entries.
+TEST_F(VerifierPgBlocklistStoreTest, ABoundTokenManagesOnlyItsSitesEntries) {
+  PORTCULLIS_CREATE_TEST_DATABASE_OR_SKIP(db);
+  Open(db->connection_string());
+  Block("", BlockKind::kDomain, "evil.example");
+  Block("c.example", BlockKind::kDomain, "spam.example");
+  const auth::SiteBinding b_only = {"b.example"};
+  const auto count = [&](const std::string& site) {
+    absl::StatusOr<std::vector<BlockRecord>> records = blocks_->ListBlocks(site, "", "", 10, {});
+    EXPECT_TRUE(records.ok()) << records.status();
+    return records.ok() ? records->size() : 0u;
+  };
+
+  absl::StatusOr<bool> own =
+      blocks_->AddBlock({"b.example", BlockKind::kDomain, "x.example"}, b_only);
+  ASSERT_TRUE(own.ok()) << own.status();
+  EXPECT_TRUE(*own);
+  absl::StatusOr<std::vector<BlockRecord>> listed =
+      blocks_->ListBlocks("b.example", "", "", 10, b_only);
+  ASSERT_TRUE(listed.ok()) << listed.status();
+  ASSERT_EQ(listed->size(), 1u);
+  EXPECT_EQ((*listed)[0].entry.value, "x.example");
+
+  // Another site's entries and the global ones: refused, read or write, and nothing changes.
+  for (const char* site : {"c.example", ""}) {
+    EXPECT_EQ(blocks_->ListBlocks(site, "", "", 10, b_only).status().code(),
+              absl::StatusCode::kPermissionDenied)
+        << site;
+    EXPECT_EQ(blocks_->AddBlock({site, BlockKind::kDomain, "y.example"}, b_only).status().code(),
+              absl::StatusCode::kPermissionDenied)
+        << site;
+  }
+  EXPECT_EQ(blocks_->RemoveBlock({"c.example", BlockKind::kDomain, "spam.example"}, b_only)
+                .status()
+                .code(),
+            absl::StatusCode::kPermissionDenied);
+  EXPECT_EQ(blocks_->RemoveBlock({"", BlockKind::kDomain, "evil.example"}, b_only).status().code(),
+            absl::StatusCode::kPermissionDenied);
+  // A site outside the binding is refused whether or not it is served.
+  EXPECT_EQ(
+      blocks_->AddBlock({"nope.example", BlockKind::kDomain, "y.example"}, b_only).status().code(),
+      absl::StatusCode::kPermissionDenied);
+  EXPECT_EQ(count(""), 1u);
+  EXPECT_EQ(count("c.example"), 1u);
+  EXPECT_EQ(count("b.example"), 1u);
+  // The global entry still applies to the bound site's mentions.
+  EXPECT_TRUE(Blocked("https://evil.example/post", "https://b.example/"));
+
+  // Bound to both sites: both sites' entries, still not the global ones.
+  const auth::SiteBinding both = {"b.example", "c.example"};
+  absl::StatusOr<std::vector<BlockRecord>> c_entries =
+      blocks_->ListBlocks("c.example", "", "", 10, both);
+  ASSERT_TRUE(c_entries.ok()) << c_entries.status();
+  EXPECT_EQ(c_entries->size(), 1u);
+  EXPECT_EQ(blocks_->ListBlocks("", "", "", 10, both).status().code(),
+            absl::StatusCode::kPermissionDenied);
+  absl::StatusOr<bool> removed =
+      blocks_->RemoveBlock({"c.example", BlockKind::kDomain, "spam.example"}, both);
+  ASSERT_TRUE(removed.ok()) << removed.status();
+  EXPECT_TRUE(*removed);
+  EXPECT_EQ(count("c.example"), 0u);
+}
+
 }  // namespace
 }  // namespace portcullis::verifier::store

@@ -440,5 +440,88 @@ TEST_F(VerifierPgMentionStoreTest, DeadServerIsUnavailable) {
   EXPECT_TRUE(absl::IsUnavailable(store.Ping()));
 }
 
+// Tenant scoping: a token bound to b.example, beside c.example's mentions.
+TEST_F(VerifierPgMentionListTest, ABoundTokenReadsOnlyItsSitesMentions) {
+  PORTCULLIS_CREATE_TEST_DATABASE_OR_SKIP(db);
+  Open(db->connection_string());
+  ASSERT_TRUE(sites_->AddSite("c.example", {}).ok());
+  const intake::TargetRule c_all{"https://c.example/", intake::TargetKind::kPrefix, "c.example"};
+  ASSERT_TRUE(sites_->AddTargets(absl::MakeConstSpan(&c_all, 1), {}).ok());
+  const std::string b1 = Add(*db, "https://a.example/1", "https://b.example/p1", "VERIFIED", "like",
+                             "2024-01-01T00:00:00Z");
+  const std::string c1 = Add(*db, "https://secret.example/2", "https://c.example/p1", "VERIFIED",
+                             "reply", "2024-02-01T00:00:00Z");
+  const auth::SiteBinding b_only = {"b.example"};
+
+  absl::StatusOr<StoredMention> own = store_->Get(b1, b_only);
+  ASSERT_TRUE(own.ok()) << own.status();
+  EXPECT_EQ(own->source, "https://a.example/1");
+  // Another site's mention: PERMISSION_DENIED, naming nothing of it; an unknown id: NOT_FOUND.
+  const absl::Status other = store_->Get(c1, b_only).status();
+  EXPECT_TRUE(absl::IsPermissionDenied(other)) << other;
+  EXPECT_EQ(other.message().find("example"), absl::string_view::npos) << other;
+  EXPECT_TRUE(
+      absl::IsNotFound(store_->Get("00000000-0000-4000-8000-000000000000", b_only).status()));
+
+  MentionQuery c_site;
+  c_site.domain = "c.example";
+  EXPECT_TRUE(absl::IsPermissionDenied(store_->List(c_site, b_only).status()));
+  MentionQuery unserved_site;
+  unserved_site.domain = "nope.example";
+  EXPECT_TRUE(absl::IsPermissionDenied(store_->List(unserved_site, b_only).status()));
+  EXPECT_TRUE(
+      absl::IsPermissionDenied(store_->List(ByTarget("https://c.example/p1"), b_only).status()));
+  // A target nobody mentioned yet: an empty page (the store cannot tell whose it is).
+  absl::StatusOr<MentionPage> unmentioned =
+      store_->List(ByTarget("https://c.example/none"), b_only);
+  ASSERT_TRUE(unmentioned.ok()) << unmentioned.status();
+  EXPECT_TRUE(unmentioned->mentions.empty());
+  // Its own target, filtered to nothing, is an empty page too, not a refusal.
+  MentionQuery no_pending = ByTarget("https://b.example/p1");
+  no_pending.state = MentionState::kPending;
+  absl::StatusOr<MentionPage> filtered = store_->List(no_pending, b_only);
+  ASSERT_TRUE(filtered.ok()) << filtered.status();
+  EXPECT_TRUE(filtered->mentions.empty());
+  MentionQuery b_site;
+  b_site.domain = "b.example";
+  absl::StatusOr<MentionPage> own_page = store_->List(b_site, b_only);
+  ASSERT_TRUE(own_page.ok()) << own_page.status();
+  EXPECT_EQ(Ids(*own_page), (std::vector<std::string>{b1}));
+
+  // Unbound sees every site; a token bound to both sites sees both.
+  for (const auth::SiteBinding& binding :
+       {auth::SiteBinding{}, auth::SiteBinding{"c.example", "b.example"}}) {
+    EXPECT_TRUE(store_->Get(b1, binding).ok());
+    absl::StatusOr<StoredMention> theirs = store_->Get(c1, binding);
+    ASSERT_TRUE(theirs.ok()) << theirs.status();
+    EXPECT_EQ(theirs->source, "https://secret.example/2");
+    absl::StatusOr<MentionPage> c_page = store_->List(c_site, binding);
+    ASSERT_TRUE(c_page.ok()) << c_page.status();
+    EXPECT_EQ(Ids(*c_page), (std::vector<std::string>{c1}));
+    absl::StatusOr<MentionPage> by_target = store_->List(ByTarget("https://c.example/p1"), binding);
+    ASSERT_TRUE(by_target.ok()) << by_target.status();
+    EXPECT_EQ(Ids(*by_target), (std::vector<std::string>{c1}));
+  }
+}
+
+// A mention stored before target_domain was recorded belongs to no site: only an unbound token
+// reads it.
+TEST_F(VerifierPgMentionListTest, AMentionWithoutASiteIsReadOnlyUnbound) {
+  PORTCULLIS_CREATE_TEST_DATABASE_OR_SKIP(db);
+  Open(db->connection_string());
+  const std::string id = Add(*db, "https://a.example/1", "https://b.example/p1", "VERIFIED", "like",
+                             "2024-01-01T00:00:00Z");
+  {
+    pqxx::connection connection(db->connection_string());
+    pqxx::work transaction(connection);
+    transaction.exec0("UPDATE mentions SET target_domain = NULL");
+    transaction.commit();
+  }
+  EXPECT_TRUE(store_->Get(id, {}).ok());
+  EXPECT_TRUE(absl::IsPermissionDenied(store_->Get(id, {"b.example"}).status()));
+  EXPECT_TRUE(absl::IsPermissionDenied(
+      store_->List(ByTarget("https://b.example/p1"), {"b.example"}).status()));
+}
+
 }  // namespace
 }  // namespace portcullis::verifier::store

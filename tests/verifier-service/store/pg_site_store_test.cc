@@ -157,5 +157,114 @@ TEST_F(VerifierPgSiteStoreTest, RemoveTargetAndRemoveSite) {
   EXPECT_EQ(transaction.exec1("SELECT count(*) FROM targets")[0].as<int>(), 0);
 }
 
+// Tenant scoping: a token bound to a.example, beside b.example's data.
+class VerifierPgSiteTenancyTest : public VerifierPgSiteStoreTest {
+ protected:
+  void OpenTwoSites(const std::string& url) {
+    Open(url);
+    ASSERT_TRUE(store_->AddSite("a.example", {}).ok());
+    ASSERT_TRUE(store_->AddSite("b.example", {}).ok());
+    const std::vector<TargetRule> rules = {
+        {"https://a.example/", TargetKind::kPrefix, "a.example"},
+        {"https://b.example/", TargetKind::kPrefix, "b.example"},
+        {"https://b.example/x", TargetKind::kExact, "b.example"}};
+    ASSERT_TRUE(store_->AddTargets(rules, {}).ok());
+  }
+
+  std::vector<std::string> Sites(const auth::SiteBinding& binding) {
+    std::vector<std::string> domains;
+    absl::StatusOr<std::vector<SiteRecord>> sites = store_->ListSites("", 100, binding);
+    EXPECT_TRUE(sites.ok()) << sites.status();
+    for (const SiteRecord& site : sites.ok() ? *sites : std::vector<SiteRecord>()) {
+      domains.push_back(site.domain);
+    }
+    return domains;
+  }
+
+  std::vector<std::string> Targets(const std::string& domain, const auth::SiteBinding& binding) {
+    std::vector<std::string> urls;
+    absl::StatusOr<std::vector<TargetRecord>> targets =
+        store_->ListTargets(domain, std::nullopt, 100, binding);
+    EXPECT_TRUE(targets.ok()) << targets.status();
+    for (const TargetRecord& target : targets.ok() ? *targets : std::vector<TargetRecord>()) {
+      urls.push_back(target.rule.url);
+    }
+    return urls;
+  }
+
+  const auth::SiteBinding a_only_ = {"a.example"};
+  const std::vector<std::string> all_sites_ = {"a.example", "b.example"};
+  const std::vector<std::string> all_targets_ = {"https://a.example/", "https://b.example/",
+                                                 "https://b.example/x"};
+};
+
+TEST_F(VerifierPgSiteTenancyTest, ABoundTokenListsOnlyItsSitesAndTargets) {
+  PORTCULLIS_CREATE_TEST_DATABASE_OR_SKIP(db);
+  OpenTwoSites(db->connection_string());
+  EXPECT_EQ(Sites(a_only_), (std::vector<std::string>{"a.example"}));
+  EXPECT_EQ(Targets("", a_only_), (std::vector<std::string>{"https://a.example/"}));
+  EXPECT_EQ(Targets("a.example", a_only_), (std::vector<std::string>{"https://a.example/"}));
+  EXPECT_TRUE(absl::IsPermissionDenied(
+      store_->ListTargets("b.example", std::nullopt, 10, a_only_).status()));
+  // Outside the binding whether or not served: nothing tells a bound admin which sites exist.
+  EXPECT_TRUE(absl::IsPermissionDenied(
+      store_->ListTargets("nope.example", std::nullopt, 10, a_only_).status()));
+  // Unbound sees all; bound to both sees both.
+  EXPECT_EQ(Sites({}), all_sites_);
+  EXPECT_EQ(Sites({"b.example", "a.example"}), all_sites_);
+  EXPECT_EQ(Targets("", {}), all_targets_);
+  EXPECT_EQ(Targets("", {"a.example", "b.example"}), all_targets_);
+}
+
+TEST_F(VerifierPgSiteTenancyTest, ABoundTokenCannotChangeAnotherSite) {
+  PORTCULLIS_CREATE_TEST_DATABASE_OR_SKIP(db);
+  OpenTwoSites(db->connection_string());
+  EXPECT_TRUE(absl::IsPermissionDenied(store_->AddSite("c.example", a_only_).status()));
+  EXPECT_TRUE(absl::IsPermissionDenied(store_->RemoveSite("b.example", a_only_).status()));
+  EXPECT_TRUE(absl::IsPermissionDenied(store_->RemoveSite("nope.example", a_only_).status()));
+  // All or nothing: the first rule is a.example's, the second b.example's.
+  const std::vector<TargetRule> mixed = {
+      {"https://a.example/new", TargetKind::kExact, "a.example"},
+      {"https://b.example/new", TargetKind::kExact, "b.example"}};
+  const absl::Status refused = store_->AddTargets(mixed, a_only_).status();
+  EXPECT_TRUE(absl::IsPermissionDenied(refused)) << refused;
+  EXPECT_NE(refused.message().find("target 1"), absl::string_view::npos) << refused;
+  const absl::Status removed =
+      store_->RemoveTarget("https://b.example/x", TargetKind::kExact, a_only_).status();
+  EXPECT_TRUE(absl::IsPermissionDenied(removed)) << removed;
+  EXPECT_EQ(removed.message().find("b.example"), absl::string_view::npos)
+      << "names nothing of the other site: " << removed;
+  // The database is unchanged.
+  EXPECT_EQ(Sites({}), all_sites_);
+  EXPECT_EQ(Targets("", {}), all_targets_);
+}
+
+TEST_F(VerifierPgSiteTenancyTest, ABoundTokenManagesItsOwnSite) {
+  PORTCULLIS_CREATE_TEST_DATABASE_OR_SKIP(db);
+  OpenTwoSites(db->connection_string());
+  absl::StatusOr<AddSiteResult> again = store_->AddSite("a.example", a_only_);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_FALSE(again->created);
+  const TargetRule rule{"https://a.example/about", TargetKind::kExact, "a.example"};
+  ASSERT_TRUE(store_->AddTargets(absl::MakeConstSpan(&rule, 1), a_only_).ok());
+  EXPECT_TRUE(absl::IsNotFound(
+      store_->RemoveTarget("https://a.example/none", TargetKind::kExact, a_only_).status()));
+  EXPECT_TRUE(store_->RemoveTarget("https://a.example/about", TargetKind::kExact, a_only_).ok());
+  absl::StatusOr<int64_t> removed = store_->RemoveSite("a.example", a_only_);
+  ASSERT_TRUE(removed.ok()) << removed.status();
+  EXPECT_EQ(*removed, 1);
+  EXPECT_EQ(Sites({}), (std::vector<std::string>{"b.example"}));
+  EXPECT_TRUE(absl::IsNotFound(store_->RemoveSite("a.example", a_only_).status()));
+}
+
+TEST_F(VerifierPgSiteTenancyTest, ABindingCannotBreakOutOfItsArray) {
+  PORTCULLIS_CREATE_TEST_DATABASE_OR_SKIP(db);
+  OpenTwoSites(db->connection_string());
+  // Were the elements pasted unquoted, these would match a.example or b.example.
+  const auth::SiteBinding crafted = {R"(x","a.example)", "b.example}", "a.example,b.example"};
+  EXPECT_TRUE(Sites(crafted).empty());
+  EXPECT_TRUE(Targets("", crafted).empty());
+}
+
 }  // namespace
 }  // namespace portcullis::verifier::store

@@ -31,13 +31,11 @@ bool SiteVisible(const auth::SiteBinding& visible_sites, absl::string_view domai
 }
 
 absl::Status SiteNotVisible(absl::string_view domain) {
-  return absl::PermissionDeniedError(
-      absl::StrCat("the token is not bound to site ", domain));
+  return absl::PermissionDeniedError(absl::StrCat("the token is not bound to site ", domain));
 }
 
 absl::Status GlobalNotVisible() {
-  return absl::PermissionDeniedError(
-      "global entries need a token that is not bound to sites");
+  return absl::PermissionDeniedError("global entries need a token that is not bound to sites");
 }
 
 }  // namespace portcullis::verifier::store
