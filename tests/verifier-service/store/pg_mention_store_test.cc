@@ -218,6 +218,79 @@ TEST_F(VerifierPgMentionStoreTest, FailedRetentionIsConfigurable) {
   EXPECT_TRUE(short_retention.Submit(mention)->queued);
 }
 
+TEST_F(VerifierPgMentionStoreTest, RepeatOfAPendingPairWritesNothing) {
+  PORTCULLIS_CREATE_TEST_DATABASE_OR_SKIP(db);
+  Open(db->connection_string());
+  const NewMention mention = Mention("https://a.example/", "https://b.example/");
+  absl::StatusOr<SubmitResult> first = store_->Submit(mention);
+  ASSERT_TRUE(first.ok()) << first.status();
+  // xmin: the transaction that wrote the row version; any UPDATE (even one that changes nothing)
+  // makes a new version.
+  const std::string versions =
+      "SELECT (SELECT xmin::text FROM mentions) || '/' || (SELECT xmin::text FROM "
+      "verification_jobs)";
+  pqxx::connection connection(db->connection_string());
+  pqxx::nontransaction read(connection);
+  const std::string before = read.exec1(versions)[0].as<std::string>();
+  for (int i = 0; i < 3; ++i) {
+    absl::StatusOr<SubmitResult> again = store_->Submit(mention);
+    ASSERT_TRUE(again.ok()) << again.status();
+    EXPECT_EQ(again->mention_id, first->mention_id);
+    EXPECT_EQ(again->state, MentionState::kPending);
+    EXPECT_FALSE(again->created);
+    EXPECT_FALSE(again->queued);
+  }
+  EXPECT_EQ(read.exec1(versions)[0].as<std::string>(), before)
+      << "neither the mention nor its job was written";
+}
+
+TEST_F(VerifierPgMentionStoreTest, RepeatOfAPendingPairWithoutAJobQueuesOne) {
+  PORTCULLIS_CREATE_TEST_DATABASE_OR_SKIP(db);
+  Open(db->connection_string());
+  const NewMention mention = Mention("https://a.example/", "https://b.example/");
+  ASSERT_TRUE(store_->Submit(mention).ok());
+  Exec(*db, "DELETE FROM verification_jobs");
+  absl::StatusOr<SubmitResult> again = store_->Submit(mention);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(again->state, MentionState::kPending);
+  EXPECT_TRUE(again->queued);
+  EXPECT_EQ(Count(*db, "SELECT count(*) FROM verification_jobs WHERE kind = 'VERIFY'"), 1);
+}
+
+TEST_F(VerifierPgMentionStoreTest, ConcurrentFirstSubmissionsAllGetTheSameMention) {
+  PORTCULLIS_CREATE_TEST_DATABASE_OR_SKIP(db);
+  Open(db->connection_string());
+  absl::StatusOr<std::unique_ptr<PgConnectionPool>> pool =
+      PgConnectionPool::Create({db->connection_string(), 16, absl::Seconds(30), absl::Seconds(30)});
+  ASSERT_TRUE(pool.ok());
+  PgMentionStore store(**pool);
+  constexpr int kThreads = 16;
+  std::vector<absl::StatusOr<SubmitResult>> results(kThreads, absl::UnknownError("not run"));
+  std::atomic<int> ready{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      ++ready;
+      while (ready.load() < kThreads) {
+      }
+      results[t] = store.Submit(Mention("https://c.example/", "https://b.example/x"));
+    });
+  }
+  for (std::thread& thread : threads) {
+    thread.join();
+  }
+  int created = 0;
+  for (const absl::StatusOr<SubmitResult>& result : results) {
+    ASSERT_TRUE(result.ok()) << result.status();
+    EXPECT_EQ(result->mention_id, results[0]->mention_id);
+    EXPECT_EQ(result->state, MentionState::kPending);
+    created += result->created;
+  }
+  EXPECT_EQ(created, 1);
+  EXPECT_EQ(Count(*db, "SELECT count(*) FROM mentions"), 1);
+  EXPECT_EQ(Count(*db, "SELECT count(*) FROM verification_jobs"), 1);
+}
+
 TEST_F(VerifierPgMentionStoreTest, ConcurrentIdenticalSubmissionsMakeOneRowAndOneJob) {
   PORTCULLIS_CREATE_TEST_DATABASE_OR_SKIP(db);
   Open(db->connection_string());

@@ -27,56 +27,64 @@ constexpr char kNilUuid[] = "00000000-0000-0000-0000-000000000000";
 // Either way the row stays locked until commit, so concurrent repeats of one pair take their
 // lifecycle decisions one after another. The last column says whether a FAILED decision is older
 // than the failure retention ($5, microseconds).
-constexpr char kUpsertPending[] =
+constexpr PgStatement kUpsertPending{
+    "mention_submit_upsert_pending",
     "INSERT INTO mentions (source, target, source_hash, target_hash, target_domain) "
     "VALUES ($1, $2, decode($3, 'hex'), decode($4, 'hex'), $6) "
     "ON CONFLICT (source_hash, target_hash) DO UPDATE SET state = mentions.state, "
     "  target_domain = coalesce(mentions.target_domain, EXCLUDED.target_domain) "
     "RETURNING id::text, state, (xmax = 0) AS created, "
-    "          updated_at <= now() - $5::bigint * interval '1 microsecond' AS retention_over";
+    "          updated_at <= now() - $5::bigint * interval '1 microsecond' AS retention_over"};
 
 // The first job of a new mention.
-constexpr char kQueueVerify[] =
+constexpr PgStatement kQueueVerify{
+    "mention_submit_queue_verify",
     "INSERT INTO verification_jobs (mention_id, kind) VALUES ($1::uuid, 'VERIFY') "
-    "ON CONFLICT (mention_id) DO NOTHING";
+    "ON CONFLICT (mention_id) DO NOTHING"};
 
 // A VERIFIED mention submitted again: one re-verification. A job already queued is that one; a
 // job running now gets one more run when it finishes (the sender may have changed the source
 // after that job fetched it).
-constexpr char kQueueReverify[] =
+constexpr PgStatement kQueueReverify{
+    "mention_submit_queue_reverify",
     "INSERT INTO verification_jobs (mention_id, kind) VALUES ($1::uuid, 'REVERIFY') "
     "ON CONFLICT (mention_id) DO UPDATE SET rerun = true "
-    "WHERE verification_jobs.lease_owner IS NOT NULL";
+    "WHERE verification_jobs.lease_owner IS NOT NULL"};
 
 // A FAILED mention past the failure retention starts again.
-constexpr char kRestart[] =
+constexpr PgStatement kRestart{
+    "mention_submit_restart",
     "UPDATE mentions SET state = 'PENDING', reason = NULL, links_to_target_host = '{}', "
     "  updated_at = now() "
-    "WHERE id = $1::uuid";
+    "WHERE id = $1::uuid"};
 
 // Wakes the workers (LISTEN portcullis_verification_jobs) when the transaction commits.
-constexpr char kNotify[] = "SELECT pg_notify('portcullis_verification_jobs', '')";
+constexpr PgStatement kNotify{"mention_submit_notify",
+                              "SELECT pg_notify('portcullis_verification_jobs', '')"};
 
 // No row: the host is not a served site. Otherwise whether a target rule matches: an EXACT rule
 // through the unique (url, kind) index, PREFIX rules of the site through (site_id, kind).
-constexpr char kMatchTarget[] =
+constexpr PgStatement kMatchTarget{
+    "mention_submit_match_target",
     "SELECT EXISTS (SELECT 1 FROM targets t WHERE t.url = $2 AND t.kind = 'EXACT' "
     "                 AND t.site_id = s.id) "
     "    OR EXISTS (SELECT 1 FROM targets t WHERE t.site_id = s.id AND t.kind = 'PREFIX' "
     "                 AND starts_with($2, t.url)) "
-    "FROM sites s WHERE s.domain = $1";
+    "FROM sites s WHERE s.domain = $1"};
 
 // Whether the source is blocked for the target's site ($1 domain): a global entry or one of the
 // site's, DOMAIN entries by the source host and its parent domains ($2, a text[] literal),
 // PREFIX entries by the normalized source ($3).
-constexpr char kSourceBlocked[] =
+constexpr PgStatement kSourceBlocked{
+    "mention_submit_source_blocked",
     "SELECT EXISTS (SELECT 1 FROM source_blocks b "
     "  WHERE (b.site_id IS NULL OR b.site_id = (SELECT id FROM sites WHERE domain = $1)) "
     "    AND ((b.kind = 'DOMAIN' AND b.value = ANY ($2::text[])) "
-    "      OR (b.kind = 'PREFIX' AND starts_with($3, b.value))))";
+    "      OR (b.kind = 'PREFIX' AND starts_with($3, b.value))))"};
 
 // A blocked source: the pair is FAILED `blocked` (updated_at moves only when that is news).
-constexpr char kUpsertBlocked[] =
+constexpr PgStatement kUpsertBlocked{
+    "mention_submit_upsert_blocked",
     "INSERT INTO mentions (source, target, source_hash, target_hash, target_domain, state, "
     "  reason) "
     "VALUES ($1, $2, decode($3, 'hex'), decode($4, 'hex'), $5, 'FAILED', 'blocked') "
@@ -84,21 +92,87 @@ constexpr char kUpsertBlocked[] =
     "  links_to_target_host = '{}', "
     "  updated_at = CASE WHEN mentions.state = 'FAILED' AND mentions.reason = 'blocked' "
     "    THEN mentions.updated_at ELSE now() END "
-    "RETURNING id::text, (xmax = 0) AS created";
+    "RETURNING id::text, (xmax = 0) AS created"};
 
 // The admission limits (SubmitLimits), each counted only up to its limit.
-constexpr char kCountQueue[] =
-    "SELECT count(*) FROM (SELECT 1 FROM verification_jobs LIMIT $1) q";
-constexpr char kCountPendingOfHost[] =
+constexpr PgStatement kCountQueue{
+    "mention_submit_count_queue",
+    "SELECT count(*) FROM (SELECT 1 FROM verification_jobs LIMIT $1) q"};
+constexpr PgStatement kCountPendingOfHost{
+    "mention_submit_count_pending_of_host",
     "SELECT count(*) FROM (SELECT 1 FROM mentions WHERE source_host = $1 AND state = 'PENDING' "
-    "  LIMIT $2) q";
-constexpr char kSetSourceHost[] =
-    "UPDATE mentions SET source_host = $2 WHERE id = $1::uuid "
-    "  AND source_host IS DISTINCT FROM $2";
+    "  LIMIT $2) q"};
+constexpr PgStatement kSetSourceHost{"mention_submit_set_source_host",
+                                     "UPDATE mentions SET source_host = $2 WHERE id = $1::uuid "
+                                     "  AND source_host IS DISTINCT FROM $2"};
 
 // Nothing fetches a blocked source: a queued job goes, and a running one loses its lease (its
 // worker's Finish then finds the job gone and its outcome is dropped).
-constexpr char kDropJob[] = "DELETE FROM verification_jobs WHERE mention_id = $1::uuid";
+constexpr PgStatement kDropJob{"mention_submit_drop_job",
+                               "DELETE FROM verification_jobs WHERE mention_id = $1::uuid"};
+
+// The common submissions in one statement and one round trip, committed on its own (autocommit):
+// a new pair of a served target whose source is not blocked is inserted with its job (when the
+// admission limits allow it), and everything else is only read. The answer says which case it
+// was; cases this statement does not finish (a blocked source, a mention that is not PENDING with
+// a job, a concurrent insert of the same pair) go through the full transaction below, which
+// decides them under the row lock as before.
+// A repeat of a PENDING pair that has its job changes nothing in the full path either (the job
+// insert conflicts, the upsert rewrites the row unchanged), so it is answered from this read
+// alone: no write, no row lock, no commit to wait for.
+// Parameters: $1 target domain, $2 normalized target, $3 the source's domain block keys (text[]
+// literal), $4 normalized source, $5 source, $6 target, $7 source hash, $8 target hash (hex),
+// $9 target domain or NULL, $10 source host, $11 max queue length, $12 max PENDING per source
+// host (0: no limit).
+// Columns: served (NULL: unknown site), blocked, inserted id, existing id, existing state,
+// existing settled (a PENDING row with its job and its target domain: nothing to do), queue full,
+// host full, notified (1 when a job was queued).
+constexpr PgStatement kSubmitFast{
+    "mention_submit_fast",
+    "WITH site AS ("
+    "  SELECT s.id, EXISTS (SELECT 1 FROM targets t WHERE t.url = $2::text AND t.kind = 'EXACT' "
+    "                         AND t.site_id = s.id) "
+    "            OR EXISTS (SELECT 1 FROM targets t WHERE t.site_id = s.id AND t.kind = 'PREFIX' "
+    "                         AND starts_with($2::text, t.url)) AS served "
+    "  FROM sites s WHERE s.domain = $1::text), "
+    "blocked AS ("
+    "  SELECT EXISTS (SELECT 1 FROM source_blocks b "
+    "    WHERE (b.site_id IS NULL OR b.site_id = (SELECT id FROM site)) "
+    "      AND ((b.kind = 'DOMAIN' AND b.value = ANY ($3::text[])) "
+    "        OR (b.kind = 'PREFIX' AND starts_with($4::text, b.value)))) AS blocked), "
+    "existing AS ("
+    "  SELECT m.id, m.state, "
+    "         m.state = 'PENDING' AND (m.target_domain IS NOT NULL OR $9::text IS NULL) "
+    "         AND EXISTS (SELECT 1 FROM verification_jobs j WHERE j.mention_id = m.id) AS settled "
+    "  FROM mentions m "
+    "  WHERE m.source_hash = decode($7::text, 'hex') AND m.target_hash = decode($8::text, 'hex')), "
+    "limits AS ("
+    "  SELECT CASE WHEN $11::bigint > 0 AND NOT EXISTS (SELECT 1 FROM existing) "
+    "    THEN (SELECT count(*) FROM (SELECT 1 FROM verification_jobs LIMIT $11::bigint) q) "
+    "         >= $11::bigint ELSE false END AS queue_full, "
+    "  CASE WHEN $12::bigint > 0 AND NOT EXISTS (SELECT 1 FROM existing) "
+    "    THEN (SELECT count(*) FROM (SELECT 1 FROM mentions WHERE source_host = $10::text "
+    "            AND state = 'PENDING' LIMIT $12::bigint) q) >= $12::bigint "
+    "    ELSE false END AS host_full), "
+    "ins AS ("
+    "  INSERT INTO mentions (source, target, source_hash, target_hash, target_domain, "
+    "    source_host) "
+    "  SELECT $5::text, $6::text, decode($7::text, 'hex'), decode($8::text, 'hex'), $9::text, "
+    "    $10::text "
+    "  FROM site, blocked, limits "
+    "  WHERE site.served AND NOT blocked.blocked AND NOT limits.queue_full "
+    "    AND NOT limits.host_full AND NOT EXISTS (SELECT 1 FROM existing) "
+    "  ON CONFLICT (source_hash, target_hash) DO NOTHING "
+    "  RETURNING id), "
+    "job AS ("
+    "  INSERT INTO verification_jobs (mention_id, kind) SELECT id, 'VERIFY' FROM ins "
+    "  RETURNING mention_id) "
+    "SELECT (SELECT served FROM site), (SELECT blocked FROM blocked), "
+    "  (SELECT id::text FROM ins), (SELECT id::text FROM existing), "
+    "  (SELECT state FROM existing), coalesce((SELECT settled FROM existing), false), "
+    "  limits.queue_full, limits.host_full, "
+    "  (SELECT count(*) FROM (SELECT pg_notify('portcullis_verification_jobs', '') FROM job) n) "
+    "FROM limits"};
 
 // A text[] literal of `values` (each quoted).
 std::string TextArray(const std::vector<std::string>& values) {
@@ -254,12 +328,61 @@ absl::StatusOr<SubmitResult> PgMentionStore::Submit(const NewMention& mention) {
   SubmitResult result;
   std::string state;
   absl::Status refusal;
+  const std::string& normalized_source =
+      mention.normalized_source.empty() ? mention.source : mention.normalized_source;
+  const std::string source_host = intake::HostOfSerializedUrl(normalized_source);
+  const std::string block_keys = TextArray(intake::DomainBlockKeys(source_host));
+  const std::string source_hash = crypto::ToHex(mention.source_hash);
+  const std::string target_hash = crypto::ToHex(mention.target_hash);
+  const std::optional<std::string> target_domain = NullIfEmpty(mention.target_domain);
   absl::Status status = pool_.Run("submit_mention", [&](pqxx::connection& connection) {
     result = SubmitResult();
     refusal = absl::OkStatus();
+    // The one-statement path (kSubmitFast); it returns when its answer is the whole answer.
+    {
+      pqxx::nontransaction autocommit(connection);
+      const pqxx::row row =
+          ExecPrepared1(autocommit, kSubmitFast, mention.target_domain, mention.normalized_target,
+                        block_keys, normalized_source, mention.source, mention.target, source_hash,
+                        target_hash, OrNull(target_domain), source_host, limits_.max_queue_length,
+                        limits_.max_pending_per_source_host);
+      if (row[0].is_null()) {
+        result.target = TargetMatch::kUnknownSite;
+        return;
+      }
+      if (!row[0].as<bool>()) {
+        result.target = TargetMatch::kUnknownResource;
+        return;
+      }
+      if (!row[1].as<bool>()) {  // Not blocked.
+        if (!row[2].is_null()) {
+          result.mention_id = row[2].as<std::string>();
+          result.created = true;
+          result.queued = row[8].as<int64_t>() > 0;
+          state = "PENDING";
+          return;
+        }
+        if (row[3].is_null()) {  // Nothing inserted and nothing there: a limit, or a race.
+          if (row[6].as<bool>()) {
+            refusal = absl::UnavailableError("verification queue full, retry later");
+            return;
+          }
+          if (row[7].as<bool>()) {
+            refusal = absl::ResourceExhaustedError(
+                "too many mentions from this source host are waiting for verification, retry "
+                "later");
+            return;
+          }
+        } else if (row[5].as<bool>()) {  // PENDING with its job: nothing changes.
+          result.mention_id = row[3].as<std::string>();
+          state = row[4].as<std::string>();
+          return;
+        }
+      }
+    }
     pqxx::work transaction(connection);
     const pqxx::result match =
-        transaction.exec_params(kMatchTarget, mention.target_domain, mention.normalized_target);
+        ExecPrepared(transaction, kMatchTarget, mention.target_domain, mention.normalized_target);
     if (match.empty()) {
       result.target = TargetMatch::kUnknownSite;
       return;
@@ -268,28 +391,22 @@ absl::StatusOr<SubmitResult> PgMentionStore::Submit(const NewMention& mention) {
       result.target = TargetMatch::kUnknownResource;
       return;
     }
-    const std::string& normalized_source =
-        mention.normalized_source.empty() ? mention.source : mention.normalized_source;
-    if (transaction
-            .exec_params1(kSourceBlocked, mention.target_domain,
-                          TextArray(intake::DomainBlockKeys(
-                              intake::HostOfSerializedUrl(normalized_source))),
-                          normalized_source)[0]
+    if (ExecPrepared1(transaction, kSourceBlocked, mention.target_domain, block_keys,
+                      normalized_source)[0]
             .as<bool>()) {
-      const pqxx::row blocked = transaction.exec_params1(
-          kUpsertBlocked, mention.source, mention.target, crypto::ToHex(mention.source_hash),
-          crypto::ToHex(mention.target_hash), OrNull(NullIfEmpty(mention.target_domain)));
+      const pqxx::row blocked =
+          ExecPrepared1(transaction, kUpsertBlocked, mention.source, mention.target, source_hash,
+                        target_hash, OrNull(target_domain));
       result.mention_id = blocked[0].as<std::string>();
       result.created = blocked[1].as<bool>();
       state = "FAILED";
-      transaction.exec_params0(kDropJob, result.mention_id);
+      ExecPrepared0(transaction, kDropJob, result.mention_id);
       transaction.commit();
       return;
     }
-    const pqxx::row row = transaction.exec_params1(
-        kUpsertPending, mention.source, mention.target, crypto::ToHex(mention.source_hash),
-        crypto::ToHex(mention.target_hash), absl::ToInt64Microseconds(failed_retention_),
-        OrNull(NullIfEmpty(mention.target_domain)));
+    const pqxx::row row = ExecPrepared1(
+        transaction, kUpsertPending, mention.source, mention.target, source_hash, target_hash,
+        absl::ToInt64Microseconds(failed_retention_), OrNull(target_domain));
     result.mention_id = row[0].as<std::string>();
     state = row[1].as<std::string>();
     result.created = row[2].as<bool>();
@@ -297,37 +414,37 @@ absl::StatusOr<SubmitResult> PgMentionStore::Submit(const NewMention& mention) {
     // Admission limits, before anything new is queued: a refusal rolls the insert back.
     if (result.created || (state == "FAILED" && retention_over)) {
       if (limits_.max_queue_length > 0 &&
-          transaction.exec_params1(kCountQueue, limits_.max_queue_length)[0].as<int64_t>() >=
+          ExecPrepared1(transaction, kCountQueue, limits_.max_queue_length)[0].as<int64_t>() >=
               limits_.max_queue_length) {
         refusal = absl::UnavailableError("verification queue full, retry later");
         return;
       }
-      const std::string host = intake::HostOfSerializedUrl(normalized_source);
       if (limits_.max_pending_per_source_host > 0 &&
-          transaction
-                  .exec_params1(kCountPendingOfHost, host,
-                                limits_.max_pending_per_source_host)[0]
+          ExecPrepared1(transaction, kCountPendingOfHost, source_host,
+                        limits_.max_pending_per_source_host)[0]
                   .as<int64_t>() >= limits_.max_pending_per_source_host) {
         refusal = absl::ResourceExhaustedError(
             "too many mentions from this source host are waiting for verification, retry later");
         return;
       }
-      transaction.exec_params0(kSetSourceHost, result.mention_id, host);
+      ExecPrepared0(transaction, kSetSourceHost, result.mention_id, source_host);
     }
     // The lifecycle (DESIGN.md, issue 3 §5), decided under the row lock.
     if (result.created || state == "PENDING") {
       // A PENDING mention already has its job; the insert only repairs one that lost it.
-      result.queued = transaction.exec_params(kQueueVerify, result.mention_id).affected_rows() == 1;
+      result.queued =
+          ExecPrepared(transaction, kQueueVerify, result.mention_id).affected_rows() == 1;
     } else if (state == "VERIFIED") {
       result.queued =
-          transaction.exec_params(kQueueReverify, result.mention_id).affected_rows() == 1;
+          ExecPrepared(transaction, kQueueReverify, result.mention_id).affected_rows() == 1;
     } else if (state == "FAILED" && retention_over) {
-      transaction.exec_params0(kRestart, result.mention_id);
+      ExecPrepared0(transaction, kRestart, result.mention_id);
       state = "PENDING";
-      result.queued = transaction.exec_params(kQueueVerify, result.mention_id).affected_rows() == 1;
+      result.queued =
+          ExecPrepared(transaction, kQueueVerify, result.mention_id).affected_rows() == 1;
     }
     if (result.queued) {
-      transaction.exec(kNotify);
+      ExecPrepared(transaction, kNotify);
     }
     transaction.commit();
   });
