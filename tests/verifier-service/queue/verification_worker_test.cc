@@ -334,6 +334,37 @@ TEST_F(VerifierWorkerTest, InFlightVerificationsAreCappedAndTheRestWaitInTheQueu
   EXPECT_EQ(Count("SELECT count(*) FROM mentions WHERE state = 'VERIFIED'"), 12);
 }
 
+// A backlog larger than the in-flight cap, released in waves: outcomes that arrive together are
+// recorded together (one recorder thread, batches of up to 16) and claims wait for a batch of
+// free slots; every mention is still verified exactly once and the cap holds.
+TEST_F(VerifierWorkerTest, ABacklogIsRecordedInBatchesExactlyOnce) {
+  PORTCULLIS_CREATE_TEST_DATABASE_OR_SKIP(db);
+  Open(db->connection_string());
+  ParkingVerifier verifier;
+  WorkerOptions options = Options();
+  options.max_in_flight = 40;
+  options.recorders = 1;
+  options.finish_batch = 16;
+  options.claim_batch = 10;
+  std::vector<std::string> ids;
+  for (int i = 0; i < 200; ++i) {
+    ids.push_back(Submit("https://a.example/slow-" + std::to_string(i)));
+  }
+  VerificationWorker worker(*jobs_, *listener_, verifier, options);
+  worker.Start();
+  const absl::Time deadline = absl::Now() + absl::Seconds(30);
+  while (Count("SELECT count(*) FROM verification_jobs") > 0 && absl::Now() < deadline) {
+    verifier.Release();
+    absl::SleepFor(absl::Milliseconds(10));
+  }
+  worker.Stop();
+  EXPECT_EQ(Count("SELECT count(*) FROM verification_jobs"), 0);
+  EXPECT_LE(verifier.max_parked(), 40);
+  EXPECT_EQ(verifier.calls(), 200) << "each job verified once";
+  EXPECT_EQ(worker.finished(), 200);
+  EXPECT_EQ(Count("SELECT count(*) FROM mentions WHERE state = 'VERIFIED' AND attempts = 1"), 200);
+}
+
 TEST_F(VerifierWorkerTest, LeasesOfVerificationsInFlightAreRenewed) {
   PORTCULLIS_CREATE_TEST_DATABASE_OR_SKIP(db);
   Open(db->connection_string());

@@ -2,6 +2,8 @@
 // machine, each asserting on the stored row (issue 5 §4).
 #include "verifier-service/src/store/pg_job_store.h"
 
+#include <map>
+
 #include "gtest/gtest.h"
 #include "pqxx/pqxx"
 #include "tests/support/test_database.h"
@@ -77,9 +79,8 @@ class VerifierPgJobStoreTest : public ::testing::Test {
     ASSERT_TRUE(sites.AddTargets({all}, {}).ok());
   }
 
-  // Submits a.example/reply → b.example/post; returns the mention id.
-  std::string Submit() {
-    const std::string source = "https://a.example/reply";
+  // Submits `source` → b.example/post; returns the mention id.
+  std::string Submit(const std::string& source = "https://a.example/reply") {
     const std::string target = "https://b.example/post";
     absl::StatusOr<SubmitResult> result = mentions_->Submit(
         {source, target, crypto::Sha256(source), crypto::Sha256(target), "b.example", target});
@@ -295,6 +296,63 @@ TEST_F(VerifierPgJobStoreTest, RerunAfterFinishKeepsTheNewContentAndQueuesAgain)
   ASSERT_TRUE(jobs_->Finish((*jobs)[0].job_id, "w", Verified(Reply("second"))).ok());
   EXPECT_EQ(Row(id).content.content_text, "second");
   EXPECT_EQ(Count("SELECT count(*) FROM verification_jobs WHERE attempts = 0"), 1);
+}
+
+// Group commit: one transaction records a batch; a job whose lease was taken over meanwhile is the
+// only one not recorded, and the new holder's outcome is what counts for it.
+TEST_F(VerifierPgJobStoreTest, FinishBatchRecordsAllButTheJobWhoseLeaseWasLost) {
+  PORTCULLIS_CREATE_TEST_DATABASE_OR_SKIP(db);
+  Open(db->connection_string());
+  const std::string lost = Submit("https://a.example/lost");
+  const std::string verified = Submit("https://a.example/verified");
+  const std::string failed = Submit("https://a.example/failed");
+  const std::string retried = Submit("https://a.example/retried");
+  absl::StatusOr<std::vector<JobRecord>> first = jobs_->Claim("old", 1, absl::Milliseconds(1));
+  ASSERT_TRUE(first.ok());
+  ASSERT_EQ(first->size(), 1u);
+  ASSERT_EQ((*first)[0].mention_id, lost);
+  absl::SleepFor(absl::Milliseconds(20));  // Its lease runs out ...
+  absl::StatusOr<std::vector<JobRecord>> taken = jobs_->Claim("new", 1, absl::Seconds(30));
+  ASSERT_TRUE(taken.ok());
+  ASSERT_EQ(taken->size(), 1u);
+  ASSERT_EQ((*taken)[0].mention_id, lost);  // ... and another worker holds it now.
+  absl::StatusOr<std::vector<JobRecord>> rest = jobs_->Claim("old", 10, absl::Seconds(30));
+  ASSERT_TRUE(rest.ok());
+  ASSERT_EQ(rest->size(), 3u);
+
+  std::map<std::string, int64_t> job_of{{lost, (*first)[0].job_id}};
+  for (const JobRecord& job : *rest) {
+    job_of[job.mention_id] = job.job_id;
+  }
+  // Out of job order on purpose: the statuses follow the requests.
+  const std::vector<FinishRequest> batch = {
+      {job_of[failed], Failed("http_4xx")},
+      {job_of[lost], Verified(Reply("stale"))},
+      {job_of[verified], Verified(Reply("fresh"))},
+      {job_of[retried], Retry("http_5xx")},
+  };
+  const std::vector<absl::Status> statuses = jobs_->FinishBatch("old", batch);
+  ASSERT_EQ(statuses.size(), 4u);
+  EXPECT_TRUE(statuses[0].ok()) << statuses[0];
+  EXPECT_TRUE(absl::IsFailedPrecondition(statuses[1])) << statuses[1];
+  EXPECT_TRUE(statuses[2].ok()) << statuses[2];
+  EXPECT_TRUE(statuses[3].ok()) << statuses[3];
+
+  EXPECT_EQ(Row(lost).state, MentionState::kPending);
+  EXPECT_EQ(Row(verified).state, MentionState::kVerified);
+  EXPECT_EQ(Row(verified).content.content_text, "fresh");
+  EXPECT_EQ(Row(failed).state, MentionState::kFailed);
+  EXPECT_EQ(Row(failed).reason, "http_4xx");
+  EXPECT_EQ(Row(retried).state, MentionState::kPending);
+  // Left: the lost job (still leased to its new holder) and the retry (not leased, due later).
+  EXPECT_EQ(Count("SELECT count(*) FROM verification_jobs"), 2);
+  EXPECT_EQ(Count("SELECT count(*) FROM verification_jobs WHERE lease_owner = 'new'"), 1);
+  EXPECT_EQ(Count("SELECT count(*) FROM verification_jobs WHERE lease_owner IS NULL "
+                  "AND run_at > now() + interval '30 minutes'"),
+            1);
+  // The new holder records its own outcome.
+  EXPECT_TRUE(jobs_->Finish(job_of[lost], "new", Verified(Reply("current"))).ok());
+  EXPECT_EQ(Row(lost).content.content_text, "current");
 }
 
 }  // namespace

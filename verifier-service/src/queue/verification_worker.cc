@@ -20,6 +20,16 @@ int MaxInFlight(const WorkerOptions& options) {
   return options.max_in_flight > 0 ? options.max_in_flight : options.concurrency;
 }
 
+int Recorders(const WorkerOptions& options) {
+  return std::clamp(options.recorders, 1, std::max(1, options.concurrency));
+}
+
+int ClaimBatch(const WorkerOptions& options) {
+  const int max_in_flight = MaxInFlight(options);
+  const int batch = options.claim_batch > 0 ? options.claim_batch : std::min(64, max_in_flight / 8);
+  return std::clamp(batch, 1, std::max(1, max_in_flight));
+}
+
 }  // namespace
 
 std::string MakeWorkerOwner() {
@@ -176,6 +186,17 @@ void VerificationWorker::DispatchLoop() {
       mu_.Await(absl::Condition(&slot_or_stop));
       continue;
     }
+    if (backlog_ && free < ClaimBatch(options_)) {
+      // More are due than we have room for: let slots accumulate a little, so that one claim
+      // transaction takes many jobs rather than one per finished job.
+      const int batch = ClaimBatch(options_);
+      const auto batch_or_stop = [this, max_in_flight, batch]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+        return stopping_ || max_in_flight - running_ - static_cast<int>(claimed_.size()) >= batch;
+      };
+      mu_.AwaitWithTimeout(absl::Condition(&batch_or_stop), options_.claim_wait);
+      backlog_ = false;  // Claim what is free now, whatever it is.
+      continue;
+    }
     woken_ = false;
     mu_.Unlock();
     absl::StatusOr<std::vector<store::JobRecord>> claimed =
@@ -200,8 +221,10 @@ void VerificationWorker::DispatchLoop() {
       claimed_.push_back(std::move(job));
     }
     if (static_cast<int>(claimed->size()) == free) {
-      continue;  // Maybe more are due: claim again once a slot frees up.
+      backlog_ = true;
+      continue;  // Maybe more are due: claim again once slots free up.
     }
+    backlog_ = false;
     absl::Duration wait = options_.poll_interval;
     if (next_due && *next_due > absl::ZeroDuration()) {
       wait = std::min(wait, *next_due);
@@ -217,24 +240,34 @@ void VerificationWorker::DispatchLoop() {
 }
 
 void VerificationWorker::ExecuteLoop() {
+  const int recorders = Recorders(options_);
+  const size_t finish_batch = static_cast<size_t>(std::max(1, options_.finish_batch));
   absl::MutexLock lock(&mu_);
   while (true) {
-    const auto work_or_stop = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-      return !outcomes_.empty() || (stopping_ && running_ == 0) ||
+    const auto work_or_stop = [this, recorders]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+      return (!outcomes_.empty() && recording_ < recorders) || (stopping_ && running_ == 0) ||
              (!stopping_ && !claimed_.empty());
     };
     mu_.Await(absl::Condition(&work_or_stop));
-    if (!outcomes_.empty()) {
-      // Recording first: it frees a slot.
-      std::pair<store::JobRecord, VerificationOutcome> done = std::move(outcomes_.front());
-      outcomes_.pop_front();
+    if (!outcomes_.empty() && recording_ < recorders) {
+      // Recording first: it frees slots. Everything waiting goes in one transaction.
+      std::vector<std::pair<store::JobRecord, VerificationOutcome>> done;
+      done.reserve(std::min(outcomes_.size(), finish_batch));
+      while (!outcomes_.empty() && done.size() < finish_batch) {
+        done.push_back(std::move(outcomes_.front()));
+        outcomes_.pop_front();
+      }
+      ++recording_;
       mu_.Unlock();
-      Record(done.first, done.second);
+      Record(done);
       mu_.Lock();
-      leased_.erase(done.first.job_id);
-      --running_;
-      ++finished_;
-      woken_ = true;  // A slot is free, and a retry may now be scheduled: the dispatcher looks.
+      --recording_;
+      for (const auto& [job, outcome] : done) {
+        leased_.erase(job.job_id);
+      }
+      running_ -= static_cast<int>(done.size());
+      finished_ += static_cast<int64_t>(done.size());
+      woken_ = true;  // Slots are free, and a retry may now be scheduled: the dispatcher looks.
       continue;
     }
     if (stopping_) {
@@ -258,35 +291,45 @@ void VerificationWorker::ExecuteLoop() {
   }
 }
 
-void VerificationWorker::Record(const store::JobRecord& job, const VerificationOutcome& outcome) {
-  double random01 = 0;
+void VerificationWorker::Record(
+    const std::vector<std::pair<store::JobRecord, VerificationOutcome>>& done) {
+  std::vector<store::FinishRequest> requests;
+  requests.reserve(done.size());
   {
     absl::MutexLock lock(&mu_);
-    random01 = absl::Uniform(random_, 0.0, 1.0);
+    for (const auto& [job, outcome] : done) {
+      requests.push_back({job.job_id, ToJobResult(outcome, job.attempts, options_.retry,
+                                                  absl::Uniform(random_, 0.0, 1.0))});
+    }
   }
-  const store::JobResult result = ToJobResult(outcome, job.attempts, options_.retry, random01);
-  const absl::Status status = jobs_.Finish(job.job_id, options_.owner, result);
-  if (absl::IsFailedPrecondition(status)) {
-    logging::Warn("job {} mention={} lost its lease; another worker finishes it", job.job_id,
-                  job.mention_id);
-    return;
+  const std::vector<absl::Status> statuses = jobs_.FinishBatch(options_.owner, requests);
+  for (size_t i = 0; i < done.size(); ++i) {
+    const store::JobRecord& job = done[i].first;
+    const store::JobResult& result = requests[i].result;
+    const absl::Status& status =
+        i < statuses.size() ? statuses[i] : absl::InternalError("no status recorded");
+    if (absl::IsFailedPrecondition(status)) {
+      logging::Warn("job {} mention={} lost its lease; another worker finishes it", job.job_id,
+                    job.mention_id);
+      continue;
+    }
+    if (!status.ok()) {
+      // The lease runs out and the job is claimed again.
+      logging::Warn("cannot record job {} mention={}: {}", job.job_id, job.mention_id,
+                    std::string(status.message()));
+      continue;
+    }
+    logging::Info("job {} mention={} attempt={} outcome={}{}{}", job.job_id, job.mention_id,
+                  job.attempts,
+                  result.kind == store::JobResult::Kind::kVerified ? "verified"
+                  : result.kind == store::JobResult::Kind::kFailed ? "failed"
+                  : result.kind == store::JobResult::Kind::kGiveUp ? "gave_up"
+                                                                   : "retry",
+                  result.reason.empty() ? "" : " reason=" + result.reason,
+                  result.kind == store::JobResult::Kind::kRetry
+                      ? " retry_in=" + absl::FormatDuration(result.retry_in)
+                      : "");
   }
-  if (!status.ok()) {
-    // The lease runs out and the job is claimed again.
-    logging::Warn("cannot record job {} mention={}: {}", job.job_id, job.mention_id,
-                  std::string(status.message()));
-    return;
-  }
-  logging::Info("job {} mention={} attempt={} outcome={}{}{}", job.job_id, job.mention_id,
-                job.attempts,
-                result.kind == store::JobResult::Kind::kVerified ? "verified"
-                : result.kind == store::JobResult::Kind::kFailed ? "failed"
-                : result.kind == store::JobResult::Kind::kGiveUp ? "gave_up"
-                                                                 : "retry",
-                result.reason.empty() ? "" : " reason=" + result.reason,
-                result.kind == store::JobResult::Kind::kRetry
-                    ? " retry_in=" + absl::FormatDuration(result.retry_in)
-                    : "");
 }
 
 }  // namespace portcullis::verifier::queue

@@ -33,6 +33,17 @@ struct WorkerOptions {
   absl::Duration lease = absl::Seconds(30);
   // Longest idle wait without a notification: the fallback when LISTEN/NOTIFY is lost.
   absl::Duration poll_interval = absl::Seconds(30);
+  // Of the `concurrency` threads, how many record outcomes at once; each records every outcome
+  // waiting (up to finish_batch) in one transaction (JobStore::FinishBatch), so under load one
+  // commit records many outcomes and the rest of the threads keep starting verifications. At
+  // least 1, at most `concurrency`.
+  int recorders = 2;
+  int finish_batch = 64;
+  // While more jobs are due than there are free slots, the dispatcher claims once this many
+  // slots are free (or claim_wait passed), instead of one claim transaction per finished job.
+  // 0: min(64, max_in_flight / 8), at least 1.
+  int claim_batch = 0;
+  absl::Duration claim_wait = absl::Milliseconds(20);
   RetryPolicy retry;
 };
 
@@ -72,8 +83,8 @@ class VerificationWorker {
   void DispatchLoop();
   void RenewLoop();
   void ExecuteLoop();
-  // Records `outcome` of `job` (JobStore::Finish).
-  void Record(const store::JobRecord& job, const VerificationOutcome& outcome);
+  // Records the outcomes of `done` (JobStore::FinishBatch).
+  void Record(const std::vector<std::pair<store::JobRecord, VerificationOutcome>>& done);
   // Waits up to `timeout` for `condition` or stopping; true when stopping.
   bool WaitOrStop(absl::Duration timeout) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
@@ -93,6 +104,10 @@ class VerificationWorker {
   std::deque<std::pair<store::JobRecord, VerificationOutcome>> outcomes_ ABSL_GUARDED_BY(mu_);
   // Verifications started and not yet recorded (running, or in outcomes_).
   int running_ ABSL_GUARDED_BY(mu_) = 0;
+  // Threads recording outcomes right now.
+  int recording_ ABSL_GUARDED_BY(mu_) = 0;
+  // The last claim took as many jobs as it asked for: more are probably due.
+  bool backlog_ ABSL_GUARDED_BY(mu_) = false;
   int64_t finished_ ABSL_GUARDED_BY(mu_) = 0;
   absl::BitGen random_ ABSL_GUARDED_BY(mu_);
   std::vector<std::thread> threads_;

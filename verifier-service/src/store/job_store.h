@@ -47,6 +47,12 @@ struct JobResult {
   LinkDiagnostic links_to_target_host;
 };
 
+// One outcome for JobStore::FinishBatch.
+struct FinishRequest {
+  int64_t job_id = 0;
+  JobResult result;
+};
+
 // What JobStore::ClaimMention found.
 struct MentionClaim {
   enum class Kind { kClaimed, kNoJob, kBusy };
@@ -77,6 +83,21 @@ class JobStore {
   // holds the lease (another worker took the job over): nothing is written then.
   virtual absl::Status Finish(int64_t job_id, const std::string& owner,
                               const JobResult& result) = 0;
+
+  // Records several outcomes of `owner` as Finish does, in one transaction where it can (one
+  // commit, so one WAL flush, for all of them: group commit). One status per request, in order:
+  // OK; FAILED_PRECONDITION for a job `owner` no longer holds (nothing written for it, the others
+  // recorded all the same); another error when it could not be recorded (its lease runs out and
+  // the job is claimed again). This default finishes them one by one.
+  virtual std::vector<absl::Status> FinishBatch(const std::string& owner,
+                                                absl::Span<const FinishRequest> requests) {
+    std::vector<absl::Status> statuses;
+    statuses.reserve(requests.size());
+    for (const FinishRequest& request : requests) {
+      statuses.push_back(Finish(request.job_id, owner, request.result));
+    }
+    return statuses;
+  }
 
   // Gives leased jobs of `owner` back at once, unchanged but for the attempt already counted
   // (shutdown).

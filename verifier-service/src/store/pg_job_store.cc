@@ -1,5 +1,7 @@
 #include "verifier-service/src/store/pg_job_store.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "pqxx/nontransaction"
@@ -176,68 +178,116 @@ absl::StatusOr<int> PgJobStore::RenewLeases(const std::string& owner,
   return renewed;
 }
 
+namespace {
+
+// Records `result` of job `job_id` in `transaction` (Finish's work, without the commit); false,
+// writing nothing, when `owner` no longer holds the job's lease.
+bool FinishIn(pqxx::work& transaction, int64_t job_id, const std::string& owner,
+              const JobResult& result) {
+  const pqxx::result rows = transaction.exec_params(kLockOwned, job_id, owner);
+  if (rows.empty()) {
+    return false;  // Another worker took the job over: its outcome counts, not ours.
+  }
+  const std::string mention_id = rows[0][0].as<std::string>();
+  const bool rerun = rows[0][1].as<bool>();
+  const std::string state = rows[0][2].as<std::string>();
+  const int attempts = rows[0][3].as<int>();
+  bool done = true;
+  switch (result.kind) {
+    case JobResult::Kind::kVerified: {
+      const MentionContent& c = result.content;
+      transaction.exec_params0(
+          kSetVerified, mention_id, c.type.empty() ? std::string("mention") : c.type,
+          WithoutNul(c.rsvp), WithoutNul(c.author_name), WithoutNul(c.author_url),
+          WithoutNul(c.author_photo), WithoutNul(c.author_note), WithoutNul(c.name),
+          WithoutNul(c.published), WithoutNul(c.url), WithoutNul(c.content_text),
+          WithoutNul(c.content_html), c.content_truncated, attempts);
+      break;
+    }
+    case JobResult::Kind::kFailed:
+      // The diagnostic explains a no_link failure only.
+      transaction.exec_params0(
+          IsWithdrawal(result.reason) ? kSetWithdrawn : kSetFailed, mention_id, result.reason,
+          attempts,
+          TextArrayLiteral(result.reason == kReasonNoLink ? result.links_to_target_host
+                                                          : LinkDiagnostic()));
+      break;
+    case JobResult::Kind::kGiveUp:
+      // A transient failure never deletes a VERIFIED mention: state and content stay.
+      if (state != "VERIFIED") {
+        transaction.exec_params0(kSetFailed, mention_id, result.reason, attempts,
+                                 TextArrayLiteral({}));
+      }
+      break;
+    case JobResult::Kind::kRetry:
+      transaction.exec_params0(kRetry, job_id, absl::ToInt64Microseconds(result.retry_in),
+                               result.reason);
+      done = false;
+      break;
+  }
+  if (done && rerun) {
+    transaction.exec_params0(kRequeue, job_id);
+    transaction.exec(kNotify);
+  } else if (done) {
+    transaction.exec_params0(kDelete, job_id);
+  }
+  return true;
+}
+
+absl::Status NotLeased(int64_t job_id, const std::string& owner) {
+  return absl::FailedPreconditionError(
+      absl::StrCat("job ", job_id, " is no longer leased to ", owner));
+}
+
+}  // namespace
+
 absl::Status PgJobStore::Finish(int64_t job_id, const std::string& owner, const JobResult& result) {
   bool owned = false;
   absl::Status status = pool_.Run("finish_job", [&](pqxx::connection& connection) {
     pqxx::work transaction(connection);
-    const pqxx::result rows = transaction.exec_params(kLockOwned, job_id, owner);
-    owned = !rows.empty();
-    if (!owned) {
-      return;  // Another worker took the job over: its outcome counts, not ours.
-    }
-    const std::string mention_id = rows[0][0].as<std::string>();
-    const bool rerun = rows[0][1].as<bool>();
-    const std::string state = rows[0][2].as<std::string>();
-    const int attempts = rows[0][3].as<int>();
-    bool done = true;
-    switch (result.kind) {
-      case JobResult::Kind::kVerified: {
-        const MentionContent& c = result.content;
-        transaction.exec_params0(
-            kSetVerified, mention_id, c.type.empty() ? std::string("mention") : c.type,
-            WithoutNul(c.rsvp), WithoutNul(c.author_name), WithoutNul(c.author_url),
-            WithoutNul(c.author_photo), WithoutNul(c.author_note), WithoutNul(c.name),
-            WithoutNul(c.published), WithoutNul(c.url), WithoutNul(c.content_text),
-            WithoutNul(c.content_html), c.content_truncated, attempts);
-        break;
-      }
-      case JobResult::Kind::kFailed:
-        // The diagnostic explains a no_link failure only.
-        transaction.exec_params0(
-            IsWithdrawal(result.reason) ? kSetWithdrawn : kSetFailed, mention_id, result.reason,
-            attempts,
-            TextArrayLiteral(result.reason == kReasonNoLink ? result.links_to_target_host
-                                                             : LinkDiagnostic()));
-        break;
-      case JobResult::Kind::kGiveUp:
-        // A transient failure never deletes a VERIFIED mention: state and content stay.
-        if (state != "VERIFIED") {
-          transaction.exec_params0(kSetFailed, mention_id, result.reason, attempts,
-                                   TextArrayLiteral({}));
-        }
-        break;
-      case JobResult::Kind::kRetry:
-        transaction.exec_params0(kRetry, job_id, absl::ToInt64Microseconds(result.retry_in),
-                                 result.reason);
-        done = false;
-        break;
-    }
-    if (done && rerun) {
-      transaction.exec_params0(kRequeue, job_id);
-      transaction.exec(kNotify);
-    } else if (done) {
-      transaction.exec_params0(kDelete, job_id);
-    }
+    owned = FinishIn(transaction, job_id, owner, result);
     transaction.commit();
   });
   if (!status.ok()) {
     return status;
   }
-  if (!owned) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("job ", job_id, " is no longer leased to ", owner));
+  return owned ? absl::OkStatus() : NotLeased(job_id, owner);
+}
+
+std::vector<absl::Status> PgJobStore::FinishBatch(const std::string& owner,
+                                                  absl::Span<const FinishRequest> requests) {
+  if (requests.size() == 1) {
+    return {Finish(requests[0].job_id, owner, requests[0].result)};
   }
-  return absl::OkStatus();
+  // Row locks taken in one order by every batch.
+  std::vector<size_t> order(requests.size());
+  for (size_t i = 0; i < order.size(); ++i) {
+    order[i] = i;
+  }
+  std::sort(order.begin(), order.end(),
+            [&](size_t a, size_t b) { return requests[a].job_id < requests[b].job_id; });
+  std::vector<bool> owned(requests.size(), false);
+  const absl::Status status = pool_.Run("finish_jobs", [&](pqxx::connection& connection) {
+    owned.assign(requests.size(), false);
+    pqxx::work transaction(connection);
+    for (const size_t i : order) {
+      owned[i] = FinishIn(transaction, requests[i].job_id, owner, requests[i].result);
+    }
+    transaction.commit();
+  });
+  std::vector<absl::Status> statuses;
+  statuses.reserve(requests.size());
+  if (!status.ok()) {
+    // Nothing of the batch was written: one by one, so one job's trouble is only its own.
+    for (const FinishRequest& request : requests) {
+      statuses.push_back(Finish(request.job_id, owner, request.result));
+    }
+    return statuses;
+  }
+  for (size_t i = 0; i < requests.size(); ++i) {
+    statuses.push_back(owned[i] ? absl::OkStatus() : NotLeased(requests[i].job_id, owner));
+  }
+  return statuses;
 }
 
 absl::Status PgJobStore::ReleaseAll(const std::string& owner) {
@@ -287,8 +337,8 @@ absl::StatusOr<MentionClaim> PgJobStore::ClaimMention(const std::string& mention
   absl::Status status = pool_.Run("claim_mention_job", [&](pqxx::connection& connection) {
     claim = MentionClaim{};
     pqxx::work transaction(connection);
-    const pqxx::result rows = transaction.exec_params(kClaimMention, mention_id, owner,
-                                                      absl::ToInt64Microseconds(lease));
+    const pqxx::result rows =
+        transaction.exec_params(kClaimMention, mention_id, owner, absl::ToInt64Microseconds(lease));
     if (rows.empty()) {
       claim.kind = transaction.exec_params1(kJobExists, mention_id)[0].as<int64_t>() > 0
                        ? MentionClaim::Kind::kBusy

@@ -16,10 +16,13 @@ class PgJobStore final : public JobStore {
   absl::StatusOr<int> RenewLeases(const std::string& owner, absl::Span<const int64_t> job_ids,
                                   absl::Duration lease) override;
   absl::Status Finish(int64_t job_id, const std::string& owner, const JobResult& result) override;
+  // One transaction for the whole batch (jobs locked in job id order); if it fails as a whole
+  // (a deadlock with an intake transaction, say), each job is finished on its own instead.
+  std::vector<absl::Status> FinishBatch(const std::string& owner,
+                                        absl::Span<const FinishRequest> requests) override;
   absl::Status ReleaseAll(const std::string& owner) override;
   absl::StatusOr<std::optional<absl::Duration>> NextDueIn() override;
-  absl::StatusOr<MentionClaim> ClaimMention(const std::string& mention_id,
-                                            const std::string& owner,
+  absl::StatusOr<MentionClaim> ClaimMention(const std::string& mention_id, const std::string& owner,
                                             absl::Duration lease) override;
 
  private:
