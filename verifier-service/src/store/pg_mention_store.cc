@@ -217,28 +217,41 @@ constexpr char kGetWhere[] =
 // another site's). Nothing of it but that answer is read.
 constexpr char kMentionExists[] = "SELECT EXISTS (SELECT 1 FROM mentions WHERE id = $1::uuid)";
 
-// When a page by target came back empty for a bound caller: whether the target has mentions of a
-// site outside the binding ($2); a target is on one site, so then all of its mentions are.
+// The site of the target with hash `hash` (hex): a target is on one site (its host is part of what
+// is hashed), so the site of any one of its mentions is the site of all; '' when none has one.
+#define PORTCULLIS_TARGET_SITE(hash)                                                  \
+  "coalesce((SELECT t.target_domain FROM mentions t WHERE t.target_hash = decode(" hash \
+  ", 'hex') AND t.target_domain IS NOT NULL LIMIT 1), '')"
+
+// When a page by target came back empty for a bound caller: whether the target has mentions, of a
+// site outside the binding ($2).
 constexpr char kTargetElsewhere[] =
-    "SELECT EXISTS (SELECT 1 FROM mentions WHERE target_hash = decode($1, 'hex') "
-    "  AND NOT coalesce(target_domain = ANY ($2::text[]), false))";
+    "SELECT EXISTS (SELECT 1 FROM mentions WHERE target_hash = decode($1, 'hex')) "
+    "  AND NOT " PORTCULLIS_TARGET_SITE("$1") " = ANY ($2::text[])";
 
 // Keyset paging over (updated_at DESC, id ASC), served by the *_listing_idx / *_recent_idx
 // indexes of migrations/0004_mention_content.sql. Parameters: $1 domain or NULL, $2 target hash
 // (hex) or NULL, $3 state or NULL, $4 type or NULL, $5 cursor time (µs since the epoch) or NULL,
 // $6 cursor id, $7 limit, $8 the caller's site binding.
+// The binding is checked once per statement, not per row: by the domain asked for (every row has
+// it), or by the target's site. A per-row `m.target_domain = ANY ($8)` made the planner trade the
+// ordered index scan for reading and sorting every mention of the site; this way a bound caller's
+// page costs what an unbound one's does, and outside the binding no mention row is read at all.
 constexpr char kListWhere[] =
     "WHERE ($1::text IS NULL OR m.target_domain = $1) "
     "  AND ($2::text IS NULL OR m.target_hash = decode($2, 'hex')) "
     "  AND ($3::text IS NULL OR m.state = $3) "
     "  AND ($4::text IS NULL OR m.type = $4) "
-    "  AND " PORTCULLIS_SITE_VISIBLE("m.target_domain", "$8") " "
+    "  AND ($8::text[] = '{}' OR CASE WHEN $1::text IS NOT NULL THEN $1::text = ANY ($8::text[]) "
+    "       ELSE " PORTCULLIS_TARGET_SITE("$2") " = ANY ($8::text[]) END) "
     "  AND ($5::bigint IS NULL "
     "       OR m.updated_at < timestamptz 'epoch' + $5::bigint * interval '1 microsecond' "
     "       OR (m.updated_at = timestamptz 'epoch' + $5::bigint * interval '1 microsecond' "
     "           AND m.id > $6::uuid)) "
     "ORDER BY m.updated_at DESC, m.id "
     "LIMIT $7";
+
+#undef PORTCULLIS_TARGET_SITE
 
 std::optional<MentionState> ParseState(absl::string_view text) {
   if (text == "PENDING") {
