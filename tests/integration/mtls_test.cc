@@ -71,6 +71,7 @@ class MtlsTest : public StackTest {
                            crypto::ToHex(crypto::Sha256(kGatewayToken)),
                            " mtls-gateway submit,read\n"));
     WriteFile(dir_ + "/gateway-token", absl::StrCat(kGatewayToken, "\n"));
+    WriteFile(dir_ + "/admin-token", absl::StrCat(kAdminToken, "\n"));
   }
 
   void TearDown() override {
@@ -213,6 +214,28 @@ TEST_F(MtlsTest, ClientsWithoutAKnownCertificateGetNoConnection) {
   const grpc::Status known = Submit(TlsClient("gateway"), "https://a.example/4");
   EXPECT_TRUE(known.ok()) << known.error_message();
   EXPECT_EQ(Mentions(), 1);
+}
+
+TEST_F(MtlsTest, CliWithClientCertificateIsServedAndWithoutItIsNot) {
+  ASSERT_NO_FATAL_FAILURE(StartMutualTlsStack());
+  ASSERT_NO_FATAL_FAILURE(ServeTargetOverMutualTls());
+  const std::vector<std::string> common = {
+      absl::StrCat("--verifier=", stack_->grpc_target()), "--token_file=" + dir_ + "/admin-token",
+      "--timeout=3s"};
+  std::vector<std::string> mutual = common;
+  mutual.insert(mutual.end(), {"--tls_ca_file=" + pki_->Cert("ca"),
+                               "--tls_cert_file=" + pki_->Cert("gateway"),
+                               "--tls_key_file=" + pki_->Key("gateway"),
+                               absl::StrCat("--tls_server_name=", kServerName), "site", "list"});
+  const testing::CommandResult listed = testing::RunCommand(PORTCULLIS_CLI_BINARY, mutual);
+  EXPECT_EQ(listed.exit_code, 0) << listed.output;
+  EXPECT_NE(listed.output.find("bob.example"), std::string::npos) << listed.output;
+
+  std::vector<std::string> plaintext = common;
+  plaintext.insert(plaintext.end(), {"site", "list"});
+  const testing::CommandResult refused = testing::RunCommand(PORTCULLIS_CLI_BINARY, plaintext);
+  EXPECT_NE(refused.exit_code, 0) << refused.output;
+  EXPECT_EQ(refused.output.find("bob.example"), std::string::npos) << refused.output;
 }
 
 TEST_F(MtlsTest, MissingCertificateFileStopsStartupNamingTheFlag) {

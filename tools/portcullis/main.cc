@@ -10,6 +10,7 @@
 #include "absl/time/time.h"
 #include "common/config/env.h"
 #include "common/config/flag_spelling.h"
+#include "common/grpc/channel_credentials.h"
 #include "tools/portcullis/src/cli.h"
 
 ABSL_FLAG(std::string, verifier,
@@ -49,6 +50,18 @@ ABSL_FLAG(std::string, token_file, "",
 ABSL_FLAG(std::string, scopes, "",
           "`token create|new`: comma separated scopes: submit, read, fetch, admin");
 ABSL_FLAG(std::string, name, "", "`token create|new`: the token's name (who holds it)");
+ABSL_FLAG(std::string, tls_ca_file, portcullis::config::EnvOr("PORTCULLIS_TLS_CA_FILE", ""),
+          "PEM CA certificates the verifier's certificate must chain to; turns TLS on; empty: "
+          "plaintext (env PORTCULLIS_TLS_CA_FILE)");
+ABSL_FLAG(std::string, tls_cert_file, portcullis::config::EnvOr("PORTCULLIS_TLS_CERT_FILE", ""),
+          "PEM client certificate for a verifier that requires one (mutual TLS), with "
+          "--tls_key_file (env PORTCULLIS_TLS_CERT_FILE)");
+ABSL_FLAG(std::string, tls_key_file, portcullis::config::EnvOr("PORTCULLIS_TLS_KEY_FILE", ""),
+          "PEM private key of --tls_cert_file (env PORTCULLIS_TLS_KEY_FILE)");
+ABSL_FLAG(std::string, tls_server_name,
+          portcullis::config::EnvOr("PORTCULLIS_TLS_SERVER_NAME", ""),
+          "name the verifier's certificate must carry; empty: the host of --verifier "
+          "(env PORTCULLIS_TLS_SERVER_NAME)");
 
 namespace {
 
@@ -118,6 +131,23 @@ int main(int argc, char** argv) {
   } else {
     options.token_error = std::string(token.status().message());
   }
+  portcullis::grpc_tls::ClientTlsOptions tls;
+  tls.ca_file = absl::GetFlag(FLAGS_tls_ca_file);
+  tls.cert_file = absl::GetFlag(FLAGS_tls_cert_file);
+  tls.key_file = absl::GetFlag(FLAGS_tls_key_file);
+  tls.server_name = absl::GetFlag(FLAGS_tls_server_name);
+  tls.flag_names = {.ca_file = "--tls_ca_file (PORTCULLIS_TLS_CA_FILE)",
+                    .cert_file = "--tls_cert_file (PORTCULLIS_TLS_CERT_FILE)",
+                    .key_file = "--tls_key_file (PORTCULLIS_TLS_KEY_FILE)",
+                    .server_name = "--tls_server_name (PORTCULLIS_TLS_SERVER_NAME)"};
+  const absl::StatusOr<portcullis::grpc_tls::ChannelSecurity> security =
+      portcullis::grpc_tls::MakeChannelSecurity(tls);
+  if (!security.ok()) {
+    std::cerr << "error: " << security.status().message() << "\n";
+    return portcullis::cli::kExitUsage;
+  }
+  options.channel_credentials = security->credentials;
+  options.tls_server_name = security->server_name;
   if (options.timeout <= absl::ZeroDuration()) {
     std::cerr << "error: --timeout must be positive\n";
     return portcullis::cli::kExitUsage;
