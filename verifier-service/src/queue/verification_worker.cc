@@ -15,6 +15,12 @@ namespace {
 constexpr absl::Duration kErrorPause = absl::Seconds(1);
 // The listener thread checks for Stop() at least this often.
 constexpr absl::Duration kListenSlice = absl::Milliseconds(500);
+// How often the stage times (claim → start → outcome → recorded) are summarized in the log.
+constexpr absl::Duration kStageReportInterval = absl::Seconds(10);
+
+std::string Ms(absl::Duration d) {
+  return absl::StrFormat("%.1fms", absl::ToDoubleMilliseconds(d));
+}
 
 int MaxInFlight(const WorkerOptions& options) {
   return options.max_in_flight > 0 ? options.max_in_flight : options.concurrency;
@@ -121,6 +127,7 @@ void VerificationWorker::Stop() {
   }
   threads_.clear();
   absl::MutexLock lock(&mu_);
+  stamps_.clear();
   if (!claimed_.empty()) {
     claimed_.clear();
     leased_.clear();
@@ -216,8 +223,10 @@ void VerificationWorker::DispatchLoop() {
       WaitOrStop(kErrorPause);
       continue;
     }
+    const absl::Time claimed_at = absl::Now();
     for (store::JobRecord& job : *claimed) {
       leased_.insert(job.job_id);
+      stamps_[job.job_id].claimed = claimed_at;
       claimed_.push_back(std::move(job));
     }
     if (static_cast<int>(claimed->size()) == free) {
@@ -259,9 +268,12 @@ void VerificationWorker::ExecuteLoop() {
       }
       ++recording_;
       mu_.Unlock();
+      const absl::Time record_start = absl::Now();
       Record(done);
+      const absl::Time record_end = absl::Now();
       mu_.Lock();
       --recording_;
+      AddStageTimes(done, record_start, record_end);
       for (const auto& [job, outcome] : done) {
         leased_.erase(job.job_id);
       }
@@ -279,12 +291,14 @@ void VerificationWorker::ExecuteLoop() {
     store::JobRecord job = std::move(claimed_.front());
     claimed_.pop_front();
     ++running_;
+    stamps_[job.job_id].started = absl::Now();
     mu_.Unlock();
     // An event-driven verifier returns at once and calls back later from its own threads; a
     // blocking one verifies here.
     const store::JobRecord& started = job;
     verifier_.VerifyAsync(started, [this, job](VerificationOutcome outcome) mutable {
       absl::MutexLock lock(&mu_);
+      stamps_[job.job_id].done = absl::Now();
       outcomes_.emplace_back(std::move(job), std::move(outcome));
     });
     mu_.Lock();
@@ -319,17 +333,59 @@ void VerificationWorker::Record(
                     std::string(status.message()));
       continue;
     }
-    logging::Info("job {} mention={} attempt={} outcome={}{}{}", job.job_id, job.mention_id,
-                  job.attempts,
-                  result.kind == store::JobResult::Kind::kVerified ? "verified"
-                  : result.kind == store::JobResult::Kind::kFailed ? "failed"
-                  : result.kind == store::JobResult::Kind::kGiveUp ? "gave_up"
-                                                                   : "retry",
-                  result.reason.empty() ? "" : " reason=" + result.reason,
-                  result.kind == store::JobResult::Kind::kRetry
-                      ? " retry_in=" + absl::FormatDuration(result.retry_in)
-                      : "");
+    logging::Debug("job {} mention={} attempt={} outcome={}{}{}", job.job_id, job.mention_id,
+                   job.attempts,
+                   result.kind == store::JobResult::Kind::kVerified ? "verified"
+                   : result.kind == store::JobResult::Kind::kFailed ? "failed"
+                   : result.kind == store::JobResult::Kind::kGiveUp ? "gave_up"
+                                                                    : "retry",
+                   result.reason.empty() ? "" : " reason=" + result.reason,
+                   result.kind == store::JobResult::Kind::kRetry
+                       ? " retry_in=" + absl::FormatDuration(result.retry_in)
+                       : "");
   }
+}
+
+void VerificationWorker::AddStageTimes(
+    const std::vector<std::pair<store::JobRecord, VerificationOutcome>>& done,
+    absl::Time record_start, absl::Time record_end) {
+  StageTotals& t = stages_;
+  if (t.since == absl::InfinitePast()) {
+    t.since = record_start;
+  }
+  const absl::Duration recording = record_end - record_start;
+  ++t.batches;
+  t.recording += recording;
+  t.max_recording = std::max(t.max_recording, recording);
+  for (const auto& [job, outcome] : done) {
+    const auto it = stamps_.find(job.job_id);
+    if (it == stamps_.end()) {
+      continue;
+    }
+    const Stamps& s = it->second;
+    ++t.jobs;
+    t.waiting_to_start += s.started - s.claimed;
+    t.verifying += s.done - s.started;
+    t.waiting_to_record += record_start - s.done;
+    t.max_waiting_to_start = std::max(t.max_waiting_to_start, s.started - s.claimed);
+    t.max_verifying = std::max(t.max_verifying, s.done - s.started);
+    t.max_waiting_to_record = std::max(t.max_waiting_to_record, record_start - s.done);
+    stamps_.erase(it);
+  }
+  if (record_end - t.since < kStageReportInterval || t.jobs == 0) {
+    return;
+  }
+  const double seconds = absl::ToDoubleSeconds(record_end - t.since);
+  logging::Info(
+      "verification stages owner={} jobs={} ({:.0f}/s) in_flight={} batches={} (avg {:.1f} "
+      "jobs): claimed->started avg {} max {}; started->outcome (fetch + analysis) avg {} max "
+      "{}; outcome->recording avg {} max {}; recording per batch avg {} max {}",
+      options_.owner, t.jobs, static_cast<double>(t.jobs) / seconds, running_, t.batches,
+      static_cast<double>(t.jobs) / static_cast<double>(t.batches), Ms(t.waiting_to_start / t.jobs),
+      Ms(t.max_waiting_to_start), Ms(t.verifying / t.jobs), Ms(t.max_verifying),
+      Ms(t.waiting_to_record / t.jobs), Ms(t.max_waiting_to_record), Ms(t.recording / t.batches),
+      Ms(t.max_recording));
+  t = StageTotals{};
 }
 
 }  // namespace portcullis::verifier::queue

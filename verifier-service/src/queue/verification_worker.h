@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/random/random.h"
 #include "absl/synchronization/mutex.h"
@@ -85,6 +86,26 @@ class VerificationWorker {
   void ExecuteLoop();
   // Records the outcomes of `done` (JobStore::FinishBatch).
   void Record(const std::vector<std::pair<store::JobRecord, VerificationOutcome>>& done);
+  // Adds the stage times of the jobs of one recorded batch; logs a summary (Info) every
+  // kStageReportInterval.
+  void AddStageTimes(const std::vector<std::pair<store::JobRecord, VerificationOutcome>>& done,
+                     absl::Time record_start, absl::Time record_end)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  // When a job was claimed, started, and its outcome arrived: where a verification's time goes
+  // between claim and record, summarized in the log.
+  struct Stamps {
+    absl::Time claimed;
+    absl::Time started;
+    absl::Time done;
+  };
+  struct StageTotals {
+    int64_t jobs = 0;
+    int64_t batches = 0;
+    absl::Duration waiting_to_start, verifying, waiting_to_record, recording;
+    absl::Duration max_waiting_to_start, max_verifying, max_waiting_to_record, max_recording;
+    absl::Time since = absl::InfinitePast();
+  };
   // Waits up to `timeout` for `condition` or stopping; true when stopping.
   bool WaitOrStop(absl::Duration timeout) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
@@ -108,6 +129,8 @@ class VerificationWorker {
   int recording_ ABSL_GUARDED_BY(mu_) = 0;
   // The last claim took as many jobs as it asked for: more are probably due.
   bool backlog_ ABSL_GUARDED_BY(mu_) = false;
+  absl::flat_hash_map<int64_t, Stamps> stamps_ ABSL_GUARDED_BY(mu_);
+  StageTotals stages_ ABSL_GUARDED_BY(mu_);
   int64_t finished_ ABSL_GUARDED_BY(mu_) = 0;
   absl::BitGen random_ ABSL_GUARDED_BY(mu_);
   std::vector<std::thread> threads_;
