@@ -19,6 +19,7 @@
 #include "portcullis/verifier/v1/verifier.grpc.pb.h"
 #include "pqxx/pqxx"
 #include "tests/support/test_database.h"
+#include "tests/verifier-service/server/test_tokens.h"
 #include "verifier-service/src/ingest/standard_webhooks.h"
 #include "verifier-service/src/server/verifier_server.h"
 
@@ -77,6 +78,7 @@ class VerifierIngestRpcTest : public ::testing::Test {
     VerifierFlagValues flags;
     flags.database_url = database_url;
     flags.grpc_listen = "127.0.0.1:0";
+  flags.tokens_file = test_tokens::TempTokensFile({test_tokens::ProcessToken()});
     flags.db_pool_size = "8";
     flags.max_queued_work = "1000";
     flags.health_interval = "50ms";
@@ -94,6 +96,7 @@ class VerifierIngestRpcTest : public ::testing::Test {
     // Ready once migrations are applied: calls stop answering UNAVAILABLE.
     for (int i = 0; i < 400; ++i) {
       grpc::ClientContext context;
+      test_tokens::AddBearerToken(context, test_tokens::ProcessToken().token);
       context.set_deadline(Deadline());
       v1::ListPublishersResponse response;
       if (stub_->ListPublishers(&context, v1::ListPublishersRequest(), &response).ok()) {
@@ -107,6 +110,7 @@ class VerifierIngestRpcTest : public ::testing::Test {
   grpc::Status AddPublisher(const std::string& name, bool verified = false,
                             bool require_signature = false, int64_t retention_seconds = 0) {
     grpc::ClientContext context;
+    test_tokens::AddBearerToken(context, test_tokens::ProcessToken().token);
     context.set_deadline(Deadline());
     v1::AddPublisherRequest request;
     request.mutable_publisher()->set_name(name);
@@ -120,6 +124,7 @@ class VerifierIngestRpcTest : public ::testing::Test {
   grpc::Status AddKey(const std::string& publisher, const std::string& key,
                       v1::AddPublisherKeyResponse* response) {
     grpc::ClientContext context;
+    test_tokens::AddBearerToken(context, test_tokens::ProcessToken().token);
     context.set_deadline(Deadline());
     v1::AddPublisherKeyRequest request;
     request.set_publisher(publisher);
@@ -141,6 +146,7 @@ class VerifierIngestRpcTest : public ::testing::Test {
   grpc::Status Evaluate(const std::string& publisher, const Item& item, const Headers& headers,
                         v1::EvaluateIngestResponse* response) {
     grpc::ClientContext context;
+    test_tokens::AddBearerToken(context, test_tokens::ProcessToken().token);
     context.set_deadline(Deadline(30));
     const v1::EvaluateIngestRequest request = Request(publisher, item, headers);
     return stub_->EvaluateIngest(&context, request, response);
@@ -187,6 +193,7 @@ class VerifierIngestRpcTest : public ::testing::Test {
 
   std::vector<v1::DeadLetter> DeadLetters() {
     grpc::ClientContext context;
+    test_tokens::AddBearerToken(context, test_tokens::ProcessToken().token);
     context.set_deadline(Deadline());
     v1::ListDeadLettersResponse response;
     EXPECT_TRUE(stub_->ListDeadLetters(&context, v1::ListDeadLettersRequest(), &response).ok());
@@ -195,6 +202,7 @@ class VerifierIngestRpcTest : public ::testing::Test {
 
   std::vector<v1::AcceptedItem> AcceptedItems(int64_t after = 0) {
     grpc::ClientContext context;
+    test_tokens::AddBearerToken(context, test_tokens::ProcessToken().token);
     context.set_deadline(Deadline());
     v1::ListAcceptedItemsRequest request;
     request.set_after_cursor(after);
@@ -205,6 +213,7 @@ class VerifierIngestRpcTest : public ::testing::Test {
 
   grpc::Status Replay(const std::string& id, v1::ReplayDeadLetterResponse* response) {
     grpc::ClientContext context;
+    test_tokens::AddBearerToken(context, test_tokens::ProcessToken().token);
     context.set_deadline(Deadline());
     v1::ReplayDeadLetterRequest request;
     request.set_dead_letter_id(id);
@@ -228,6 +237,7 @@ TEST_F(VerifierIngestRpcTest, UnknownOrDisabledPublisherIsRefusedAndNothingIsRec
   EXPECT_EQ(EvaluateOk("feed.example", PlainItem("a")).decision(), v1::INGEST_DECISION_ACCEPTED);
   {
     grpc::ClientContext context;
+    test_tokens::AddBearerToken(context, test_tokens::ProcessToken().token);
     context.set_deadline(Deadline());
     v1::SetPublisherEnabledRequest request;
     request.set_name("feed.example");
@@ -364,6 +374,8 @@ TEST_F(VerifierIngestRpcTest, KeyRotationAcceptsEveryActiveKeyAndRefusesRevokedO
             v1::INGEST_DECISION_ACCEPTED);
 
   grpc::ClientContext context;
+
+  test_tokens::AddBearerToken(context, test_tokens::ProcessToken().token);
   context.set_deadline(Deadline());
   v1::RevokePublisherKeyRequest revoke;
   revoke.set_publisher("rotating");
@@ -382,6 +394,7 @@ TEST_F(VerifierIngestRpcTest, KeyRotationAcceptsEveryActiveKeyAndRefusesRevokedO
 
   // The trust list as ListPublishers shows it: the secret is never returned.
   grpc::ClientContext list_context;
+  test_tokens::AddBearerToken(list_context, test_tokens::ProcessToken().token);
   list_context.set_deadline(Deadline());
   v1::ListPublishersResponse listed;
   ASSERT_TRUE(stub_->ListPublishers(&list_context, v1::ListPublishersRequest(), &listed).ok());
@@ -478,6 +491,7 @@ TEST_F(VerifierIngestRpcTest, DiscardRemovesADeadLetter) {
   ASSERT_EQ(quarantined.decision(), v1::INGEST_DECISION_QUARANTINED);
   for (grpc::StatusCode want : {grpc::StatusCode::OK, grpc::StatusCode::NOT_FOUND}) {
     grpc::ClientContext context;
+    test_tokens::AddBearerToken(context, test_tokens::ProcessToken().token);
     context.set_deadline(Deadline());
     v1::DiscardDeadLetterRequest request;
     request.set_dead_letter_id(quarantined.dead_letter_id());
@@ -506,6 +520,7 @@ TEST_F(VerifierIngestRpcTest, ConcurrentIdenticalDeliveriesRecordOneDecision) {
   for (int i = 0; i < kCalls; ++i) {
     contexts.push_back(std::make_unique<grpc::ClientContext>());
     contexts.back()->set_deadline(Deadline(60));
+    test_tokens::AddBearerToken(*contexts.back(), test_tokens::ProcessToken().token);
     stub_->async()->EvaluateIngest(contexts.back().get(), &request, &responses[i],
                                    [&, i](grpc::Status status) {
                                      absl::MutexLock lock(&mu);
@@ -621,6 +636,7 @@ TEST_F(VerifierIngestRpcTest, MalformedRequestsAndKeysAreInvalidArguments) {
   v1::EvaluateIngestRequest request = Request("feed", PlainItem("a"), {});
   request.set_content_hash(std::string(64, 'A'));
   grpc::ClientContext context;
+  test_tokens::AddBearerToken(context, test_tokens::ProcessToken().token);
   context.set_deadline(Deadline());
   v1::EvaluateIngestResponse evaluated;
   EXPECT_EQ(stub_->EvaluateIngest(&context, request, &evaluated).error_code(),

@@ -14,6 +14,7 @@
 #include "gtest/gtest.h"
 #include "portcullis/verifier/v1/verifier.grpc.pb.h"
 #include "tests/support/test_database.h"
+#include "tests/verifier-service/server/test_tokens.h"
 
 namespace portcullis::verifier::server {
 namespace {
@@ -27,6 +28,7 @@ VerifierConfig TestConfig(const std::string& database_url) {
   VerifierFlagValues flags;
   flags.database_url = database_url;
   flags.grpc_listen = "127.0.0.1:0";
+  flags.tokens_file = test_tokens::TempTokensFile({test_tokens::ProcessToken()});
   flags.db_pool_size = "2";
   flags.health_interval = "50ms";
   flags.drain_timeout = "5s";
@@ -60,6 +62,7 @@ class VerifierServerTest : public ::testing::Test {
   // The health status of `service`, or a gRPC error code as a negative number.
   int HealthOf(const std::string& service) {
     grpc::ClientContext context;
+    test_tokens::AddBearerToken(context, test_tokens::ProcessToken().token);
     context.set_deadline(Deadline());
     HealthCheckRequest request;
     request.set_service(service);
@@ -82,6 +85,7 @@ class VerifierServerTest : public ::testing::Test {
   grpc::Status Submit(const std::string& source, const std::string& target,
                       v1::SubmitMentionResponse* response) {
     grpc::ClientContext context;
+    test_tokens::AddBearerToken(context, test_tokens::ProcessToken().token);
     context.set_deadline(Deadline());
     v1::SubmitMentionRequest request;
     request.set_source(source);
@@ -91,6 +95,7 @@ class VerifierServerTest : public ::testing::Test {
 
   grpc::Status AddSite(const std::string& domain) {
     grpc::ClientContext context;
+    test_tokens::AddBearerToken(context, test_tokens::ProcessToken().token);
     context.set_deadline(Deadline());
     v1::AddSiteRequest request;
     request.set_domain(domain);
@@ -100,6 +105,7 @@ class VerifierServerTest : public ::testing::Test {
 
   grpc::Status AddTarget(const std::string& url, v1::TargetKind kind) {
     grpc::ClientContext context;
+    test_tokens::AddBearerToken(context, test_tokens::ProcessToken().token);
     context.set_deadline(Deadline());
     v1::AddTargetRequest request;
     request.set_url(url);
@@ -110,6 +116,7 @@ class VerifierServerTest : public ::testing::Test {
 
   grpc::Status GetMention(const std::string& id, v1::GetMentionResponse* response) {
     grpc::ClientContext context;
+    test_tokens::AddBearerToken(context, test_tokens::ProcessToken().token);
     context.set_deadline(Deadline());
     v1::GetMentionRequest request;
     request.set_mention_id(id);
@@ -282,6 +289,7 @@ TEST_F(VerifierServerTest, ReadsVerifiedMentionsWithTheirContent) {
 
   const auto list = [&](v1::ListMentionsRequest request, v1::ListMentionsResponse* response) {
     grpc::ClientContext context;
+    test_tokens::AddBearerToken(context, test_tokens::ProcessToken().token);
     context.set_deadline(Deadline());
     return stub_->ListMentions(&context, request, response);
   };
@@ -361,6 +369,7 @@ std::string ListServicesByReflection(const std::shared_ptr<grpc::Channel>& chann
   grpc::GenericStub stub(channel);
   grpc::CompletionQueue queue;
   grpc::ClientContext context;
+  test_tokens::AddBearerToken(context, test_tokens::ProcessToken().token);
   context.set_deadline(Deadline());
   std::unique_ptr<grpc::GenericClientAsyncReaderWriter> call = stub.PrepareCall(
       &context, "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo", &queue);

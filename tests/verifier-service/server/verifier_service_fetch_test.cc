@@ -14,6 +14,7 @@
 #include "grpcpp/security/server_credentials.h"
 #include "grpcpp/server_builder.h"
 #include "gtest/gtest.h"
+#include "tests/verifier-service/server/test_tokens.h"
 #include "verifier-service/src/server/fetch_rpc.h"
 #include "verifier-service/src/server/verifier_service.h"
 
@@ -21,6 +22,14 @@ namespace portcullis::verifier::server {
 namespace {
 
 namespace v1 = portcullis::verifier::v1;
+
+// The one token these tests send: every scope, every site (the checks themselves are tested in
+// authorized_call_test.cc).
+const test_tokens::TestToken& TestToken() {
+  static const test_tokens::TestToken* const kToken =
+      new test_tokens::TestToken(test_tokens::MakeAllScopesToken());
+  return *kToken;
+}
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
 
@@ -238,8 +247,10 @@ class VerifierServiceFetchTest : public ::testing::Test {
     config.max_body_bytes = 4096;
     fetcher_ = *fetch::SafeFetcher::Create(config, &policy_, &resolver_, &http_);
     pool_ = std::make_unique<BlockingPool>(1, 4);
+    tokens_ = test_tokens::StaticRegistry(no_database_, {TestToken()});
     service_ = std::make_unique<VerifierService>(
-        mentions_, sites_, *pool_, FetchBackend{&policy_, &resolver_, fetcher_.get()});
+        *tokens_, mentions_, sites_, *pool_, FetchBackend{&policy_, &resolver_, fetcher_.get()});
+    service_->SetReady(true);
     grpc::ServerBuilder builder;
     int port = 0;
     builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
@@ -257,6 +268,7 @@ class VerifierServiceFetchTest : public ::testing::Test {
 
   grpc::Status Check(const std::string& url, v1::CheckUrlResponse* response) {
     grpc::ClientContext context;
+    test_tokens::AddBearerToken(context, TestToken().token);
     context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
     v1::CheckUrlRequest request;
     request.set_url(url);
@@ -265,6 +277,7 @@ class VerifierServiceFetchTest : public ::testing::Test {
 
   grpc::Status Fetch(const v1::SafeFetchRequest& request, v1::SafeFetchResponse* response) {
     grpc::ClientContext context;
+    test_tokens::AddBearerToken(context, TestToken().token);
     context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
     return stub_->SafeFetch(&context, request, response);
   }
@@ -273,6 +286,8 @@ class VerifierServiceFetchTest : public ::testing::Test {
   TableResolver resolver_;
   TableHttpClient http_;
   std::unique_ptr<fetch::SafeFetcher> fetcher_;
+  test_tokens::NoDatabaseTokens no_database_;
+  std::unique_ptr<auth::TokenRegistry> tokens_;
   NullMentionStore mentions_;
   NullSiteStore sites_;
   std::unique_ptr<BlockingPool> pool_;
@@ -396,7 +411,8 @@ TEST_F(VerifierServiceFetchTest, SafeFetchMapsRefusalsToOutcomesNotErrors) {
 }
 
 TEST_F(VerifierServiceFetchTest, WithoutAFetcherTheRpcsAreUnimplemented) {
-  VerifierService bare(mentions_, sites_, *pool_);
+  VerifierService bare(*tokens_, mentions_, sites_, *pool_);
+  bare.SetReady(true);
   grpc::ServerBuilder builder;
   int port = 0;
   builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
@@ -406,6 +422,7 @@ TEST_F(VerifierServiceFetchTest, WithoutAFetcherTheRpcsAreUnimplemented) {
   auto stub = v1::Verifier::NewStub(
       grpc::CreateChannel(absl::StrCat("127.0.0.1:", port), grpc::InsecureChannelCredentials()));
   grpc::ClientContext context;
+  test_tokens::AddBearerToken(context, TestToken().token);
   context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
   v1::SafeFetchResponse response;
   EXPECT_EQ(

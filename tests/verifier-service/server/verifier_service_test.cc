@@ -10,11 +10,20 @@
 #include "grpcpp/security/server_credentials.h"
 #include "grpcpp/server_builder.h"
 #include "gtest/gtest.h"
+#include "tests/verifier-service/server/test_tokens.h"
 
 namespace portcullis::verifier::server {
 namespace {
 
 namespace v1 = portcullis::verifier::v1;
+
+// The one token these tests send: every scope, every site (the checks themselves are tested in
+// authorized_call_test.cc).
+const test_tokens::TestToken& TestToken() {
+  static const test_tokens::TestToken* const kToken =
+      new test_tokens::TestToken(test_tokens::MakeAllScopesToken());
+  return *kToken;
+}
 using ::testing::_;
 using ::testing::Field;
 using ::testing::Return;
@@ -68,7 +77,8 @@ class VerifierServiceTest : public ::testing::Test {
  protected:
   void StartServer(int threads = 2, size_t max_queued = 16) {
     pool_ = std::make_unique<BlockingPool>(threads, max_queued);
-    service_ = std::make_unique<VerifierService>(store_, sites_, *pool_);
+    tokens_ = test_tokens::StaticRegistry(no_database_, {TestToken()});
+    service_ = std::make_unique<VerifierService>(*tokens_, store_, sites_, *pool_);
     service_->SetReady(true);
     grpc::ServerBuilder builder;
     int port = 0;
@@ -93,6 +103,7 @@ class VerifierServiceTest : public ::testing::Test {
   grpc::Status Submit(const std::string& source, const std::string& target,
                       v1::SubmitMentionResponse* response) {
     grpc::ClientContext context;
+    test_tokens::AddBearerToken(context, TestToken().token);
     context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
     v1::SubmitMentionRequest request;
     request.set_source(source);
@@ -102,12 +113,15 @@ class VerifierServiceTest : public ::testing::Test {
 
   grpc::Status GetMention(const std::string& id, v1::GetMentionResponse* response) {
     grpc::ClientContext context;
+    test_tokens::AddBearerToken(context, TestToken().token);
     context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
     v1::GetMentionRequest request;
     request.set_mention_id(id);
     return stub_->GetMention(&context, request, response);
   }
 
+  test_tokens::NoDatabaseTokens no_database_;
+  std::unique_ptr<auth::TokenRegistry> tokens_;
   MockMentionStore store_;
   MockSiteStore sites_;
   std::unique_ptr<BlockingPool> pool_;
@@ -252,6 +266,7 @@ TEST_F(VerifierServiceTest, AddSiteNormalizesTheDomainAndRejectsNonHosts) {
   added.created = true;
   EXPECT_CALL(sites_, AddSite("xn--bcher-kva.example", _)).WillOnce(Return(added));
   grpc::ClientContext context;
+  test_tokens::AddBearerToken(context, TestToken().token);
   v1::AddSiteRequest request;
   request.set_domain("Bücher.Example");
   v1::AddSiteResponse response;
@@ -262,6 +277,7 @@ TEST_F(VerifierServiceTest, AddSiteNormalizesTheDomainAndRejectsNonHosts) {
   for (const char* bad : {"", "https://blog.example", "blog.example:8080", "blog.example/x",
                           "a b.example", "user@blog.example"}) {
     grpc::ClientContext bad_context;
+    test_tokens::AddBearerToken(bad_context, TestToken().token);
     request.set_domain(bad);
     EXPECT_EQ(stub_->AddSite(&bad_context, request, &response).error_code(),
               grpc::StatusCode::INVALID_ARGUMENT)
@@ -281,6 +297,7 @@ TEST_F(VerifierServiceTest, AddTargetStoresTheNormalizedRule) {
         return result;
       });
   grpc::ClientContext context;
+  test_tokens::AddBearerToken(context, TestToken().token);
   v1::AddTargetRequest request;
   request.set_url("HTTPS://Blog.Example:443/post?id=1&utm_source=x#top");
   request.set_kind(v1::TARGET_KIND_EXACT);
@@ -298,6 +315,7 @@ TEST_F(VerifierServiceTest, AddTargetUnknownSiteIsFailedPrecondition) {
   EXPECT_CALL(sites_, AddTargets(_, _))
       .WillOnce(Return(absl::FailedPreconditionError("site is not served")));
   grpc::ClientContext context;
+  test_tokens::AddBearerToken(context, TestToken().token);
   v1::AddTargetRequest request;
   request.set_url("https://blog.example/posts/");
   request.set_kind(v1::TARGET_KIND_PREFIX);
@@ -319,6 +337,7 @@ TEST_F(VerifierServiceTest, ListSitesPagesWithAToken) {
   v1::ListSitesResponse first;
   {
     grpc::ClientContext context;
+    test_tokens::AddBearerToken(context, TestToken().token);
     ASSERT_TRUE(stub_->ListSites(&context, request, &first).ok());
   }
   ASSERT_EQ(first.sites_size(), 2);
@@ -329,6 +348,7 @@ TEST_F(VerifierServiceTest, ListSitesPagesWithAToken) {
   v1::ListSitesResponse second;
   {
     grpc::ClientContext context;
+    test_tokens::AddBearerToken(context, TestToken().token);
     ASSERT_TRUE(stub_->ListSites(&context, request, &second).ok());
   }
   ASSERT_EQ(second.sites_size(), 1);
@@ -337,6 +357,7 @@ TEST_F(VerifierServiceTest, ListSitesPagesWithAToken) {
 
   request.set_page_token("not a token");
   grpc::ClientContext context;
+  test_tokens::AddBearerToken(context, TestToken().token);
   EXPECT_EQ(stub_->ListSites(&context, request, &second).error_code(),
             grpc::StatusCode::INVALID_ARGUMENT);
 }

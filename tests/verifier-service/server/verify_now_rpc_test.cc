@@ -66,7 +66,7 @@ class VerifierVerifyNowTest : public ::testing::Test {
   }
 
   VerifyNowResult Now(const std::string& id) {
-    absl::StatusOr<VerifyNowResult> result = VerifyMentionNow(backend_, *mentions_, id);
+    absl::StatusOr<VerifyNowResult> result = VerifyMentionNow(backend_, *mentions_, id, {});
     EXPECT_TRUE(result.ok()) << result.status();
     return result.ok() ? *result : VerifyNowResult{};
   }

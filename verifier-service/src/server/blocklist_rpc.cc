@@ -118,13 +118,21 @@ bool NoBlocklist(store::BlocklistStore* blocks, grpc::ServerUnaryReactor* reacto
   }
   return false;
 }
+
+// A bound token manages its sites' entries only; the global ones (site empty) need an unbound
+// token.
+absl::Status RequireBlockScope(const auth::Caller& caller, const std::string& site) {
+  return site.empty() ? RequireUnbound(caller, "manage the global blocklist")
+                      : RequireSite(caller, site);
+}
 }  // namespace
 
 grpc::ServerUnaryReactor* VerifierService::AddBlock(grpc::CallbackServerContext* context,
                                                     const v1::AddBlockRequest* request,
                                                     v1::AddBlockResponse* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  if (NoBlocklist(blocks_, reactor)) {
+  absl::optional<auth::Caller> caller = Admit(context, reactor, kAdminAccess);
+  if (!caller.has_value() || NoBlocklist(blocks_, reactor)) {
     return reactor;
   }
   absl::StatusOr<store::BlockEntry> entry = ValidateBlock(request->block());
@@ -132,9 +140,14 @@ grpc::ServerUnaryReactor* VerifierService::AddBlock(grpc::CallbackServerContext*
     reactor->Finish(status::ToGrpcStatus(entry.status()));
     return reactor;
   }
+  if (absl::Status status = RequireBlockScope(*caller, entry->site); !status.ok()) {
+    reactor->Finish(status::ToGrpcStatus(status));
+    return reactor;
+  }
   RunOnPool("AddBlock", context, reactor,
-            [this, response, entry = *std::move(entry)]() -> absl::Status {
-              absl::StatusOr<bool> created = blocks_->AddBlock(entry, {});
+            [this, response, entry = *std::move(entry),
+             sites = std::move(caller->sites)]() -> absl::Status {
+              absl::StatusOr<bool> created = blocks_->AddBlock(entry, sites);
               if (!created.ok()) {
                 return Retryable(created.status());
               }
@@ -154,7 +167,8 @@ grpc::ServerUnaryReactor* VerifierService::ListBlocks(grpc::CallbackServerContex
                                                       const v1::ListBlocksRequest* request,
                                                       v1::ListBlocksResponse* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  if (NoBlocklist(blocks_, reactor)) {
+  absl::optional<auth::Caller> caller = Admit(context, reactor, kAdminAccess);
+  if (!caller.has_value() || NoBlocklist(blocks_, reactor)) {
     return reactor;
   }
   absl::StatusOr<BlockPage> page = ValidateBlockPage(*request);
@@ -162,12 +176,17 @@ grpc::ServerUnaryReactor* VerifierService::ListBlocks(grpc::CallbackServerContex
     reactor->Finish(status::ToGrpcStatus(page.status()));
     return reactor;
   }
+  if (absl::Status status = RequireBlockScope(*caller, page->site); !status.ok()) {
+    reactor->Finish(status::ToGrpcStatus(status));
+    return reactor;
+  }
   RunOnPool("ListBlocks", context, reactor,
-            [this, response, page = *std::move(page)]() -> absl::Status {
+            [this, response, page = *std::move(page),
+             sites = std::move(caller->sites)]() -> absl::Status {
               // One more than asked for tells whether there is a next page.
               absl::StatusOr<std::vector<store::BlockRecord>> records =
                   blocks_->ListBlocks(page.site, page.after_kind, page.after_value,
-                                      std::min(page.size + 1, store::kMaxBlockPageSize), {});
+                                      std::min(page.size + 1, store::kMaxBlockPageSize), sites);
               if (!records.ok()) {
                 return Retryable(records.status());
               }
@@ -190,7 +209,8 @@ grpc::ServerUnaryReactor* VerifierService::RemoveBlock(grpc::CallbackServerConte
                                                        const v1::RemoveBlockRequest* request,
                                                        v1::RemoveBlockResponse* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  if (NoBlocklist(blocks_, reactor)) {
+  absl::optional<auth::Caller> caller = Admit(context, reactor, kAdminAccess);
+  if (!caller.has_value() || NoBlocklist(blocks_, reactor)) {
     return reactor;
   }
   absl::StatusOr<store::BlockEntry> entry = ValidateBlock(request->block());
@@ -198,9 +218,14 @@ grpc::ServerUnaryReactor* VerifierService::RemoveBlock(grpc::CallbackServerConte
     reactor->Finish(status::ToGrpcStatus(entry.status()));
     return reactor;
   }
+  if (absl::Status status = RequireBlockScope(*caller, entry->site); !status.ok()) {
+    reactor->Finish(status::ToGrpcStatus(status));
+    return reactor;
+  }
   RunOnPool("RemoveBlock", context, reactor,
-            [this, response, entry = *std::move(entry)]() -> absl::Status {
-              absl::StatusOr<bool> removed = blocks_->RemoveBlock(entry, {});
+            [this, response, entry = *std::move(entry),
+             sites = std::move(caller->sites)]() -> absl::Status {
+              absl::StatusOr<bool> removed = blocks_->RemoveBlock(entry, sites);
               if (!removed.ok()) {
                 return Retryable(removed.status());
               }

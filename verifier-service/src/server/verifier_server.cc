@@ -154,7 +154,7 @@ absl::StatusOr<std::unique_ptr<VerifierServer>> VerifierServer::Start(
         kQueueDepthInterval, *server->registry_);
   }
   server->service_ = std::make_unique<VerifierService>(
-      *server->store_, *server->site_store_, *server->blocking_pool_,
+      *server->token_registry_, *server->store_, *server->site_store_, *server->blocking_pool_,
       FetchBackend{server->egress_policy_.get(), server->resolver_.get(), server->fetcher_.get()});
 
   grpc::EnableDefaultHealthCheckService(true);
@@ -166,6 +166,7 @@ absl::StatusOr<std::unique_ptr<VerifierServer>> VerifierServer::Start(
                                       server->publisher_store_.get(),
                                       server->ingest_store_.get()});
   server->service_->SetBlocklistStore(server->blocklist_store_.get());
+  server->service_->SetTokenStore(server->token_store_.get());
   server->verify_now_pool_ =
       std::make_unique<BlockingPool>(config.verify_now_concurrency, kVerifyNowQueue);
   server->service_->SetVerifyNowBackend(

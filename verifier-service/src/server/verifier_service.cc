@@ -6,6 +6,8 @@
 
 #include "common/crypto/sha256.h"
 #include "common/logging/log.h"
+#include "common/status/status_macros.h"
+#include "common/url/url.h"
 #include "common/status/status_mapping.h"
 #include "google/protobuf/util/time_util.h"
 #include "verifier-service/src/intake/mention_request_validation.h"
@@ -74,7 +76,36 @@ void Reject(v1::SubmitMentionResponse* response, absl::string_view reason,
   response->set_reason_description(std::string(description));
 }
 
+// The site a validated ListMentions request reads: its domain, or its target's serialized host
+// (the site a mention of that target is on).
+std::string QueriedSite(const v1::ListMentionsRequest& request, const store::MentionQuery& query) {
+  if (!query.domain.empty()) {
+    return query.domain;
+  }
+  absl::StatusOr<url::Url> target = url::ParseUrl(request.target());
+  return target.ok() ? target->host() : std::string();
+}
+
+// PERMISSION_DENIED unless every rule is on a site the caller may see.
+absl::Status RequireSites(const auth::Caller& caller, absl::Span<const intake::TargetRule> rules) {
+  for (const intake::TargetRule& rule : rules) {
+    RETURN_IF_ERROR(RequireSite(caller, rule.domain));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
+
+absl::optional<auth::Caller> VerifierService::Admit(grpc::CallbackServerContext* context,
+                                                    grpc::ServerUnaryReactor* reactor,
+                                                    Access access) {
+  absl::StatusOr<auth::Caller> caller = AuthorizeCall(*context, tokens_, ready_.load(), access);
+  if (!caller.ok()) {
+    reactor->Finish(status::ToGrpcStatus(caller.status()));
+    return absl::nullopt;
+  }
+  return *std::move(caller);
+}
 
 void VerifierService::RunOnPool(const char* rpc, grpc::CallbackServerContext* context,
                                 grpc::ServerUnaryReactor* reactor,
@@ -99,6 +130,10 @@ grpc::ServerUnaryReactor* VerifierService::SubmitMention(grpc::CallbackServerCon
                                                          const v1::SubmitMentionRequest* request,
                                                          v1::SubmitMentionResponse* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  const absl::optional<auth::Caller> caller = Admit(context, reactor, kSubmitAccess);
+  if (!caller.has_value()) {
+    return reactor;
+  }
   intake::SubmitMentionValidation validation = intake::Validate(*request, tracking_);
   if (const auto* rejection = std::get_if<intake::Rejection>(&validation)) {
     response->set_decision(v1::DECISION_REJECTED);
@@ -107,11 +142,11 @@ grpc::ServerUnaryReactor* VerifierService::SubmitMention(grpc::CallbackServerCon
     reactor->Finish(grpc::Status::OK);
     return reactor;
   }
-  if (!ready_.load()) {
-    reactor->Finish(NotReady());
+  const auto& normalized = std::get<intake::NormalizedMention>(validation);
+  if (absl::Status status = RequireSite(*caller, normalized.target_domain); !status.ok()) {
+    reactor->Finish(status::ToGrpcStatus(status));
     return reactor;
   }
-  const auto& normalized = std::get<intake::NormalizedMention>(validation);
   store::NewMention mention{request->source(),          request->target(),
                             normalized.key.source_hash, normalized.key.target_hash,
                             normalized.target_domain,   normalized.key.normalized_target,
@@ -158,19 +193,20 @@ grpc::ServerUnaryReactor* VerifierService::GetMention(grpc::CallbackServerContex
                                                       const v1::GetMentionRequest* request,
                                                       v1::GetMentionResponse* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  absl::optional<auth::Caller> caller = Admit(context, reactor, kReadAccess);
+  if (!caller.has_value()) {
+    return reactor;
+  }
   if (!store::IsUuid(request->mention_id())) {
     reactor->Finish(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "mention_id must be a UUID"));
     return reactor;
   }
-  if (!ready_.load()) {
-    reactor->Finish(NotReady());
-    return reactor;
-  }
-  const bool queued = pool_.TrySubmit([this, context, reactor, request, response]() mutable {
+  const bool queued = pool_.TrySubmit([this, context, reactor, request, response,
+                                       sites = std::move(caller->sites)]() mutable {
     if (FinishIfCancelled(context, reactor)) {
       return;
     }
-    absl::StatusOr<store::StoredMention> mention = store_.Get(request->mention_id(), {});
+    absl::StatusOr<store::StoredMention> mention = store_.Get(request->mention_id(), sites);
     if (!mention.ok()) {
       reactor->Finish(status::ToGrpcStatus(mention.status()));
       return;
@@ -189,14 +225,23 @@ grpc::ServerUnaryReactor* VerifierService::ListMentions(grpc::CallbackServerCont
                                                         const v1::ListMentionsRequest* request,
                                                         v1::ListMentionsResponse* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  absl::optional<auth::Caller> caller = Admit(context, reactor, kReadAccess);
+  if (!caller.has_value()) {
+    return reactor;
+  }
   absl::StatusOr<store::MentionQuery> query = Validate(*request, tracking_);
   if (!query.ok()) {
     reactor->Finish(status::ToGrpcStatus(query.status()));
     return reactor;
   }
+  if (absl::Status status = RequireSite(*caller, QueriedSite(*request, *query)); !status.ok()) {
+    reactor->Finish(status::ToGrpcStatus(status));
+    return reactor;
+  }
   RunOnPool("ListMentions", context, reactor,
-            [this, response, query = *std::move(query)]() -> absl::Status {
-              absl::StatusOr<store::MentionPage> page = store_.List(query, {});
+            [this, response, query = *std::move(query),
+             sites = std::move(caller->sites)]() -> absl::Status {
+              absl::StatusOr<store::MentionPage> page = store_.List(query, sites);
               if (!page.ok()) {
                 return page.status();
               }
@@ -213,14 +258,22 @@ grpc::ServerUnaryReactor* VerifierService::AddSite(grpc::CallbackServerContext* 
                                                    const v1::AddSiteRequest* request,
                                                    v1::AddSiteResponse* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  absl::optional<auth::Caller> caller = Admit(context, reactor, kAdminAccess);
+  if (!caller.has_value()) {
+    return reactor;
+  }
   absl::StatusOr<std::string> domain = intake::Validate(*request);
   if (!domain.ok()) {
     reactor->Finish(status::ToGrpcStatus(domain.status()));
     return reactor;
   }
+  if (absl::Status status = RequireSite(*caller, *domain); !status.ok()) {
+    reactor->Finish(status::ToGrpcStatus(status));
+    return reactor;
+  }
   RunOnPool("AddSite", context, reactor,
-            [this, response, domain = *std::move(domain)]() -> absl::Status {
-              absl::StatusOr<store::AddSiteResult> added = sites_.AddSite(domain, {});
+            [this, response, domain = *std::move(domain), sites = std::move(caller->sites)]() -> absl::Status {
+              absl::StatusOr<store::AddSiteResult> added = sites_.AddSite(domain, sites);
               if (!added.ok()) {
                 return added.status();
               }
@@ -239,16 +292,20 @@ grpc::ServerUnaryReactor* VerifierService::ListSites(grpc::CallbackServerContext
                                                      const v1::ListSitesRequest* request,
                                                      v1::ListSitesResponse* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  absl::optional<auth::Caller> caller = Admit(context, reactor, kAdminAccess);
+  if (!caller.has_value()) {
+    return reactor;
+  }
   absl::StatusOr<intake::SitePage> page = intake::Validate(*request);
   if (!page.ok()) {
     reactor->Finish(status::ToGrpcStatus(page.status()));
     return reactor;
   }
   RunOnPool("ListSites", context, reactor,
-            [this, response, page = *std::move(page)]() -> absl::Status {
+            [this, response, page = *std::move(page), visible = std::move(caller->sites)]() -> absl::Status {
               // One more than asked for tells whether there is a next page.
               absl::StatusOr<std::vector<store::SiteRecord>> sites =
-                  sites_.ListSites(page.after_domain, page.size + 1, {});
+                  sites_.ListSites(page.after_domain, page.size + 1, visible);
               if (!sites.ok()) {
                 return sites.status();
               }
@@ -272,14 +329,22 @@ grpc::ServerUnaryReactor* VerifierService::RemoveSite(grpc::CallbackServerContex
                                                       const v1::RemoveSiteRequest* request,
                                                       v1::RemoveSiteResponse* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  absl::optional<auth::Caller> caller = Admit(context, reactor, kAdminAccess);
+  if (!caller.has_value()) {
+    return reactor;
+  }
   absl::StatusOr<std::string> domain = intake::Validate(*request);
   if (!domain.ok()) {
     reactor->Finish(status::ToGrpcStatus(domain.status()));
     return reactor;
   }
+  if (absl::Status status = RequireSite(*caller, *domain); !status.ok()) {
+    reactor->Finish(status::ToGrpcStatus(status));
+    return reactor;
+  }
   RunOnPool("RemoveSite", context, reactor,
-            [this, response, domain = *std::move(domain)]() -> absl::Status {
-              absl::StatusOr<int64_t> removed = sites_.RemoveSite(domain, {});
+            [this, response, domain = *std::move(domain), sites = std::move(caller->sites)]() -> absl::Status {
+              absl::StatusOr<int64_t> removed = sites_.RemoveSite(domain, sites);
               if (!removed.ok()) {
                 return removed.status();
               }
@@ -294,15 +359,23 @@ grpc::ServerUnaryReactor* VerifierService::AddTarget(grpc::CallbackServerContext
                                                      const v1::AddTargetRequest* request,
                                                      v1::AddTargetResponse* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  absl::optional<auth::Caller> caller = Admit(context, reactor, kAdminAccess);
+  if (!caller.has_value()) {
+    return reactor;
+  }
   absl::StatusOr<intake::TargetRule> rule = intake::Validate(*request, tracking_);
   if (!rule.ok()) {
     reactor->Finish(status::ToGrpcStatus(rule.status()));
     return reactor;
   }
+  if (absl::Status status = RequireSite(*caller, rule->domain); !status.ok()) {
+    reactor->Finish(status::ToGrpcStatus(status));
+    return reactor;
+  }
   RunOnPool("AddTarget", context, reactor,
-            [this, response, rule = *std::move(rule)]() -> absl::Status {
+            [this, response, rule = *std::move(rule), sites = std::move(caller->sites)]() -> absl::Status {
               absl::StatusOr<store::AddTargetsResult> added =
-                  sites_.AddTargets(absl::MakeConstSpan(&rule, 1), {});
+                  sites_.AddTargets(absl::MakeConstSpan(&rule, 1), sites);
               if (!added.ok()) {
                 return added.status();
               }
@@ -317,14 +390,22 @@ grpc::ServerUnaryReactor* VerifierService::ImportTargets(grpc::CallbackServerCon
                                                          const v1::ImportTargetsRequest* request,
                                                          v1::ImportTargetsResponse* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  absl::optional<auth::Caller> caller = Admit(context, reactor, kAdminAccess);
+  if (!caller.has_value()) {
+    return reactor;
+  }
   absl::StatusOr<std::vector<intake::TargetRule>> rules = intake::Validate(*request, tracking_);
   if (!rules.ok()) {
     reactor->Finish(status::ToGrpcStatus(rules.status()));
     return reactor;
   }
+  if (absl::Status status = RequireSites(*caller, *rules); !status.ok()) {
+    reactor->Finish(status::ToGrpcStatus(status));
+    return reactor;
+  }
   RunOnPool("ImportTargets", context, reactor,
-            [this, response, rules = *std::move(rules)]() -> absl::Status {
-              absl::StatusOr<store::AddTargetsResult> added = sites_.AddTargets(rules, {});
+            [this, response, rules = *std::move(rules), sites = std::move(caller->sites)]() -> absl::Status {
+              absl::StatusOr<store::AddTargetsResult> added = sites_.AddTargets(rules, sites);
               if (!added.ok()) {
                 return added.status();
               }
@@ -341,15 +422,25 @@ grpc::ServerUnaryReactor* VerifierService::ListTargets(grpc::CallbackServerConte
                                                        const v1::ListTargetsRequest* request,
                                                        v1::ListTargetsResponse* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  absl::optional<auth::Caller> caller = Admit(context, reactor, kAdminAccess);
+  if (!caller.has_value()) {
+    return reactor;
+  }
   absl::StatusOr<intake::TargetPage> page = intake::Validate(*request);
   if (!page.ok()) {
     reactor->Finish(status::ToGrpcStatus(page.status()));
     return reactor;
   }
+  if (!page->domain.empty()) {
+    if (absl::Status status = RequireSite(*caller, page->domain); !status.ok()) {
+      reactor->Finish(status::ToGrpcStatus(status));
+      return reactor;
+    }
+  }
   RunOnPool("ListTargets", context, reactor,
-            [this, response, page = *std::move(page)]() -> absl::Status {
+            [this, response, page = *std::move(page), sites = std::move(caller->sites)]() -> absl::Status {
               absl::StatusOr<std::vector<store::TargetRecord>> targets =
-                  sites_.ListTargets(page.domain, page.after, page.size + 1, {});
+                  sites_.ListTargets(page.domain, page.after, page.size + 1, sites);
               if (!targets.ok()) {
                 return targets.status();
               }
@@ -369,15 +460,23 @@ grpc::ServerUnaryReactor* VerifierService::RemoveTarget(grpc::CallbackServerCont
                                                         const v1::RemoveTargetRequest* request,
                                                         v1::RemoveTargetResponse* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  absl::optional<auth::Caller> caller = Admit(context, reactor, kAdminAccess);
+  if (!caller.has_value()) {
+    return reactor;
+  }
   absl::StatusOr<intake::TargetRule> rule = intake::Validate(*request, tracking_);
   if (!rule.ok()) {
     reactor->Finish(status::ToGrpcStatus(rule.status()));
     return reactor;
   }
+  if (absl::Status status = RequireSite(*caller, rule->domain); !status.ok()) {
+    reactor->Finish(status::ToGrpcStatus(status));
+    return reactor;
+  }
   RunOnPool("RemoveTarget", context, reactor,
-            [this, response, rule = *std::move(rule)]() -> absl::Status {
+            [this, response, rule = *std::move(rule), sites = std::move(caller->sites)]() -> absl::Status {
               absl::StatusOr<store::TargetRecord> removed =
-                  sites_.RemoveTarget(rule.url, rule.kind, {});
+                  sites_.RemoveTarget(rule.url, rule.kind, sites);
               if (!removed.ok()) {
                 return removed.status();
               }
@@ -391,6 +490,10 @@ grpc::ServerUnaryReactor* VerifierService::CheckUrl(grpc::CallbackServerContext*
                                                     const v1::CheckUrlRequest* request,
                                                     v1::CheckUrlResponse* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  absl::optional<auth::Caller> caller = Admit(context, reactor, kFetchAccess);
+  if (!caller.has_value()) {
+    return reactor;
+  }
   if (absl::Status status = Validate(*request); !status.ok()) {
     reactor->Finish(status::ToGrpcStatus(status));
     return reactor;
@@ -441,6 +544,10 @@ grpc::ServerUnaryReactor* VerifierService::SafeFetch(grpc::CallbackServerContext
                                                      const v1::SafeFetchRequest* request,
                                                      v1::SafeFetchResponse* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  absl::optional<auth::Caller> caller = Admit(context, reactor, kFetchAccess);
+  if (!caller.has_value()) {
+    return reactor;
+  }
   if (fetch_.fetcher == nullptr) {
     reactor->Finish(grpc::Status(grpc::StatusCode::UNIMPLEMENTED, "no fetcher configured"));
     return reactor;

@@ -2,12 +2,15 @@
 
 #include <atomic>
 
+#include "absl/types/optional.h"
 #include "common/url/normalize.h"
 #include "portcullis/verifier/v1/verifier.grpc.pb.h"
 #include "verifier-service/src/fetch/egress_policy.h"
 #include "verifier-service/src/fetch/resolver.h"
 #include "verifier-service/src/fetch/safe_fetcher.h"
 #include "verifier-service/src/ingest/ingest_evaluator.h"
+#include "verifier-service/src/auth/token_registry.h"
+#include "verifier-service/src/server/authorized_call.h"
 #include "verifier-service/src/server/blocking_pool.h"
 #include "verifier-service/src/server/verify_now_rpc.h"
 #include "verifier-service/src/store/blocklist_store.h"
@@ -15,6 +18,7 @@
 #include "verifier-service/src/store/mention_store.h"
 #include "verifier-service/src/store/publisher_store.h"
 #include "verifier-service/src/store/site_store.h"
+#include "verifier-service/src/store/token_store.h"
 
 namespace portcullis::verifier::server {
 
@@ -34,17 +38,23 @@ struct IngestBackend {
   store::IngestStore* ingest = nullptr;
 };
 
-// portcullis.verifier.v1.Verifier on the gRPC callback API. Requests are validated inline (cheap,
-// no I/O); store calls run on the blocking pool, which finishes the reactor. When the pool's
+// portcullis.verifier.v1.Verifier on the gRPC callback API. Every call is first authorized in
+// memory (authorized_call.h: ready, bearer token, scope, site binding), then validated inline
+// (cheap, no I/O); store calls run on the blocking pool, which finishes the reactor, and get the
+// caller's site binding so that another site's data never leaves the database. When the pool's
 // queue is full, or before the database schema is ready, calls are answered UNAVAILABLE at once.
 // CheckUrl and SafeFetch need no database: they run on the resolver's and the fetcher's event
 // loops, whose callbacks finish the reactor.
 class VerifierService final : public portcullis::verifier::v1::Verifier::CallbackService {
  public:
-  // The stores and `pool` must outlive the service and any call in flight.
-  VerifierService(store::MentionStore& store, store::SiteStore& sites, BlockingPool& pool,
-                  FetchBackend fetch = {})
-      : store_(store), sites_(sites), pool_(pool), fetch_(fetch) {}
+  // `tokens`, the stores and `pool` must outlive the service and any call in flight.
+  VerifierService(auth::TokenRegistry& tokens, store::MentionStore& store, store::SiteStore& sites,
+                  BlockingPool& pool, FetchBackend fetch = {})
+      : tokens_(tokens), store_(store), sites_(sites), pool_(pool), fetch_(fetch) {}
+
+  // Before the server starts: enables CreateToken, ListTokens, RevokeToken (token_rpc.cc);
+  // borrowed.
+  void SetTokenStore(store::TokenStore* token_store) { token_store_ = token_store; }
 
   // Before the server starts: enables VerifyNow (verify_now_rpc.cc).
   void SetVerifyNowBackend(VerifyNowBackend backend) { verify_now_ = std::move(backend); }
@@ -187,12 +197,32 @@ class VerifierService final : public portcullis::verifier::v1::Verifier::Callbac
       const portcullis::verifier::v1::RemoveBlockRequest* request,
       portcullis::verifier::v1::RemoveBlockResponse* response) override;
 
+  // API tokens (token_rpc.cc).
+  grpc::ServerUnaryReactor* CreateToken(
+      grpc::CallbackServerContext* context,
+      const portcullis::verifier::v1::CreateTokenRequest* request,
+      portcullis::verifier::v1::CreateTokenResponse* response) override;
+  grpc::ServerUnaryReactor* ListTokens(
+      grpc::CallbackServerContext* context,
+      const portcullis::verifier::v1::ListTokensRequest* request,
+      portcullis::verifier::v1::ListTokensResponse* response) override;
+  grpc::ServerUnaryReactor* RevokeToken(
+      grpc::CallbackServerContext* context,
+      const portcullis::verifier::v1::RevokeTokenRequest* request,
+      portcullis::verifier::v1::RevokeTokenResponse* response) override;
+
  private:
+  // AuthorizeCall (authorized_call.h) on this call: the caller, or nullopt after finishing
+  // `reactor` with the refusal. The first thing every handler does.
+  absl::optional<auth::Caller> Admit(grpc::CallbackServerContext* context,
+                                     grpc::ServerUnaryReactor* reactor, Access access);
+
   // Finishes `reactor` at once when not ready or the pool is full; otherwise runs `work` on the
   // pool (skipped when the call was cancelled meanwhile), which returns the call's status.
   void RunOnPool(const char* rpc, grpc::CallbackServerContext* context,
                  grpc::ServerUnaryReactor* reactor, absl::AnyInvocable<absl::Status() &&> work);
 
+  auth::TokenRegistry& tokens_;
   store::MentionStore& store_;
   store::SiteStore& sites_;
   BlockingPool& pool_;
@@ -203,6 +233,7 @@ class VerifierService final : public portcullis::verifier::v1::Verifier::Callbac
   IngestBackend ingest_;
   VerifyNowBackend verify_now_;
   store::BlocklistStore* blocks_ = nullptr;
+  store::TokenStore* token_store_ = nullptr;
 };
 
 }  // namespace portcullis::verifier::server

@@ -29,7 +29,8 @@ double Random01() {
 
 absl::StatusOr<VerifyNowResult> VerifyMentionNow(const VerifyNowBackend& backend,
                                                  store::MentionStore& mentions,
-                                                 const std::string& mention_id) {
+                                                 const std::string& mention_id,
+                                                 const auth::SiteBinding& visible_sites) {
   VerifyNowResult result;
   const absl::Time give_up = absl::Now() + backend.busy_wait;
   while (true) {
@@ -60,7 +61,7 @@ absl::StatusOr<VerifyNowResult> VerifyMentionNow(const VerifyNowBackend& backend
                   recorded.reason.empty() ? "-" : recorded.reason);
     break;
   }
-  absl::StatusOr<store::StoredMention> mention = mentions.Get(mention_id, {});
+  absl::StatusOr<store::StoredMention> mention = mentions.Get(mention_id, visible_sites);
   if (!mention.ok()) {
     return mention.status();
   }
@@ -72,6 +73,10 @@ grpc::ServerUnaryReactor* VerifierService::VerifyNow(grpc::CallbackServerContext
                                                      const v1::VerifyNowRequest* request,
                                                      v1::VerifyNowResponse* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  absl::optional<auth::Caller> caller = Admit(context, reactor, kAdminAccess);
+  if (!caller.has_value()) {
+    return reactor;
+  }
   v1::SubmitMentionRequest submit;
   submit.set_source(request->source());
   submit.set_target(request->target());
@@ -88,11 +93,11 @@ grpc::ServerUnaryReactor* VerifierService::VerifyNow(grpc::CallbackServerContext
     reactor->Finish(grpc::Status(grpc::StatusCode::UNIMPLEMENTED, "VerifyNow is not enabled"));
     return reactor;
   }
-  if (!ready_.load()) {
-    reactor->Finish(grpc::Status(grpc::StatusCode::UNAVAILABLE, "verifier not ready, retry later"));
+  const auto& normalized = std::get<intake::NormalizedMention>(validation);
+  if (absl::Status status = RequireSite(*caller, normalized.target_domain); !status.ok()) {
+    reactor->Finish(status::ToGrpcStatus(status));
     return reactor;
   }
-  const auto& normalized = std::get<intake::NormalizedMention>(validation);
   store::NewMention mention{request->source(),
                             request->target(),
                             normalized.key.source_hash,
@@ -101,7 +106,8 @@ grpc::ServerUnaryReactor* VerifierService::VerifyNow(grpc::CallbackServerContext
                             normalized.key.normalized_target,
                             normalized.key.normalized_source};
   const bool queued = verify_now_.pool->TrySubmit(
-      [this, context, reactor, response, mention = std::move(mention)]() mutable {
+      [this, context, reactor, response, mention = std::move(mention),
+       sites = std::move(caller->sites)]() mutable {
         if (context->IsCancelled()) {
           reactor->Finish(grpc::Status(grpc::StatusCode::CANCELLED, "call cancelled"));
           return;
@@ -123,7 +129,7 @@ grpc::ServerUnaryReactor* VerifierService::VerifyNow(grpc::CallbackServerContext
           return;
         }
         absl::StatusOr<VerifyNowResult> verified =
-            VerifyMentionNow(verify_now_, store_, submitted->mention_id);
+            VerifyMentionNow(verify_now_, store_, submitted->mention_id, sites);
         if (!verified.ok()) {
           reactor->Finish(status::ToGrpcStatus(verified.status()));
           return;

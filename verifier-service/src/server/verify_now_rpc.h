@@ -11,6 +11,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "verifier-service/src/auth/api_token.h"
 #include "verifier-service/src/queue/mention_verifier.h"
 #include "verifier-service/src/queue/retry_policy.h"
 #include "verifier-service/src/server/blocking_pool.h"
@@ -43,10 +44,12 @@ struct VerifyNowResult {
 };
 
 // The blocking part, after the intake accepted `mention_id`: claims its job (waiting up to
-// busy_wait while a worker holds it), verifies, records, and reads the mention back. A mention
+// busy_wait while a worker holds it), verifies, records, and reads the mention back (within
+// `visible_sites`, the caller's binding: PERMISSION_DENIED for another site's mention). A mention
 // with no queued job (FAILED within the failure retention) is read back unchanged.
 absl::StatusOr<VerifyNowResult> VerifyMentionNow(const VerifyNowBackend& backend,
                                                  store::MentionStore& mentions,
-                                                 const std::string& mention_id);
+                                                 const std::string& mention_id,
+                                                 const auth::SiteBinding& visible_sites);
 
 }  // namespace portcullis::verifier::server
