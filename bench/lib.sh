@@ -71,12 +71,22 @@ bench_portcullis() {
   [ $# -gt 0 ] && shift
   gateway_args=("$@")
   take_port grpc_port http_port admin_port
+  # One API token with every scope (issue 9: every RPC carries one), for the gateway and the CLI;
+  # only its SHA-256 goes into the verifier's tokens file.
+  local token
+  token="pct_$(openssl rand -hex 32)"
+  printf '%s\n' "$token" >"$work/bench.token"
+  printf '%s bench submit,read,fetch,admin\n' \
+    "$(printf '%s' "$token" | sha256sum | cut -d' ' -f1)" >"$work/bench.tokens"
+  chmod 600 "$work/bench.token" "$work/bench.tokens"
+  export PORTCULLIS_TOKEN_FILE="$work/bench.token"
   bench_spawn verifier_pid verifier "$bin/verifier-service/verifier-service" \
     --database_url="$database_url" --grpc_listen="127.0.0.1:$grpc_port" --log_level=warn \
-    "${verifier_args[@]}"
+    --tokens_file="$work/bench.tokens" "${verifier_args[@]}"
   bench_spawn gateway_pid gateway "$bin/ingest-gateway/ingest-gateway" \
     --http_listen="127.0.0.1:$http_port" --admin_listen="127.0.0.1:$admin_port" \
-    --verifier="127.0.0.1:$grpc_port" --log_level=warn "${gateway_args[@]}"
+    --verifier="127.0.0.1:$grpc_port" --verifier_token_file="$work/bench.token" \
+    --log_level=warn "${gateway_args[@]}"
   for _ in $(seq 150); do
     [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$http_port/readyz")" = 200 ] &&
       break
