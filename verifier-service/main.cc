@@ -32,6 +32,9 @@ ABSL_FLAG(std::string, tls_client_ca_file, EnvOr("TLS_CLIENT_CA_FILE", ""),
 ABSL_FLAG(std::string, tls_reload_interval, EnvOr("TLS_RELOAD_INTERVAL", "60s"),
           "How often the TLS files are read again, so renewed certificates are served without a "
           "restart; at least 1s (env TLS_RELOAD_INTERVAL).");
+ABSL_FLAG(std::string, health_listen, EnvOr("HEALTH_LISTEN", ""),
+          "host:port of a plaintext gRPC port serving grpc.health.v1 only, for probes that "
+          "cannot use TLS (Kubernetes grpc probes); empty: none (env HEALTH_LISTEN).");
 ABSL_FLAG(std::string, db_pool_size, EnvOr("DB_POOL_SIZE", "8"),
           "Database connections and database threads at most (env DB_POOL_SIZE).");
 ABSL_FLAG(std::string, db_acquire_timeout, EnvOr("DB_ACQUIRE_TIMEOUT", "2s"),
@@ -179,6 +182,7 @@ int main(int argc, char** argv) {
   flags.tls_key_file = absl::GetFlag(FLAGS_tls_key_file);
   flags.tls_client_ca_file = absl::GetFlag(FLAGS_tls_client_ca_file);
   flags.tls_reload_interval = absl::GetFlag(FLAGS_tls_reload_interval);
+  flags.health_listen = absl::GetFlag(FLAGS_health_listen);
   flags.db_pool_size = absl::GetFlag(FLAGS_db_pool_size);
   flags.db_acquire_timeout = absl::GetFlag(FLAGS_db_acquire_timeout);
   flags.db_statement_timeout = absl::GetFlag(FLAGS_db_statement_timeout);

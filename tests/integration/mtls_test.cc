@@ -12,7 +12,9 @@
 #include "common/crypto/sha256.h"
 #include "common/grpc/authorized_channel.h"
 #include "common/grpc/channel_credentials.h"
+#include "grpc/health/v1/health.grpc.pb.h"
 #include "grpcpp/client_context.h"
+#include "grpcpp/create_channel.h"
 #include "gtest/gtest.h"
 #include "portcullis/verifier/v1/verifier.grpc.pb.h"
 #include "tests/integration/fixture.h"
@@ -236,6 +238,33 @@ TEST_F(MtlsTest, CliWithClientCertificateIsServedAndWithoutItIsNot) {
   const testing::CommandResult refused = testing::RunCommand(PORTCULLIS_CLI_BINARY, plaintext);
   EXPECT_NE(refused.exit_code, 0) << refused.output;
   EXPECT_EQ(refused.output.find("bob.example"), std::string::npos) << refused.output;
+}
+
+TEST_F(MtlsTest, PlaintextHealthPortAnswersHealthOnly) {
+  const int health_port = testing::FreeLoopbackPort();
+  ASSERT_NO_FATAL_FAILURE(
+      StartMutualTlsStack({absl::StrCat("--health_listen=127.0.0.1:", health_port)}));
+  auto channel = grpc::CreateChannel(absl::StrCat("127.0.0.1:", health_port),
+                                     grpc::InsecureChannelCredentials());
+  {
+    auto health = grpc::health::v1::Health::NewStub(channel);
+    grpc::ClientContext context;
+    context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(5)));
+    grpc::health::v1::HealthCheckRequest request;
+    request.set_service("portcullis.verifier.v1.Verifier");
+    grpc::health::v1::HealthCheckResponse response;
+    const grpc::Status status = health->Check(&context, request, &response);
+    ASSERT_TRUE(status.ok()) << status.error_message();
+    EXPECT_EQ(response.status(), grpc::health::v1::HealthCheckResponse::SERVING);
+  }
+  // The verifier's API is not on it.
+  auto stub = v1::Verifier::NewStub(channel);
+  grpc::ClientContext context;
+  context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(5)));
+  v1::ListSitesRequest request;
+  v1::ListSitesResponse response;
+  EXPECT_EQ(stub->ListSites(&context, request, &response).error_code(),
+            grpc::StatusCode::UNIMPLEMENTED);
 }
 
 TEST_F(MtlsTest, MissingCertificateFileStopsStartupNamingTheFlag) {

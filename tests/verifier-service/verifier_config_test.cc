@@ -301,6 +301,21 @@ TEST(VerifierConfigTest, TlsValues) {
   }
 }
 
+TEST(VerifierConfigTest, HealthListenIsOptional) {
+  absl::StatusOr<VerifierConfig> defaults = BuildVerifierConfig(Defaults());
+  ASSERT_TRUE(defaults.ok()) << defaults.status();
+  EXPECT_FALSE(defaults->health_listen.has_value());
+  VerifierFlagValues flags = Defaults();
+  flags.health_listen = "0.0.0.0:50052";
+  absl::StatusOr<VerifierConfig> config = BuildVerifierConfig(flags);
+  ASSERT_TRUE(config.ok()) << config.status();
+  ASSERT_TRUE(config->health_listen.has_value());
+  EXPECT_EQ(config->health_listen->port, 50052);
+  flags.health_listen = "nowhere";
+  EXPECT_THAT(BuildVerifierConfig(flags).status().message(),
+              ::testing::HasSubstr("--health_listen (HEALTH_LISTEN)"));
+}
+
 TEST(VerifierConfigTest, TokenValues) {
   absl::StatusOr<VerifierConfig> defaults = BuildVerifierConfig(Defaults());
   ASSERT_TRUE(defaults.ok()) << defaults.status();

@@ -63,6 +63,15 @@ absl::StatusOr<VerifierConfig> BuildVerifierConfig(const VerifierFlagValues& fla
                    ParseDuration("tls_reload_interval", "TLS_RELOAD_INTERVAL",
                                  flags.tls_reload_interval, false));
   RETURN_IF_ERROR(grpc_tls::CheckServerTlsOptions(config.tls));
+  if (!flags.health_listen.empty()) {
+    absl::StatusOr<config::HostPort> health =
+        config::ParseHostPort(flags.health_listen, /*allow_port_zero=*/true);
+    if (!health.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--health_listen (HEALTH_LISTEN): ", health.status().message()));
+    }
+    config.health_listen = *std::move(health);
+  }
 
   ASSIGN_OR_RETURN(const int64_t pool_size,
                    ParseCount("db_pool_size", "DB_POOL_SIZE", flags.db_pool_size, 1000));

@@ -24,6 +24,7 @@ struct VerifierFlagValues {
   std::string tls_key_file;
   std::string tls_client_ca_file;
   std::string tls_reload_interval = "60s";
+  std::string health_listen;
   std::string db_pool_size = "8";
   std::string db_acquire_timeout = "2s";
   std::string db_statement_timeout = "5s";
@@ -83,6 +84,10 @@ struct VerifierConfig {
   // reload interval, so renewed certificates are served without a restart. The admin port stays
   // plain HTTP.
   grpc_tls::ServerTlsOptions tls;
+  // A second, plaintext gRPC port answering grpc.health.v1 only (the same status as the main
+  // port), for probes that cannot speak TLS (the kubelet's grpc probe); port 0 picks a free port.
+  // Unset: none.
+  std::optional<config::HostPort> health_listen;
   // Database connections at most, and threads running database work.
   int db_pool_size = 8;
   // How long a request waits for a free database connection before UNAVAILABLE.

@@ -191,6 +191,27 @@ absl::StatusOr<std::unique_ptr<VerifierServer>> VerifierServer::Start(
     server->blocking_pool_->Stop();
     return absl::UnavailableError(absl::StrCat("cannot listen on ", config.grpc_listen.ToString()));
   }
+  if (config.health_listen.has_value()) {
+    // No service registered: the default health service is all it serves.
+    grpc::ServerBuilder health_builder;
+    int health_port = 0;
+    health_builder.AddListeningPort(config.health_listen->ToString(),
+                                    grpc::InsecureServerCredentials(), &health_port);
+    health_builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+    server->health_server_ = health_builder.BuildAndStart();
+    if (server->health_server_ == nullptr || health_port == 0) {
+      server->health_server_.reset();
+      server->grpc_server_->Shutdown(absl::ToChronoTime(absl::Now()));
+      server->grpc_server_.reset();
+      server->blocking_pool_->Stop();
+      return absl::UnavailableError(
+          absl::StrCat("cannot listen on ", config.health_listen->ToString()));
+    }
+    server->health_address_ = config.health_listen;
+    server->health_address_->port = static_cast<uint16_t>(health_port);
+    logging::Info("listening health={} (plaintext, grpc.health.v1 only)",
+                  server->health_address_->ToString());
+  }
   server->SetServing(false);
   server->address_ = config.grpc_listen;
   server->address_.port = static_cast<uint16_t>(bound_port);
@@ -292,12 +313,15 @@ absl::Status VerifierServer::fatal_error() const {
 }
 
 void VerifierServer::SetServing(bool serving) {
-  grpc::HealthCheckServiceInterface* health = grpc_server_->GetHealthCheckService();
-  if (health == nullptr) {
-    return;
+  for (grpc::Server* grpc_server : {grpc_server_.get(), health_server_.get()}) {
+    grpc::HealthCheckServiceInterface* health =
+        grpc_server == nullptr ? nullptr : grpc_server->GetHealthCheckService();
+    if (health == nullptr) {
+      continue;
+    }
+    health->SetServingStatus("", serving);
+    health->SetServingStatus(kVerifierServiceName, serving);
   }
-  health->SetServingStatus("", serving);
-  health->SetServingStatus(kVerifierServiceName, serving);
 }
 
 bool VerifierServer::WaitForStop(absl::Duration timeout) {
@@ -418,6 +442,11 @@ void VerifierServer::Shutdown() {
         health->Shutdown();  // Everything NOT_SERVING, and stays so.
       }
     }
+    if (health_server_ != nullptr) {
+      if (grpc::HealthCheckServiceInterface* health = health_server_->GetHealthCheckService()) {
+        health->Shutdown();
+      }
+    }
   }
   logging::Info("shutting down: health NOT_SERVING, delay={} drain_timeout={}",
                 absl::FormatDuration(config_.shutdown_delay),
@@ -428,6 +457,9 @@ void VerifierServer::Shutdown() {
   if (grpc_server_ != nullptr) {
     // In-flight calls finish on the blocking pool, which is still running.
     grpc_server_->Shutdown(absl::ToChronoTime(absl::Now() + config_.drain_timeout));
+  }
+  if (health_server_ != nullptr) {
+    health_server_->Shutdown(absl::ToChronoTime(absl::Now()));
   }
   if (readiness_thread_.joinable()) {
     readiness_thread_.join();

@@ -78,6 +78,9 @@ class VerifierServer {
   // Where /metrics is served (the real port when configured with port 0); unset without
   // --admin_listen.
   const std::optional<config::HostPort>& admin_address() const { return admin_address_; }
+  // Where the plaintext health-only port listens (the real port when configured with port 0);
+  // unset without --health_listen.
+  const std::optional<config::HostPort>& health_address() const { return health_address_; }
 
   // Why the server gave up (see Start); OK while it has not.
   absl::Status fatal_error() const;
@@ -155,6 +158,9 @@ class VerifierServer {
   std::unique_ptr<BlockingPool> analysis_pool_;
   std::unique_ptr<VerifierService> service_;
   std::unique_ptr<grpc::Server> grpc_server_;
+  // --health_listen: grpc.health.v1 only, plaintext, mirroring grpc_server_'s health.
+  std::unique_ptr<grpc::Server> health_server_;
+  std::optional<config::HostPort> health_address_;
   absl::AnyInvocable<void()> on_fatal_;
   std::thread readiness_thread_;
 
