@@ -126,8 +126,15 @@ function checkProbes(objects) {
   const v = mainContainer(objects, VERIFIER);
   if (!v) failures.push(`Deployment/${VERIFIER}: no container ${VERIFIER}`);
   else {
+    // With TLS on the gRPC port (TLS_CERT_FILE), the kubelet's grpc probes (plaintext only) must
+    // use the plaintext health-only port HEALTH_LISTEN instead.
+    const env = containerEnv(objects, v);
+    const tls = typeof env.TLS_CERT_FILE === 'string' && env.TLS_CERT_FILE !== '';
+    const healthPort = Number(String(env.HEALTH_LISTEN || '').split(':').pop());
+    const port = tls ? healthPort : 50051;
+    const where = tls ? `the HEALTH_LISTEN port (TLS is on; HEALTH_LISTEN=${JSON.stringify(env.HEALTH_LISTEN ?? '')})` : 'port 50051';
     for (const p of ['readinessProbe', 'livenessProbe']) {
-      if (v[p]?.grpc?.port !== 50051) failures.push(`${VERIFIER} ${p}: must be grpc on port 50051 (grpc.health.v1)`);
+      if (!(port > 0) || v[p]?.grpc?.port !== port) failures.push(`${VERIFIER} ${p}: must be grpc on ${where} (grpc.health.v1)`);
     }
   }
   const g = mainContainer(objects, GATEWAY);

@@ -73,6 +73,12 @@ expectFailure('a verifier without a readiness probe', '[dev] probes', /no readin
 expectFailure('a verifier probing over HTTP instead of grpc', '[prod] probes', /livenessProbe: must be grpc/, (f) =>
   f.editYaml(`${VS}/deployment.yaml`, (d) => { container(d).livenessProbe = { tcpSocket: { port: 50051 } }; }));
 
+expectFailure('a verifier with TLS on its gRPC port still probing it in plaintext', '[prod-mtls] probes',
+  /must be grpc on the HEALTH_LISTEN port/, (f) =>
+    f.replace('deploy/k8s/overlays/prod-mtls/kustomization.yaml',
+      'path: /spec/template/spec/containers/0/readinessProbe/grpc/port\n        value: 50052',
+      'path: /spec/template/spec/containers/0/readinessProbe/grpc/port\n        value: 50051'));
+
 expectFailure('a gateway liveness probe on the wrong path', '[prod] probes', /\/healthz/, (f) =>
   f.editYaml(`${GW}/deployment.yaml`, (d) => { container(d).livenessProbe.httpGet.path = '/metrics'; }));
 
