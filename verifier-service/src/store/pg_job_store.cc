@@ -14,7 +14,8 @@ namespace {
 
 // SKIP LOCKED: workers claiming at the same moment take different rows instead of waiting for
 // each other; a row is due when its run_at passed and nobody holds a live lease on it.
-constexpr char kClaim[] =
+constexpr PgStatement kClaim{
+    "job_claim",
     "WITH due AS ("
     "  SELECT id FROM verification_jobs "
     "  WHERE run_at <= now() AND (lease_expires_at IS NULL OR lease_expires_at <= now()) "
@@ -23,68 +24,76 @@ constexpr char kClaim[] =
     "  lease_expires_at = now() + $3::bigint * interval '1 microsecond', "
     "  attempts = j.attempts + 1 "
     "FROM due, mentions m WHERE j.id = due.id AND m.id = j.mention_id "
-    "RETURNING j.id, j.mention_id::text, m.source, m.target, j.kind, j.attempts";
+    "RETURNING j.id, j.mention_id::text, m.source, m.target, j.kind, j.attempts"};
 
-constexpr char kRenew[] =
+constexpr PgStatement kRenew{
+    "job_renew",
     "UPDATE verification_jobs SET lease_expires_at = now() + $2::bigint * interval '1 microsecond' "
-    "WHERE lease_owner = $1 AND id = ANY ($3::bigint[])";
+    "WHERE lease_owner = $1 AND id = ANY ($3::bigint[])"};
 
-constexpr char kLockOwned[] =
+constexpr PgStatement kLockOwned{
+    "job_lock_owned",
     "SELECT j.mention_id::text, j.rerun, m.state, j.attempts FROM verification_jobs j "
     "JOIN mentions m ON m.id = j.mention_id "
-    "WHERE j.id = $1 AND j.lease_owner = $2 FOR UPDATE OF j, m";
+    "WHERE j.id = $1 AND j.lease_owner = $2 FOR UPDATE OF j, m"};
 
 // A match: the mention is VERIFIED with what its source says now, in place (the same row,
 // whatever it held before); any failure reason and no-link diagnostic go.
-constexpr char kSetVerified[] =
+constexpr PgStatement kSetVerified{
+    "job_set_verified",
     "UPDATE mentions SET state = 'VERIFIED', reason = NULL, links_to_target_host = '{}', "
     "  type = $2, rsvp = nullif($3, ''), author_name = nullif($4, ''), "
     "  author_url = nullif($5, ''), author_photo = nullif($6, ''), author_note = nullif($7, ''), "
     "  entry_name = nullif($8, ''), published = nullif($9, ''), url = nullif($10, ''), "
     "  content_text = nullif($11, ''), content_html = nullif($12, ''), content_truncated = $13, "
     "  verified_at = now(), attempts = $14, updated_at = now() "
-    "WHERE id = $1::uuid";
+    "WHERE id = $1::uuid"};
 
 // A permanent failure that keeps what was stored (404, forbidden address, ...: FAILED mentions
 // are not served anyway). $4: the no-link diagnostic as a PostgreSQL array literal.
-constexpr char kSetFailed[] =
+constexpr PgStatement kSetFailed{
+    "job_set_failed",
     "UPDATE mentions SET state = 'FAILED', reason = nullif($2, ''), attempts = $3, "
     "  links_to_target_host = $4::text[], updated_at = now() "
-    "WHERE id = $1::uuid";
+    "WHERE id = $1::uuid"};
 
 // The source withdrew the mention (the link is gone, or the page is): its content and author
 // are no longer served, so they are not kept.
-constexpr char kSetWithdrawn[] =
+constexpr PgStatement kSetWithdrawn{
+    "job_set_withdrawn",
     "UPDATE mentions SET state = 'FAILED', reason = nullif($2, ''), attempts = $3, "
     "  links_to_target_host = $4::text[], updated_at = now(), "
     "  type = NULL, rsvp = NULL, author_name = NULL, author_url = NULL, author_photo = NULL, "
     "  author_note = NULL, entry_name = NULL, published = NULL, url = NULL, "
     "  content_text = NULL, content_html = NULL, content_truncated = false "
-    "WHERE id = $1::uuid";
+    "WHERE id = $1::uuid"};
 
-constexpr char kDelete[] = "DELETE FROM verification_jobs WHERE id = $1";
+constexpr PgStatement kDelete{"job_delete", "DELETE FROM verification_jobs WHERE id = $1"};
 
 // The mention was submitted again while this job ran: one more run, from the start.
-constexpr char kRequeue[] =
+constexpr PgStatement kRequeue{
+    "job_requeue",
     "UPDATE verification_jobs SET rerun = false, attempts = 0, run_at = now(), "
     "  lease_owner = NULL, lease_expires_at = NULL, last_error = NULL, kind = 'REVERIFY' "
-    "WHERE id = $1";
+    "WHERE id = $1"};
 
-constexpr char kRetry[] =
+constexpr PgStatement kRetry{
+    "job_retry",
     "UPDATE verification_jobs SET run_at = now() + $2::bigint * interval '1 microsecond', "
     "  lease_owner = NULL, lease_expires_at = NULL, last_error = $3 "
-    "WHERE id = $1";
+    "WHERE id = $1"};
 
 constexpr char kRelease[] =
     "UPDATE verification_jobs SET lease_owner = NULL, lease_expires_at = NULL "
     "WHERE lease_owner = $1";
 
 // NULL when the queue is empty (greatest() would turn a NULL into zero).
-constexpr char kNextDue[] =
+constexpr PgStatement kNextDue{
+    "job_next_due",
     "SELECT CASE WHEN due IS NULL THEN NULL "
     "  ELSE (extract(epoch FROM greatest(due - now(), interval '0')) * 1000000)::bigint END "
     "FROM (SELECT min(greatest(run_at, coalesce(lease_expires_at, run_at))) AS due "
-    "      FROM verification_jobs) next";
+    "      FROM verification_jobs) next"};
 
 constexpr char kNotify[] = "SELECT pg_notify('portcullis_verification_jobs', '')";
 
@@ -137,7 +146,7 @@ absl::StatusOr<std::vector<JobRecord>> PgJobStore::Claim(const std::string& owne
     jobs.clear();
     pqxx::work transaction(connection);
     const pqxx::result rows =
-        transaction.exec_params(kClaim, owner, limit, absl::ToInt64Microseconds(lease));
+        ExecPrepared(transaction, kClaim, owner, limit, absl::ToInt64Microseconds(lease));
     for (const pqxx::row& row : rows) {
       JobRecord job;
       job.job_id = row[0].as<int64_t>();
@@ -168,7 +177,7 @@ absl::StatusOr<int> PgJobStore::RenewLeases(const std::string& owner,
   absl::Status status = pool_.Run("renew_leases", [&](pqxx::connection& connection) {
     pqxx::work transaction(connection);
     renewed = static_cast<int>(
-        transaction.exec_params(kRenew, owner, absl::ToInt64Microseconds(lease), ids)
+        ExecPrepared(transaction, kRenew, owner, absl::ToInt64Microseconds(lease), ids)
             .affected_rows());
     transaction.commit();
   });
@@ -184,7 +193,7 @@ namespace {
 // writing nothing, when `owner` no longer holds the job's lease.
 bool FinishIn(pqxx::work& transaction, int64_t job_id, const std::string& owner,
               const JobResult& result) {
-  const pqxx::result rows = transaction.exec_params(kLockOwned, job_id, owner);
+  const pqxx::result rows = ExecPrepared(transaction, kLockOwned, job_id, owner);
   if (rows.empty()) {
     return false;  // Another worker took the job over: its outcome counts, not ours.
   }
@@ -196,40 +205,39 @@ bool FinishIn(pqxx::work& transaction, int64_t job_id, const std::string& owner,
   switch (result.kind) {
     case JobResult::Kind::kVerified: {
       const MentionContent& c = result.content;
-      transaction.exec_params0(
-          kSetVerified, mention_id, c.type.empty() ? std::string("mention") : c.type,
-          WithoutNul(c.rsvp), WithoutNul(c.author_name), WithoutNul(c.author_url),
-          WithoutNul(c.author_photo), WithoutNul(c.author_note), WithoutNul(c.name),
-          WithoutNul(c.published), WithoutNul(c.url), WithoutNul(c.content_text),
-          WithoutNul(c.content_html), c.content_truncated, attempts);
+      ExecPrepared0(transaction, kSetVerified, mention_id,
+                    c.type.empty() ? std::string("mention") : c.type, WithoutNul(c.rsvp),
+                    WithoutNul(c.author_name), WithoutNul(c.author_url), WithoutNul(c.author_photo),
+                    WithoutNul(c.author_note), WithoutNul(c.name), WithoutNul(c.published),
+                    WithoutNul(c.url), WithoutNul(c.content_text), WithoutNul(c.content_html),
+                    c.content_truncated, attempts);
       break;
     }
     case JobResult::Kind::kFailed:
       // The diagnostic explains a no_link failure only.
-      transaction.exec_params0(
-          IsWithdrawal(result.reason) ? kSetWithdrawn : kSetFailed, mention_id, result.reason,
-          attempts,
-          TextArrayLiteral(result.reason == kReasonNoLink ? result.links_to_target_host
-                                                          : LinkDiagnostic()));
+      ExecPrepared0(transaction, IsWithdrawal(result.reason) ? kSetWithdrawn : kSetFailed,
+                    mention_id, result.reason, attempts,
+                    TextArrayLiteral(result.reason == kReasonNoLink ? result.links_to_target_host
+                                                                    : LinkDiagnostic()));
       break;
     case JobResult::Kind::kGiveUp:
       // A transient failure never deletes a VERIFIED mention: state and content stay.
       if (state != "VERIFIED") {
-        transaction.exec_params0(kSetFailed, mention_id, result.reason, attempts,
-                                 TextArrayLiteral({}));
+        ExecPrepared0(transaction, kSetFailed, mention_id, result.reason, attempts,
+                      TextArrayLiteral({}));
       }
       break;
     case JobResult::Kind::kRetry:
-      transaction.exec_params0(kRetry, job_id, absl::ToInt64Microseconds(result.retry_in),
-                               result.reason);
+      ExecPrepared0(transaction, kRetry, job_id, absl::ToInt64Microseconds(result.retry_in),
+                    result.reason);
       done = false;
       break;
   }
   if (done && rerun) {
-    transaction.exec_params0(kRequeue, job_id);
+    ExecPrepared0(transaction, kRequeue, job_id);
     transaction.exec(kNotify);
   } else if (done) {
-    transaction.exec_params0(kDelete, job_id);
+    ExecPrepared0(transaction, kDelete, job_id);
   }
   return true;
 }
@@ -302,7 +310,7 @@ absl::StatusOr<std::optional<absl::Duration>> PgJobStore::NextDueIn() {
   std::optional<absl::Duration> next;
   absl::Status status = pool_.Run("next_due_job", [&](pqxx::connection& connection) {
     pqxx::nontransaction transaction(connection);
-    const pqxx::row row = transaction.exec1(kNextDue);
+    const pqxx::row row = ExecPrepared1(transaction, kNextDue);
     next =
         row[0].is_null() ? std::nullopt : std::optional(absl::Microseconds(row[0].as<int64_t>()));
   });
