@@ -56,7 +56,7 @@ class AbuseControlsTest : public StackTest {
     ASSERT_TRUE(stack_->WaitForReadyz(200, absl::Seconds(30)).ok());
     ASSERT_TRUE(stack_->ServeTarget("https://bob.example/*").ok());
     stub_ = v1::Verifier::NewStub(
-        grpc::CreateChannel(stack_->grpc_target(), grpc::InsecureChannelCredentials()));
+        stack_->AdminChannel());
   }
 
   void TearDown() override {

@@ -21,7 +21,7 @@ long long Int64(const json::value& value) {
 class AdminCliTest : public StackTest {
  protected:
   testing::CommandResult Cli(std::vector<std::string> args) {
-    args.insert(args.begin(), absl::StrCat("--verifier=", stack_->grpc_target()));
+    args = stack_->CliArgs(std::move(args));
     return testing::RunCommand(PORTCULLIS_CLI_BINARY, args);
   }
 };

@@ -68,7 +68,7 @@ class IngestTest : public StackTest {
   }
 
   testing::CommandResult Cli(std::vector<std::string> args) {
-    args.insert(args.begin(), absl::StrCat("--verifier=", stack_->grpc_target()));
+    args = stack_->CliArgs(std::move(args));
     return testing::RunCommand(PORTCULLIS_CLI_BINARY, args);
   }
   // A CLI command that must succeed; its JSON output.
@@ -413,7 +413,7 @@ class IngestDatabaseOutageTest : public PrivateClusterStackTest {
 TEST_F(IngestDatabaseOutageTest, OnlyRetryWhileDownThenExactlyOnce) {
   {
     auto stub = verifier::v1::Verifier::NewStub(
-        grpc::CreateChannel(stack_->grpc_target(), grpc::InsecureChannelCredentials()));
+        stack_->AdminChannel());
     grpc::ClientContext context;
     context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(10)));
     verifier::v1::AddPublisherRequest request;

@@ -93,6 +93,7 @@ class MultiInstanceTest : public ::testing::Test {
       stacks_[i] = std::make_unique<Stack>(*database_);
       verifier_admin_[i] = testing::FreeLoopbackPort();
     }
+    stacks_[1]->UseTokensOf(*stacks_[0]);  // Each gateway calls both verifiers.
     const std::string both = absl::StrCat("--verifier=ipv4:127.0.0.1:", stacks_[0]->grpc_port(),
                                           ",127.0.0.1:", stacks_[1]->grpc_port());
     for (int i = 0; i < 2; ++i) {
@@ -127,7 +128,7 @@ class MultiInstanceTest : public ::testing::Test {
   // Waits until verifier `i` answers grpc.health.v1 SERVING.
   absl::Status WaitServing(int i) {
     auto stub = grpc::health::v1::Health::NewStub(
-        grpc::CreateChannel(stacks_[i]->grpc_target(), grpc::InsecureChannelCredentials()));
+        stacks_[i]->Channel(""));  // Health checks need no token.
     const absl::Time deadline = absl::Now() + absl::Seconds(30);
     while (absl::Now() < deadline) {
       grpc::ClientContext context;
@@ -384,8 +385,7 @@ class MultiInstanceWorkersTest : public MultiInstanceTest {
       return;
     }
     const testing::CommandResult added = testing::RunCommand(
-        PORTCULLIS_CLI_BINARY,
-        {absl::StrCat("--verifier=", stacks_[1]->grpc_target()), "publisher", "add", kPublisher});
+        PORTCULLIS_CLI_BINARY, stacks_[1]->CliArgs({"publisher", "add", kPublisher}));
     ASSERT_EQ(added.exit_code, 0) << added.output;
   }
 

@@ -10,12 +10,24 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "common/grpc/authorized_channel.h"
 #include "common/url/url.h"
 #include "grpcpp/create_channel.h"
 #include "gtest/gtest.h"
 #include "portcullis/verifier/v1/verifier.grpc.pb.h"
+#include "verifier-service/src/auth/api_token.h"
 
 namespace portcullis::integration {
+namespace {
+
+// Writes `contents` to `path` with mode 0600 (a token file as a user would keep it).
+void WriteSecretFile(const std::string& path, const std::string& contents, bool append = false) {
+  std::ofstream(path, append ? std::ios::app : std::ios::trunc) << contents;
+  std::filesystem::permissions(path, std::filesystem::perms::owner_read |
+                                         std::filesystem::perms::owner_write);
+}
+
+}  // namespace
 
 Stack::Stack(const testing::TestDatabase& database)
     : database_(database),
@@ -24,6 +36,67 @@ Stack::Stack(const testing::TestDatabase& database)
       grpc_port_(testing::FreeLoopbackPort()) {
   char dir_template[] = "/tmp/portcullis-stack-XXXXXX";
   log_dir_ = ::mkdtemp(dir_template);
+  tokens_file_ = absl::StrCat(log_dir_, "/tokens");
+  WriteSecretFile(tokens_file_, "# <sha256 of the token> <name> <scopes> [<site>,...]\n");
+  admin_token_ = AddStaticToken("stack-admin", "admin,read,submit,fetch");
+  admin_token_file_ = absl::StrCat(log_dir_, "/admin.token");
+  WriteSecretFile(admin_token_file_, admin_token_ + "\n");
+  gateway_token_ = AddStaticToken("stack-gateway", "submit,read");
+  gateway_token_file_ = absl::StrCat(log_dir_, "/gateway.token");
+  WriteSecretFile(gateway_token_file_, gateway_token_ + "\n");
+}
+
+std::string Stack::AddStaticToken(const std::string& name, const std::string& scopes,
+                                  const std::vector<std::string>& sites) {
+  const std::string token = verifier::auth::GenerateToken();
+  std::string line = absl::StrCat(verifier::auth::HashToken(token), " ", name, " ", scopes);
+  for (size_t i = 0; i < sites.size(); ++i) {
+    absl::StrAppend(&line, i == 0 ? " " : ",", sites[i]);
+  }
+  WriteSecretFile(tokens_file_, line + "\n", /*append=*/true);
+  return token;
+}
+
+void Stack::UseTokensOf(const Stack& other) {
+  std::filesystem::copy_file(other.tokens_file_, tokens_file_,
+                             std::filesystem::copy_options::overwrite_existing);
+  admin_token_ = other.admin_token_;
+  WriteSecretFile(admin_token_file_, admin_token_ + "\n");
+  gateway_token_ = other.gateway_token_;
+  WriteSecretFile(gateway_token_file_, gateway_token_ + "\n");
+}
+
+std::shared_ptr<grpc::Channel> Stack::AdminChannel() const { return Channel(admin_token_); }
+
+std::shared_ptr<grpc::Channel> Stack::Channel(
+    const std::string& token, std::shared_ptr<grpc::ChannelCredentials> credentials) const {
+  return grpc_client::CreateAuthorizedChannel(grpc_target(), std::move(credentials),
+                                              grpc::ChannelArguments(), token);
+}
+
+absl::StatusOr<std::string> Stack::CreateToken(const std::string& name,
+                                               const std::vector<std::string>& scopes,
+                                               const std::vector<std::string>& sites) const {
+  namespace v1 = portcullis::verifier::v1;
+  auto stub = v1::Verifier::NewStub(AdminChannel());
+  grpc::ClientContext context;
+  context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(10)));
+  context.set_wait_for_ready(true);
+  v1::CreateTokenRequest request;
+  request.set_name(name);
+  for (const std::string& scope : scopes) request.add_scopes(scope);
+  for (const std::string& site : sites) request.add_sites(site);
+  v1::CreateTokenResponse response;
+  if (const grpc::Status status = stub->CreateToken(&context, request, &response); !status.ok()) {
+    return absl::UnavailableError(absl::StrCat("CreateToken: ", status.error_message()));
+  }
+  return response.token();
+}
+
+std::vector<std::string> Stack::CliArgs(std::vector<std::string> args) const {
+  args.insert(args.begin(), {absl::StrCat("--verifier=", grpc_target()),
+                             absl::StrCat("--token_file=", admin_token_file_)});
+  return args;
 }
 
 Stack::~Stack() {
@@ -49,6 +122,8 @@ absl::Status Stack::StartVerifier(const std::vector<std::string>& extra_args) {
       // No verification unless a test asks for workers (a later flag wins): the intake tests
       // look at mentions as queued, and their sources are on hosts that do not exist.
       "--workers=0",
+      absl::StrCat("--tokens_file=", tokens_file_),
+      "--token_refresh_interval=1s",
   };
   args.insert(args.end(), extra_args.begin(), extra_args.end());
   auto child = testing::ChildProcess::Start(PORTCULLIS_VERIFIER_BINARY, args, {},
@@ -74,6 +149,7 @@ absl::Status Stack::StartGateway(const std::vector<std::string>& extra_args) {
       "--client_rate_limit=0",
       "--source_host_rate_limit=0",
       "--max_connections_per_address=0",
+      absl::StrCat("--verifier_token_file=", gateway_token_file_),
   };
   args.insert(args.end(), extra_args.begin(), extra_args.end());
   auto child = testing::ChildProcess::Start(PORTCULLIS_GATEWAY_BINARY, args, {},
@@ -123,8 +199,7 @@ absl::Status Stack::ServeTarget(const std::string& target) const {
   if (!parsed.ok()) {
     return parsed.status();
   }
-  auto stub =
-      v1::Verifier::NewStub(grpc::CreateChannel(grpc_target(), grpc::InsecureChannelCredentials()));
+  auto stub = v1::Verifier::NewStub(AdminChannel());
   const auto prepare = [](grpc::ClientContext& context) {
     context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(10)));
     context.set_wait_for_ready(true);  // The verifier may still be starting.

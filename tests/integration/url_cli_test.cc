@@ -129,7 +129,7 @@ class UrlCliTest : public StackTest {
   bool allow_loopback_ = true;
 
   testing::CommandResult Cli(std::vector<std::string> args) {
-    args.insert(args.begin(), absl::StrCat("--verifier=", stack_->grpc_target()));
+    args = stack_->CliArgs(std::move(args));
     args.insert(args.begin(), "--timeout=10s");
     return testing::RunCommand(PORTCULLIS_CLI_BINARY, args);
   }

@@ -75,7 +75,7 @@ class VerificationScenariosTest : public StackTest {
     ASSERT_TRUE(stack_->WaitForReadyz(200, absl::Seconds(30)).ok());
     ASSERT_TRUE(stack_->ServeTarget("https://bob.example/*").ok());
     stub_ = v1::Verifier::NewStub(
-        grpc::CreateChannel(stack_->grpc_target(), grpc::InsecureChannelCredentials()));
+        stack_->AdminChannel());
   }
 
   void TearDown() override {
@@ -335,8 +335,7 @@ TEST_F(VerificationScenariosTest, AForbiddenAddressOutsideTheAllowListIsRefused)
 TEST_F(VerificationScenariosTest, VerifyNowVerifiesSynchronouslyThroughTheCli) {
   origin_->SetRoute("/now", PageResponse::Html(Entry("u-bookmark-of", "")));
   const testing::CommandResult cli = testing::RunCommand(
-      PORTCULLIS_CLI_BINARY, {absl::StrCat("--verifier=", stack_->grpc_target()), "mention",
-                              "verify", Source("/now"), kTarget});
+      PORTCULLIS_CLI_BINARY, stack_->CliArgs({"mention", "verify", Source("/now"), kTarget}));
   EXPECT_EQ(cli.exit_code, 0) << cli.output;
   const json::value answer = json::parse(cli.output);
   EXPECT_EQ(answer.at("decision").as_string(), "DECISION_ACCEPTED") << cli.output;
@@ -346,8 +345,7 @@ TEST_F(VerificationScenariosTest, VerifyNowVerifiesSynchronouslyThroughTheCli) {
 
   origin_->SetRoute("/now", PageResponse::Status(410));
   const testing::CommandResult again = testing::RunCommand(
-      PORTCULLIS_CLI_BINARY, {absl::StrCat("--verifier=", stack_->grpc_target()), "mention",
-                              "verify", Source("/now"), kTarget});
+      PORTCULLIS_CLI_BINARY, stack_->CliArgs({"mention", "verify", Source("/now"), kTarget}));
   EXPECT_EQ(again.exit_code, 1) << again.output;
   EXPECT_EQ(json::parse(again.output).at("mention").at("reason").as_string(), "source_gone");
 }

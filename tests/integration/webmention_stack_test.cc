@@ -39,8 +39,7 @@ TEST_F(WebmentionStackTest, ValidMentionIs202StoredOnceAndReadable) {
 
   // The CLI reads the same row over gRPC.
   const testing::CommandResult cli = testing::RunCommand(
-      PORTCULLIS_CLI_BINARY,
-      {absl::StrCat("--verifier=", stack_->grpc_target()), "mention", "get", id});
+      PORTCULLIS_CLI_BINARY, stack_->CliArgs({"mention", "get", id}));
   EXPECT_EQ(cli.exit_code, 0) << cli.output;
   EXPECT_NE(cli.output.find("MENTION_STATE_PENDING"), std::string::npos) << cli.output;
 }
