@@ -235,6 +235,42 @@ TEST_F(VerifierPgIngestStoreTest, ConcurrentRecordsOfOneKeyRecordOnce) {
   EXPECT_EQ(Count("SELECT count(*) FROM ingest_items"), 1);
 }
 
+// Concurrent Records are committed in groups; a row that fails fails only its own caller (here a
+// content hash the table refuses), the others in its group are recorded all the same.
+TEST_F(VerifierPgIngestStoreTest, GroupCommitFailsOnlyTheCallerWhoseRowFails) {
+  PORTCULLIS_CREATE_TEST_DATABASE_OR_SKIP(db);
+  Open(db->connection_string());
+  constexpr int kThreads = 24;
+  constexpr int kBad = 7;
+  std::vector<absl::StatusOr<RecordResult>> results(kThreads, absl::UnknownError("not run"));
+  std::vector<std::thread> threads;
+  for (int round = 0; round < 3; ++round) {
+    threads.clear();
+    for (int i = 0; i < kThreads; ++i) {
+      threads.emplace_back([&, i, round] {
+        NewDecision next = Decision("feed", round * kThreads + i, StoredDecision::kAccepted, false);
+        if (i == kBad) {
+          next.decision.content_hash = "not-a-hash";
+        }
+        results[i] = store_->Record(next, kNow);
+      });
+    }
+    for (std::thread& thread : threads) {
+      thread.join();
+    }
+    for (int i = 0; i < kThreads; ++i) {
+      if (i == kBad) {
+        EXPECT_FALSE(results[i].ok());
+      } else {
+        ASSERT_TRUE(results[i].ok()) << i << ": " << results[i].status();
+        EXPECT_TRUE(results[i]->recorded) << i;
+      }
+    }
+  }
+  EXPECT_EQ(Count("SELECT count(*) FROM ingest_items"), 3 * (kThreads - 1));
+  EXPECT_EQ(Count("SELECT count(*) FROM ingest_decisions"), 3 * (kThreads - 1));
+}
+
 TEST_F(VerifierPgIngestStoreTest, AcceptedItemsPageByCursor) {
   PORTCULLIS_CREATE_TEST_DATABASE_OR_SKIP(db);
   Open(db->connection_string());
