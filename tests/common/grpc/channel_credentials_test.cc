@@ -3,8 +3,7 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <cstdlib>
-#include <fstream>
+#include <filesystem>
 #include <memory>
 #include <string>
 
@@ -53,7 +52,7 @@ class ChannelCredentialsTest : public ::testing::Test {
   }
   static void TearDownTestSuite() {
     if (pki_ != nullptr) {
-      std::system(("rm -rf '" + pki_->directory() + "'").c_str());
+      std::filesystem::remove_all(pki_->directory());
       delete pki_;
       pki_ = nullptr;
     }
