@@ -215,7 +215,10 @@ absl::StatusOr<std::unique_ptr<VerifierServer>> VerifierServer::Start(
   server->SetServing(false);
   server->address_ = config.grpc_listen;
   server->address_.port = static_cast<uint16_t>(bound_port);
-  logging::Info("listening grpc={}", server->address_.ToString());
+  logging::Info("listening grpc={} tls={}", server->address_.ToString(),
+                !config.tls.enabled()                 ? "off"
+                : config.tls.client_ca_file.empty() ? "server"
+                                                      : "mutual");
 
   server->readiness_thread_ = std::thread([raw = server.get()] { raw->ReadinessLoop(); });
   return server;
