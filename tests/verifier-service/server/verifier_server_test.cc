@@ -1,6 +1,7 @@
 #include "verifier-service/src/server/verifier_server.h"
 
 #include <chrono>
+#include <fstream>
 #include <set>
 #include <thread>
 
@@ -347,6 +348,30 @@ TEST_F(VerifierServerTest, WorkersWithoutAVerifierRunTheRealPipeline) {
   absl::StatusOr<std::unique_ptr<VerifierServer>> server = VerifierServer::Start(config);
   ASSERT_TRUE(server.ok()) << server.status();
   (*server)->Shutdown();
+}
+
+TEST(VerifierServerTokensFileTest, AnUnusableTokensFileIsAStartupErrorNamingTheFlag) {
+  VerifierConfig config = TestConfig("host=/nonexistent/portcullis user=postgres dbname=none");
+  const std::string good = test_tokens::ProcessToken().FileLine();
+  const std::string hash = test_tokens::ProcessToken().active.token_hash;
+  const std::pair<const char*, std::string> bad[] = {
+      {"/nonexistent/tokens", ""},
+      {nullptr, "not a token line"},
+      {nullptr, absl::StrCat(hash, " n root")},
+      {nullptr, absl::StrCat(hash, " n read https://a.example/")},
+      {nullptr, absl::StrCat(hash, " n read a.example,b c.example")},
+  };
+  for (const auto& [path, line] : bad) {
+    if (path != nullptr) {
+      config.tokens_file = path;
+    } else {
+      config.tokens_file = test_tokens::TempTokensFile({});
+      std::ofstream(config.tokens_file, std::ios::app) << good << "\n" << line << "\n";
+    }
+    const absl::Status status = VerifierServer::Start(config).status();
+    EXPECT_TRUE(absl::IsInvalidArgument(status)) << line << ": " << status;
+    EXPECT_TRUE(absl::StartsWith(status.message(), "--tokens_file (TOKENS_FILE): ")) << status;
+  }
 }
 
 TEST_F(VerifierServerTest, UnreachableDatabaseKeepsListeningNotServing) {

@@ -17,6 +17,7 @@
 #include "grpcpp/health_check_service_interface.h"
 #include "grpcpp/security/server_credentials.h"
 #include "grpcpp/server_builder.h"
+#include "verifier-service/src/intake/site_request_validation.h"
 #include "verifier-service/src/server/rpc_metrics.h"
 #include "verifier-service/src/store/pg_queue_depth.h"
 
@@ -45,6 +46,21 @@ absl::StatusOr<std::vector<auth::ActiveToken>> ReadStaticTokens(const std::strin
   if (!tokens.ok()) {
     return absl::InvalidArgumentError(
         absl::StrCat("--tokens_file (TOKENS_FILE): ", tokens.status().message()));
+  }
+  // Sites as the stores hold them (AddSite's normalization), so that "Blog.Example" binds the
+  // site blog.example instead of silently binding nothing.
+  for (auth::ActiveToken& token : *tokens) {
+    for (std::string& site : token.caller.sites) {
+      portcullis::verifier::v1::AddSiteRequest as_site;
+      as_site.set_domain(site);
+      absl::StatusOr<std::string> domain = intake::Validate(as_site);
+      if (!domain.ok()) {
+        return absl::InvalidArgumentError(absl::StrCat("--tokens_file (TOKENS_FILE): token ",
+                                                       token.caller.name, ": site '", site,
+                                                       "': ", domain.status().message()));
+      }
+      site = *std::move(domain);
+    }
   }
   return tokens;
 }
