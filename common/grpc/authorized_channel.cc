@@ -6,7 +6,9 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/support/client_interceptor.h"
@@ -81,7 +83,14 @@ absl::StatusOr<std::string> ReadTokenFile(const std::string& path) {
     return absl::FailedPreconditionError(
         absl::StrCat("the token file ", path, " is larger than ", kMaxTokenFileBytes, " bytes"));
   }
-  const absl::string_view token = absl::StripAsciiWhitespace(text);
+  // Lines starting with '#' are comments (e.g. what the token is for); the rest is the token.
+  std::string uncommented;
+  for (absl::string_view line : absl::StrSplit(text, '\n')) {
+    if (!absl::StartsWith(absl::StripLeadingAsciiWhitespace(line), "#")) {
+      absl::StrAppend(&uncommented, line, "\n");
+    }
+  }
+  const absl::string_view token = absl::StripAsciiWhitespace(uncommented);
   if (token.empty()) {
     return absl::FailedPreconditionError(absl::StrCat("the token file ", path, " is empty"));
   }

@@ -23,9 +23,10 @@ std::shared_ptr<grpc::Channel> CreateAuthorizedChannel(
     grpc::ChannelArguments args, std::string token);
 
 // Reads the token a client presents from a file (a Secret mounted as a file, or one written by
-// scripts/up): surrounding whitespace is trimmed. FAILED_PRECONDITION naming the path (never the
-// contents) when the file cannot be read, is larger than 4 KiB, or holds no token, or when the
-// token contains whitespace or control characters (it must fit one metadata value).
+// scripts/up): surrounding whitespace is trimmed, lines starting with '#' are comments.
+// FAILED_PRECONDITION naming the path (never the contents) when the file cannot be read, is
+// larger than 4 KiB, or holds no token, or when the token contains whitespace or control
+// characters (it must fit one metadata value).
 absl::StatusOr<std::string> ReadTokenFile(const std::string& path);
 
 }  // namespace portcullis::grpc_client

@@ -150,6 +150,15 @@ TEST_F(TokenFileTest, TrimsSurroundingWhitespace) {
   EXPECT_EQ(*token, kToken);
 }
 
+TEST_F(TokenFileTest, CommentLinesAreIgnored) {
+  auto token = ReadTokenFile(Write(std::string("# example only: the dev gateway's token\n") +
+                                   kToken + "\n  # rotated 2026-11\n"));
+  ASSERT_TRUE(token.ok()) << token.status();
+  EXPECT_EQ(*token, kToken);
+  EXPECT_EQ(ReadTokenFile(Write("# only a comment\n")).status().code(),
+            absl::StatusCode::kFailedPrecondition);
+}
+
 TEST_F(TokenFileTest, MissingFileIsAClearError) {
   const std::string path = ::testing::TempDir() + "/no-such-token-file";
   std::remove(path.c_str());
