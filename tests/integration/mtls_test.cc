@@ -66,6 +66,8 @@ class MtlsTest : public StackTest {
     // The verifier serves the files a renewal replaces.
     std::filesystem::copy_file(pki_->Cert("server"), ServedCert());
     std::filesystem::copy_file(pki_->Key("server"), ServedKey());
+    std::filesystem::copy_file(pki_->Cert("gateway"), GatewayCert());
+    std::filesystem::copy_file(pki_->Key("gateway"), GatewayKey());
 
     WriteFile(dir_ + "/tokens",
               absl::StrCat(crypto::ToHex(crypto::Sha256(kAdminToken)),
@@ -85,6 +87,28 @@ class MtlsTest : public StackTest {
 
   std::string ServedCert() const { return dir_ + "/tls.crt"; }
   std::string ServedKey() const { return dir_ + "/tls.key"; }
+  std::string GatewayCert() const { return dir_ + "/gateway.crt"; }
+  std::string GatewayKey() const { return dir_ + "/gateway.key"; }
+
+  // Replaces a served certificate and key with `name`'s, each by a rename, as a Secret update does.
+  void Replace(const std::string& name, const std::string& cert, const std::string& key) {
+    std::filesystem::copy_file(pki_->Key(name), key + ".new");
+    std::filesystem::copy_file(pki_->Cert(name), cert + ".new");
+    std::filesystem::rename(key + ".new", key);
+    std::filesystem::rename(cert + ".new", cert);
+  }
+
+  // Posts webmentions (distinct sources) until one answers `status`; false after 15 s.
+  bool PostUntil(int status, const std::string& source_prefix) {
+    const absl::Time deadline = absl::Now() + absl::Seconds(15);
+    for (int i = 0; absl::Now() < deadline; ++i) {
+      if (stack_->PostWebmention(absl::StrCat(source_prefix, i), kTarget).status == status) {
+        return true;
+      }
+      absl::SleepFor(absl::Milliseconds(200));
+    }
+    return false;
+  }
 
   // The verifier with mutual TLS (files re-read every second) and the gateway with its client
   // certificate, until /readyz answers 200.
@@ -102,8 +126,8 @@ class MtlsTest : public StackTest {
     ASSERT_TRUE(stack_
                     ->StartGateway({
                         "--verifier_tls_ca_file=" + pki_->Cert("ca"),
-                        "--verifier_tls_cert_file=" + pki_->Cert("gateway"),
-                        "--verifier_tls_key_file=" + pki_->Key("gateway"),
+                        "--verifier_tls_cert_file=" + GatewayCert(),
+                        "--verifier_tls_key_file=" + GatewayKey(),
                         absl::StrCat("--verifier_tls_server_name=", kServerName),
                         "--verifier_tls_reload_interval=1s",
                         "--verifier_token_file=" + dir_ + "/gateway-token",
@@ -311,10 +335,7 @@ TEST_F(MtlsTest, RenewedServerCertificateIsServedWhileTheGatewayKeepsWorking) {
   const absl::StatusOr<std::string> renewed_serial = testing::FileSerial(pki_->Cert("renewed"));
   ASSERT_TRUE(renewed_serial.ok()) << renewed_serial.status();
   ASSERT_NE(*renewed_serial, *first_serial);
-  std::filesystem::copy_file(pki_->Key("renewed"), ServedKey() + ".new");
-  std::filesystem::copy_file(pki_->Cert("renewed"), ServedCert() + ".new");
-  std::filesystem::rename(ServedKey() + ".new", ServedKey());
-  std::filesystem::rename(ServedCert() + ".new", ServedCert());
+  Replace("renewed", ServedCert(), ServedKey());
   const absl::Time renewed_at = absl::Now();
 
   // Within the reload interval (1 s; allow for a loaded machine), new connections get it.
@@ -346,6 +367,21 @@ TEST_F(MtlsTest, RenewedServerCertificateIsServedWhileTheGatewayKeepsWorking) {
   EXPECT_TRUE(stack_->gateway().running());
   EXPECT_EQ(Mentions(), 4);
   EXPECT_EQ(stack_->Get("/readyz").status, 200);
+}
+
+TEST_F(MtlsTest, GatewayReloadsItsClientCertificateWithoutRestart) {
+  ASSERT_NO_FATAL_FAILURE(StartMutualTlsStack({"--max_connection_age=1s"}));
+  ASSERT_NO_FATAL_FAILURE(ServeTargetOverMutualTls());
+  ASSERT_EQ(stack_->PostWebmention("https://alice.example/first", kTarget).status, 202);
+
+  // Its client certificate replaced by one of a CA the verifier does not know: once the gateway
+  // has re-read the files and its connection aged out, senders get 503 (nothing was stored).
+  Replace("stranger", GatewayCert(), GatewayKey());
+  EXPECT_TRUE(PostUntil(503, "https://alice.example/stranger-")) << "the gateway kept the old pair";
+  // The right pair back: accepted again, the gateway never restarted.
+  Replace("gateway", GatewayCert(), GatewayKey());
+  EXPECT_TRUE(PostUntil(202, "https://alice.example/back-"));
+  EXPECT_TRUE(stack_->gateway().running());
 }
 
 }  // namespace
