@@ -204,15 +204,23 @@ absl::Status Stack::ServeTarget(const std::string& target) const {
     context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(10)));
     context.set_wait_for_ready(true);  // The verifier may still be starting.
   };
-  {
+  // wait_for_ready covers the connection only: until its schema and API tokens are loaded the
+  // verifier answers UNAVAILABLE ("not ready"), so the first call waits that out too.
+  const absl::Time give_up = absl::Now() + absl::Seconds(30);
+  while (true) {
     grpc::ClientContext context;
     prepare(context);
     v1::AddSiteRequest request;
     request.set_domain(parsed->host());
     v1::AddSiteResponse response;
-    if (const grpc::Status status = stub->AddSite(&context, request, &response); !status.ok()) {
+    const grpc::Status status = stub->AddSite(&context, request, &response);
+    if (status.ok()) {
+      break;
+    }
+    if (status.error_code() != grpc::StatusCode::UNAVAILABLE || absl::Now() > give_up) {
       return absl::UnavailableError(absl::StrCat("AddSite: ", status.error_message()));
     }
+    absl::SleepFor(absl::Milliseconds(100));
   }
   grpc::ClientContext context;
   prepare(context);
