@@ -498,14 +498,54 @@ function checkConfigRefs(objects) {
         if (from.configMapRef && !byName(objects, 'ConfigMap', from.configMapRef.name)) failures.push(`${ref(obj)}: ConfigMap ${from.configMapRef.name} is not rendered`);
       }
       for (const e of c.env || []) {
-        if (e.value !== undefined && /(PASSWORD|SECRET|TOKEN|DATABASE_URL)/i.test(e.name)) failures.push(`${ref(obj)}: ${e.name} given as a literal value, not from a Secret`);
+        if (e.value !== undefined && /(PASSWORD|SECRET|TOKEN|DATABASE_URL)/i.test(e.name) && !/_FILE$/.test(e.name)) failures.push(`${ref(obj)}: ${e.name} given as a literal value, not from a Secret`);
         if (e.valueFrom?.configMapKeyRef && !byName(objects, 'ConfigMap', e.valueFrom.configMapKeyRef.name)) failures.push(`${ref(obj)}: ConfigMap ${e.valueFrom.configMapKeyRef.name} is not rendered`);
       }
     }
   }
   for (const cm of ofKind(objects, 'ConfigMap')) {
     for (const k of Object.keys(cm.data || {})) {
-      if (/(PASSWORD|SECRET|TOKEN|DATABASE_URL)/i.test(k)) failures.push(`${ref(cm)}: ${k} belongs in a Secret`);
+      // NAME_FILE is the path of a mounted file (apiTokens checks that it comes from a Secret).
+      if (/(PASSWORD|SECRET|TOKEN|DATABASE_URL)/i.test(k) && !/_FILE$/.test(k)) failures.push(`${ref(cm)}: ${k} belongs in a Secret`);
+    }
+  }
+  return failures;
+}
+
+// Every RPC to the verifier needs an API token (issue 9): the verifier's TOKENS_FILE and the
+// gateway's VERIFIER_TOKEN_FILE are absolute paths inside a directory mounted whole (no subPath:
+// a Secret update would never reach it) from a Secret volume; when the overlay renders that
+// Secret, it has the file's key.
+function checkApiTokens(objects) {
+  const failures = [];
+  for (const [n, key] of [[VERIFIER, 'TOKENS_FILE'], [GATEWAY, 'VERIFIER_TOKEN_FILE']]) {
+    const c = mainContainer(objects, n);
+    if (!c) {
+      failures.push(`${n}: no Deployment container`);
+      continue;
+    }
+    const path = containerEnv(objects, c)[key];
+    if (typeof path !== 'string' || !path.startsWith('/')) {
+      failures.push(`${n}: ${key} is not set to an absolute path (every call to the verifier needs a token)`);
+      continue;
+    }
+    const dir = (m) => String(m.mountPath || '').replace(/\/?$/, '/');
+    const mount = (c.volumeMounts || []).find((m) => path.startsWith(dir(m)));
+    if (!mount) {
+      failures.push(`${n}: ${key} ${path} is not under a mounted volume`);
+      continue;
+    }
+    if (mount.subPath) failures.push(`${n}: ${key} is mounted with subPath (a Secret update would never reach it)`);
+    const volume = (deployment(objects, n).spec.template.spec.volumes || []).find((v) => v.name === mount.name);
+    const secretName = volume?.secret?.secretName;
+    if (!secretName) {
+      failures.push(`${n}: ${key} ${path} is on volume ${mount.name}, which is not a Secret`);
+      continue;
+    }
+    const file = path.slice(dir(mount).length);
+    const secret = byName(objects, 'Secret', secretName);
+    if (secret && !Object.keys({ ...(secret.data || {}), ...(secret.stringData || {}) }).includes(file)) {
+      failures.push(`${n}: Secret ${secretName} has no key ${file} for ${key}`);
     }
   }
   return failures;
@@ -578,6 +618,7 @@ const CHECKS = {
   headlessBalancing: (o) => checkHeadless(o),
   migrations: (o) => checkMigrations(o),
   configRefs: (o) => checkConfigRefs(o),
+  apiTokens: (o) => checkApiTokens(o),
   secrets: (o, ov) => checkSecrets(o, ov),
   images: (o, ov) => checkImages(o, ov),
   overlayIntent: (o, ov) => checkOverlayIntent(o, ov),

@@ -308,3 +308,21 @@ test('kustomize fixture YAML stays loadable (sanity of the helpers)', () => {
     f.cleanup();
   }
 });
+
+expectFailure('the verifier without TOKENS_FILE', '[prod] apiTokens', /verifier-service: TOKENS_FILE is not set/, (f) =>
+  f.replace(`${VS}/configmap.yaml`, '  TOKENS_FILE: "/etc/portcullis/tokens/tokens"\n', ''));
+
+expectFailure('the gateway token on an emptyDir, not a Secret', '[dev] apiTokens', /VERIFIER_TOKEN_FILE .* not a Secret/, (f) =>
+  f.editYaml(`${GW}/deployment.yaml`, (d) => {
+    const volume = d[0].spec.template.spec.volumes.find((v) => v.name === 'verifier-token');
+    delete volume.secret;
+    volume.emptyDir = {};
+  }));
+
+expectFailure('the gateway token mounted with subPath', '[prod] apiTokens', /subPath/, (f) =>
+  f.editYaml(`${GW}/deployment.yaml`, (d) => {
+    container(d).volumeMounts.find((m) => m.name === 'verifier-token').subPath = 'token';
+  }));
+
+expectFailure('the dev tokens Secret without the file TOKENS_FILE names', '[dev] apiTokens', /has no key tokens/, (f) =>
+  f.replace('deploy/k8s/overlays/dev/api-tokens.example.yaml', '  tokens: |', '  token-lines: |'));
