@@ -188,6 +188,31 @@ absl::Status Stack::WaitForReadyz(int status, absl::Duration timeout) {
       absl::StrCat("/readyz did not answer ", status, " in time (last: ", last, ")"));
 }
 
+absl::Status Stack::WaitForVerifierReady(absl::Duration timeout) const {
+  namespace v1 = portcullis::verifier::v1;
+  auto stub = v1::Verifier::NewStub(AdminChannel());
+  const absl::Time give_up = absl::Now() + timeout;
+  while (true) {
+    grpc::ClientContext context;
+    context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(5)));
+    context.set_wait_for_ready(true);
+    v1::ListSitesRequest request;
+    request.set_page_size(1);
+    v1::ListSitesResponse response;
+    const grpc::Status status = stub->ListSites(&context, request, &response);
+    if (status.error_code() != grpc::StatusCode::UNAVAILABLE &&
+        status.error_code() != grpc::StatusCode::DEADLINE_EXCEEDED) {
+      return status.ok() ? absl::OkStatus()
+                         : absl::UnknownError(absl::StrCat("ListSites: ", status.error_message()));
+    }
+    if (absl::Now() > give_up) {
+      return absl::DeadlineExceededError(
+          absl::StrCat("verifier not ready: ", status.error_message()));
+    }
+    absl::SleepFor(absl::Milliseconds(100));
+  }
+}
+
 absl::Status Stack::ServeTarget(const std::string& target) const {
   namespace v1 = portcullis::verifier::v1;
   std::string rule_url = target;

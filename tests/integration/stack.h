@@ -34,6 +34,9 @@ class Stack {
   absl::Status StartAll();
   // Polls GET /readyz until it answers `status` or `timeout` passes.
   absl::Status WaitForReadyz(int status, absl::Duration timeout);
+  // Polls the verifier (ListSites with the admin token) until it stops answering UNAVAILABLE:
+  // its schema and API tokens are loaded. For tests that call it before anything else.
+  absl::Status WaitForVerifierReady(absl::Duration timeout = absl::Seconds(30)) const;
 
   testing::ChildProcess& verifier() { return *verifier_; }
   testing::ChildProcess& gateway() { return *gateway_; }

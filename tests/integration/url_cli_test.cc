@@ -122,6 +122,9 @@ class UrlCliTest : public StackTest {
     }
     const absl::Status started = stack_->StartVerifier(args);
     ASSERT_TRUE(started.ok()) << started;
+    // The url commands are refused (UNAVAILABLE) until the verifier's API tokens are loaded.
+    const absl::Status ready = stack_->WaitForVerifierReady();
+    ASSERT_TRUE(ready.ok()) << ready;
   }
 
   const int admin_port_ = FreePort();
