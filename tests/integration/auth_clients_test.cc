@@ -77,6 +77,10 @@ TEST_F(AuthClientsTest, GatewayWithARefusedTokenIsNotReadyAndAnswersTheMappedErr
     EXPECT_FALSE(absl::StrContains(posted.body, secret)) << secret << " in " << posted.body;
   }
   EXPECT_EQ(QueryCount(*database_, "SELECT count(*) FROM mentions"), 0);
+  const testing::HttpResult metrics =
+      testing::SendHttp(stack_->admin_port(), "GET", "/metrics", "", "", absl::Seconds(5));
+  EXPECT_EQ(metrics.status, 200);
+  EXPECT_FALSE(absl::StrContains(metrics.body, "pct_")) << "no token in /metrics";
   EXPECT_FALSE(absl::StrContains(stack_->gateway().Log(), kUnknownToken));
   EXPECT_FALSE(absl::StrContains(stack_->verifier().Log(), kUnknownToken));
 }
