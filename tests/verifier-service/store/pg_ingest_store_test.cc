@@ -235,9 +235,9 @@ TEST_F(VerifierPgIngestStoreTest, ConcurrentRecordsOfOneKeyRecordOnce) {
   EXPECT_EQ(Count("SELECT count(*) FROM ingest_items"), 1);
 }
 
-// Concurrent Records are committed in groups; a row that fails fails only its own caller (here a
-// content hash the table refuses), the others in its group are recorded all the same.
-TEST_F(VerifierPgIngestStoreTest, GroupCommitFailsOnlyTheCallerWhoseRowFails) {
+// Among concurrent Records, a row that fails fails only its own caller (here a content hash the
+// table refuses); the others are recorded all the same.
+TEST_F(VerifierPgIngestStoreTest, AmongConcurrentRecordsARowThatFailsFailsOnlyItsCaller) {
   PORTCULLIS_CREATE_TEST_DATABASE_OR_SKIP(db);
   Open(db->connection_string());
   constexpr int kThreads = 24;

@@ -1,7 +1,5 @@
 #include "verifier-service/src/store/pg_ingest_store.h"
 
-#include <algorithm>
-#include <tuple>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -242,7 +240,7 @@ absl::StatusOr<RecordResult> PgIngestStore::Record(const NewDecision& next, absl
     return absl::InvalidArgumentError("dead letter id is not a UUID");
   }
   if (next.replay_of.empty() && decision.decision != StoredDecision::kQuarantined) {
-    return RecordInGroup(next, now);
+    return RecordInOneStatement(next, now);
   }
   RecordResult result;
   absl::Status parsed = absl::OkStatus();
@@ -302,96 +300,6 @@ absl::StatusOr<RecordResult> PgIngestStore::Record(const NewDecision& next, absl
     return parsed;
   }
   return result;
-}
-
-absl::StatusOr<RecordResult> PgIngestStore::RecordInGroup(const NewDecision& next,
-                                                          absl::Time now) {
-  PendingRecord me{&next, now};
-  absl::MutexLock lock(&batch_mu_);
-  waiting_.push_back(&me);
-  while (!me.done) {
-    if (leaders_ < kMaxRecordLeaders && !waiting_.empty()) {
-      // Lead: take the oldest waiting ones (this call among them unless many wait before it).
-      const size_t n = std::min<size_t>(waiting_.size(), kMaxRecordBatch);
-      std::vector<PendingRecord*> batch(waiting_.begin(), waiting_.begin() + n);
-      waiting_.erase(waiting_.begin(), waiting_.begin() + n);
-      ++leaders_;
-      batch_mu_.Unlock();
-      RecordBatch(batch);
-      batch_mu_.Lock();
-      --leaders_;
-      for (PendingRecord* pending : batch) {
-        pending->done = true;
-      }
-      continue;
-    }
-    auto done_or_lead = [this, &me]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(batch_mu_) {
-      return me.done || (leaders_ < kMaxRecordLeaders && !waiting_.empty());
-    };
-    batch_mu_.Await(absl::Condition(&done_or_lead));
-  }
-  return std::move(me.result);
-}
-
-void PgIngestStore::RecordBatch(std::vector<PendingRecord*> batch) {
-  if (batch.size() == 1) {
-    batch[0]->result = RecordInOneStatement(*batch[0]->next, batch[0]->now);
-    return;
-  }
-  // One lock order for every batch (rows by key), so concurrent batches cannot deadlock.
-  std::sort(batch.begin(), batch.end(), [](const PendingRecord* a, const PendingRecord* b) {
-    return std::tie(a->next->decision.publisher, a->next->decision.content_hash) <
-           std::tie(b->next->decision.publisher, b->next->decision.content_hash);
-  });
-  std::vector<absl::StatusOr<RecordResult>> results(batch.size(),
-                                                    absl::UnknownError("not recorded"));
-  // Lost its duplicate's decision to the sweeper: record it alone.
-  std::vector<bool> again(batch.size(), false);
-  absl::Status status = pool_.Run("record_ingest_decisions", [&](pqxx::connection& connection) {
-    results.assign(batch.size(), absl::UnknownError("not recorded"));
-    again.assign(batch.size(), false);
-    pqxx::work transaction(connection);
-    for (size_t i = 0; i < batch.size(); ++i) {
-      const NewDecision& next = *batch[i]->next;
-      const DecisionRecord& decision = next.decision;
-      RecordResult result;
-      result.decision = decision;
-      const pqxx::row recorded = ExecPrepared1(
-          transaction, kRecordDecision, decision.publisher, decision.content_hash,
-          decision.item_id, std::string(StoredDecisionName(decision.decision)), decision.reason,
-          decision.signature_valid, std::string(), absl::ToUnixMicros(decision.decided_at),
-          absl::ToUnixMicros(decision.expires_at), absl::ToUnixMicros(batch[i]->now),
-          Bytes(next.delivery.canonical_body));
-      if (recorded[0].as<int64_t>() == 1) {
-        result.recorded = true;
-        results[i] = std::move(result);
-        continue;
-      }
-      // A decision that stays: committed before, or recorded earlier in this very batch.
-      const pqxx::result rows =
-          ExecPrepared(transaction, kReadDecision, decision.publisher, decision.content_hash);
-      if (rows.empty()) {
-        again[i] = true;
-        continue;
-      }
-      absl::Status parsed = DecisionFromRow(rows[0], &result.decision);
-      results[i] = parsed.ok() ? absl::StatusOr<RecordResult>(std::move(result))
-                               : absl::StatusOr<RecordResult>(parsed);
-    }
-    transaction.commit();
-  });
-  // The database unavailable or too slow: so it is for every caller (retryable). Anything else
-  // (a statement that failed for one row) is sorted out by recording each alone.
-  const bool for_everyone = absl::IsUnavailable(status) || absl::IsDeadlineExceeded(status);
-  for (size_t i = 0; i < batch.size(); ++i) {
-    if (status.ok() && !again[i]) {
-      batch[i]->result = std::move(results[i]);
-    } else if (!status.ok() && for_everyone) {
-      batch[i]->result = status;
-    } else {
-      batch[i]->result = RecordInOneStatement(*batch[i]->next, batch[i]->now);
-    }
-  }
 }
 
 absl::StatusOr<RecordResult> PgIngestStore::RecordInOneStatement(const NewDecision& next,

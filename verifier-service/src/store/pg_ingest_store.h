@@ -1,9 +1,5 @@
 #pragma once
 
-#include <vector>
-
-#include "absl/base/thread_annotations.h"
-#include "absl/synchronization/mutex.h"
 #include "verifier-service/src/store/ingest_store.h"
 #include "verifier-service/src/store/pg_connection_pool.h"
 
@@ -31,31 +27,13 @@ class PgIngestStore final : public IngestStore {
                                                                     int limit) override;
 
  private:
-  // A Record waiting for a group commit.
-  struct PendingRecord {
-    const NewDecision* next;
-    absl::Time now;
-    absl::StatusOr<RecordResult> result = absl::UnknownError("not recorded yet");
-    bool done = false;
-  };
-
-  // Record without a replay or a quarantine, by group commit: concurrent calls are recorded by
-  // up to kMaxRecordLeaders callers at a time, each committing up to kMaxRecordBatch of the
-  // waiting ones in one transaction (one WAL flush for all), every caller answered after that
-  // commit. A batch that fails is recorded again one by one, so a failure reaches only the
-  // callers it concerns.
-  absl::StatusOr<RecordResult> RecordInGroup(const NewDecision& next, absl::Time now);
-  void RecordBatch(std::vector<PendingRecord*> batch);
-  // One statement, one round trip, its own transaction.
+  // Record without a replay or a quarantine: one statement, one round trip, its own transaction.
+  // (Group commit, several of these per transaction, was tried in 3c33643 and did not pay: the
+  // verifier runs at most --db_pool_size evaluations at once (8), so groups stayed at 1-2 rows and
+  // paid extra BEGIN and COMMIT round trips; bench/README.md.)
   absl::StatusOr<RecordResult> RecordInOneStatement(const NewDecision& next, absl::Time now);
 
-  static constexpr int kMaxRecordBatch = 64;
-  static constexpr int kMaxRecordLeaders = 4;
-
   PgConnectionPool& pool_;
-  absl::Mutex batch_mu_;
-  std::vector<PendingRecord*> waiting_ ABSL_GUARDED_BY(batch_mu_);
-  int leaders_ ABSL_GUARDED_BY(batch_mu_) = 0;
 };
 
 }  // namespace portcullis::verifier::store
