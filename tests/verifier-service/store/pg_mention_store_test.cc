@@ -8,6 +8,7 @@
 #include "pqxx/pqxx"
 #include "tests/support/test_database.h"
 #include "verifier-service/src/store/migrator.h"
+#include "verifier-service/src/store/pg_job_listener.h"
 #include "verifier-service/src/store/pg_site_store.h"
 
 namespace portcullis::verifier::store {
@@ -289,6 +290,18 @@ TEST_F(VerifierPgMentionStoreTest, ConcurrentFirstSubmissionsAllGetTheSameMentio
   EXPECT_EQ(created, 1);
   EXPECT_EQ(Count(*db, "SELECT count(*) FROM mentions"), 1);
   EXPECT_EQ(Count(*db, "SELECT count(*) FROM verification_jobs"), 1);
+}
+
+TEST_F(VerifierPgMentionStoreTest, QueuingWakesTheWorkersAndARepeatDoesNot) {
+  PORTCULLIS_CREATE_TEST_DATABASE_OR_SKIP(db);
+  Open(db->connection_string());
+  PgJobListener listener(db->connection_string());
+  listener.Wait(absl::Milliseconds(200));  // Connects and listens; nothing is queued yet.
+  const NewMention mention = Mention("https://a.example/", "https://b.example/");
+  ASSERT_TRUE(store_->Submit(mention).ok());
+  EXPECT_TRUE(listener.Wait(absl::Seconds(5))) << "a new pair wakes the workers";
+  ASSERT_TRUE(store_->Submit(mention).ok());
+  EXPECT_FALSE(listener.Wait(absl::Milliseconds(300))) << "a PENDING repeat queues nothing";
 }
 
 TEST_F(VerifierPgMentionStoreTest, ConcurrentIdenticalSubmissionsMakeOneRowAndOneJob) {

@@ -58,7 +58,10 @@ constexpr PgStatement kRestart{
     "  updated_at = now() "
     "WHERE id = $1::uuid"};
 
-// Wakes the workers (LISTEN portcullis_verification_jobs) when the transaction commits.
+// Wakes the workers (LISTEN portcullis_verification_jobs). Sent in its own transaction after the
+// submission committed (see WakeWorkers): a transaction that notifies holds PostgreSQL's
+// notification lock from before its commit until after its WAL flush, so notifying inside every
+// submission serialized all their commits, one flush each.
 constexpr PgStatement kNotify{"mention_submit_notify",
                               "SELECT pg_notify('portcullis_verification_jobs', '')"};
 
@@ -133,7 +136,7 @@ constexpr PgStatement kDropJob{"mention_submit_drop_job",
 // PostgreSQL profile, growing with the table).
 // Columns: served (NULL: unknown site), blocked, inserted id, existing id, existing state,
 // existing settled (a PENDING row with its job and its target domain: nothing to do), queue full,
-// host full, notified (1 when a job was queued).
+// host full, queued (1 when a job was queued).
 constexpr PgStatement kSubmitFast{
     "mention_submit_fast",
     "WITH site AS ("
@@ -178,7 +181,7 @@ constexpr PgStatement kSubmitFast{
     "  (SELECT id::text FROM ins), (SELECT id::text FROM existing), "
     "  (SELECT state FROM existing), coalesce((SELECT settled FROM existing), false), "
     "  limits.queue_full, limits.host_full, "
-    "  (SELECT count(*) FROM (SELECT pg_notify('portcullis_verification_jobs', '') FROM job) n) "
+    "  (SELECT count(*) FROM job) "
     "FROM limits"};
 
 // A text[] literal of `values` (each quoted).
@@ -344,6 +347,29 @@ const char* OrNull(const std::optional<std::string>& value) {
 
 }  // namespace
 
+void PgMentionStore::WakeWorkers() {
+  // One caller at a time sends notifications while commits keep asking for one (at most
+  // kMaxRounds, so no caller's answer waits on a stream of others); the others only ask.
+  // Concurrent submissions thus share one notification, each sent after the commits that asked
+  // for it. A request left when the sender stops goes with the next submission's; without one,
+  // the workers' poll (--worker_poll_interval) finds the job.
+  constexpr int kMaxRounds = 4;
+  wake_requested_.store(true);
+  for (int round = 0; round < kMaxRounds && wake_requested_.load() && !waking_.exchange(true);) {
+    for (; round < kMaxRounds && wake_requested_.exchange(false); ++round) {
+      const absl::Status status = pool_.Run("wake_workers", [](pqxx::connection& connection) {
+        pqxx::nontransaction autocommit(connection);
+        ExecPrepared(autocommit, kNotify);
+      });
+      if (!status.ok()) {
+        round = kMaxRounds;  // The jobs are committed; the workers' poll finds them.
+        break;
+      }
+    }
+    waking_.store(false);
+  }
+}
+
 absl::StatusOr<SubmitResult> PgMentionStore::Submit(const NewMention& mention) {
   SubmitResult result;
   std::string state;
@@ -463,11 +489,11 @@ absl::StatusOr<SubmitResult> PgMentionStore::Submit(const NewMention& mention) {
       result.queued =
           ExecPrepared(transaction, kQueueVerify, result.mention_id).affected_rows() == 1;
     }
-    if (result.queued) {
-      ExecPrepared(transaction, kNotify);
-    }
     transaction.commit();
   });
+  if (status.ok() && result.queued) {
+    WakeWorkers();
+  }
   if (!status.ok()) {
     return status;
   }

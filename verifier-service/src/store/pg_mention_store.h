@@ -1,5 +1,6 @@
 #pragma once
 
+#include <atomic>
 #include <memory>
 
 #include "verifier-service/src/store/mention_store.h"
@@ -29,9 +30,14 @@ class PgMentionStore final : public MentionStore {
   absl::Status Ping() override;
 
  private:
+  // Notifies the workers that jobs were queued (after the commit that queued them).
+  void WakeWorkers();
+
   PgConnectionPool& pool_;
   const absl::Duration failed_retention_;
   SubmitLimits limits_;
+  std::atomic<bool> wake_requested_{false};
+  std::atomic<bool> waking_{false};
 };
 
 }  // namespace portcullis::verifier::store
