@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/grpc/authorized_channel.h"
+#include "common/logging/log.h"
 #include "common/status/status_mapping.h"
 #include "grpcpp/client_context.h"
 #include "grpcpp/create_channel.h"
@@ -26,6 +27,18 @@ struct Call {
   Response response;
   Callback callback;
 };
+
+// The verifier's answer as the gateway passes it on. UNAUTHENTICATED refuses the gateway's own
+// token, never the sender's request: a misconfiguration, or a token rotation the verifiers have
+// not picked up yet (they refresh every --token_refresh_interval). A 401 would tell the sender to
+// stop; UNAVAILABLE (503 + Retry-After) makes it come back once we are fixed.
+absl::Status FromVerifierStatus(const grpc::Status& status) {
+  if (status.error_code() == grpc::StatusCode::UNAUTHENTICATED) {
+    logging::Error("the verifier refused the gateway's token: check --verifier_token_file");
+    return absl::UnavailableError("the verifier refused the gateway's token");
+  }
+  return status::FromGrpcStatus(status);
+}
 
 }  // namespace
 
@@ -105,7 +118,7 @@ void GrpcVerifierClient::Invoke(const Request& request, Callback callback, Start
   CallStarted();
   start(&call->context, &call->request, &call->response, [this, call](grpc::Status grpc_status) {
     std::unique_ptr<CallState> owned(call);
-    absl::Status result = status::FromGrpcStatus(grpc_status);
+    absl::Status result = FromVerifierStatus(grpc_status);
     if (result.ok()) {
       owned->callback(std::move(owned->response));
     } else {
