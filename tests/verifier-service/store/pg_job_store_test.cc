@@ -298,6 +298,35 @@ TEST_F(VerifierPgJobStoreTest, RerunAfterFinishKeepsTheNewContentAndQueuesAgain)
   EXPECT_EQ(Count("SELECT count(*) FROM verification_jobs WHERE attempts = 0"), 1);
 }
 
+// A renewal extends the leases its owner still holds, and only those: a job another worker took
+// over, or one that is not leased at all, is left as it is and not counted.
+TEST_F(VerifierPgJobStoreTest, RenewLeasesExtendsOnlyTheOwnersLeases) {
+  PORTCULLIS_CREATE_TEST_DATABASE_OR_SKIP(db);
+  Open(db->connection_string());
+  Submit("https://a.example/one");
+  Submit("https://a.example/two");
+  Submit("https://a.example/other");
+  absl::StatusOr<std::vector<JobRecord>> mine = jobs_->Claim("w", 2, absl::Seconds(5));
+  ASSERT_TRUE(mine.ok()) << mine.status();
+  ASSERT_EQ(mine->size(), 2u);
+  absl::StatusOr<std::vector<JobRecord>> theirs = jobs_->Claim("x", 1, absl::Seconds(5));
+  ASSERT_TRUE(theirs.ok()) << theirs.status();
+  ASSERT_EQ(theirs->size(), 1u);
+
+  // Asked in descending order, with another owner's job and an id that does not exist.
+  const std::vector<int64_t> ids = {(*theirs)[0].job_id, (*mine)[1].job_id, (*mine)[0].job_id,
+                                    -1};
+  absl::StatusOr<int> renewed = jobs_->RenewLeases("w", ids, absl::Hours(1));
+  ASSERT_TRUE(renewed.ok()) << renewed.status();
+  EXPECT_EQ(*renewed, 2);
+  EXPECT_EQ(Count("SELECT count(*) FROM verification_jobs WHERE lease_owner = 'w' "
+                  "AND lease_expires_at > now() + interval '50 minutes'"),
+            2);
+  EXPECT_EQ(Count("SELECT count(*) FROM verification_jobs WHERE lease_owner = 'x' "
+                  "AND lease_expires_at < now() + interval '1 minute'"),
+            1);
+}
+
 // Group commit: one transaction records a batch; a job whose lease was taken over meanwhile is the
 // only one not recorded, and the new holder's outcome is what counts for it.
 TEST_F(VerifierPgJobStoreTest, FinishBatchRecordsAllButTheJobWhoseLeaseWasLost) {

@@ -28,8 +28,13 @@ constexpr PgStatement kClaim{
 
 constexpr PgStatement kRenew{
     "job_renew",
-    "UPDATE verification_jobs SET lease_expires_at = now() + $2::bigint * interval '1 microsecond' "
-    "WHERE lease_owner = $1 AND id = ANY ($3::bigint[])"};
+    // Rows are locked in id order, as FinishBatch locks them: an UPDATE over `id = ANY` locks in
+    // scan order, and a renewal crossing a batch being recorded deadlocked (one of them aborted,
+    // and its jobs' leases ran out under load).
+    "WITH owned AS (SELECT id FROM verification_jobs WHERE lease_owner = $1 "
+    "AND id = ANY ($3::bigint[]) ORDER BY id FOR UPDATE) "
+    "UPDATE verification_jobs j SET lease_expires_at = now() + $2::bigint * interval '1 microsecond' "
+    "FROM owned WHERE j.id = owned.id"};
 
 constexpr PgStatement kLockOwned{
     "job_lock_owned",
