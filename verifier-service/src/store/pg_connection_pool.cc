@@ -41,6 +41,28 @@ thread_local PgPooledConnection* current_pooled_connection = nullptr;
 
 }  // namespace
 
+std::string TextArrayLiteral(const std::vector<std::string>& values) {
+  std::string literal = "{";
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (i > 0) {
+      literal += ',';
+    }
+    literal += '"';
+    for (const char c : values[i]) {
+      if (c == '\0') {
+        continue;
+      }
+      if (c == '"' || c == '\\') {
+        literal += '\\';
+      }
+      literal += c;
+    }
+    literal += '"';
+  }
+  literal += '}';
+  return literal;
+}
+
 absl::Status StatusFromCurrentDatabaseException(absl::string_view operation_name,
                                                 bool* connection_unusable) {
   *connection_unusable = true;

@@ -129,6 +129,11 @@ class PgConnectionPool {
   int open_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
+// `values` as a PostgreSQL text[] literal, for a `$n::text[]` parameter: every element
+// double-quoted with '"' and '\' escaped, so none can break out of it; NUL bytes, which
+// PostgreSQL cannot store, are dropped.
+std::string TextArrayLiteral(const std::vector<std::string>& values);
+
 // Translates the exception being handled (call only inside a catch block) into a status with a
 // message safe for callers, logging the detail. Sets `*connection_unusable` when the connection
 // that raised it must not be reused. Shared by the pool and the migrator.

@@ -119,29 +119,6 @@ std::string WithoutNul(absl::string_view text) {
   return out;
 }
 
-// `values` as a PostgreSQL array literal: every element double-quoted, '"' and '\' escaped.
-std::string TextArrayLiteral(const std::vector<std::string>& values) {
-  std::string literal = "{";
-  for (size_t i = 0; i < values.size(); ++i) {
-    if (i > 0) {
-      literal += ',';
-    }
-    literal += '"';
-    for (const char c : values[i]) {
-      if (c == '\0') {
-        continue;
-      }
-      if (c == '"' || c == '\\') {
-        literal += '\\';
-      }
-      literal += c;
-    }
-    literal += '"';
-  }
-  literal += '}';
-  return literal;
-}
-
 }  // namespace
 
 absl::StatusOr<std::vector<JobRecord>> PgJobStore::Claim(const std::string& owner, int limit,

@@ -184,26 +184,6 @@ constexpr PgStatement kSubmitFast{
     "  (SELECT count(*) FROM job) "
     "FROM limits"};
 
-// A text[] literal of `values` (each quoted).
-std::string TextArray(const std::vector<std::string>& values) {
-  std::string literal = "{";
-  for (size_t i = 0; i < values.size(); ++i) {
-    if (i > 0) {
-      literal += ',';
-    }
-    literal += '"';
-    for (const char c : values[i]) {
-      if (c == '"' || c == '\\') {
-        literal += '\\';
-      }
-      literal += c;
-    }
-    literal += '"';
-  }
-  literal += '}';
-  return literal;
-}
-
 // Every column of a StoredMention, in the order ReadMention reads them. The job (when one is
 // queued or running) counts the current cycle's attempts; a re-run job that has not been claimed
 // yet has none, so the last cycle's count shows.
@@ -377,7 +357,7 @@ absl::StatusOr<SubmitResult> PgMentionStore::Submit(const NewMention& mention) {
   const std::string& normalized_source =
       mention.normalized_source.empty() ? mention.source : mention.normalized_source;
   const std::string source_host = intake::HostOfSerializedUrl(normalized_source);
-  const std::string block_keys = TextArray(intake::DomainBlockKeys(source_host));
+  const std::string block_keys = TextArrayLiteral(intake::DomainBlockKeys(source_host));
   const std::string source_hash = crypto::ToHex(mention.source_hash);
   const std::string target_hash = crypto::ToHex(mention.target_hash);
   const std::optional<std::string> target_domain = NullIfEmpty(mention.target_domain);

@@ -3,26 +3,12 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "verifier-service/src/store/pg_connection_pool.h"
 
 namespace portcullis::verifier::store {
 
 std::string SiteBindingParameter(const auth::SiteBinding& visible_sites) {
-  std::string literal = "{";
-  for (size_t i = 0; i < visible_sites.size(); ++i) {
-    if (i > 0) {
-      literal += ',';
-    }
-    literal += '"';
-    for (const char c : visible_sites[i]) {
-      if (c == '"' || c == '\\') {
-        literal += '\\';
-      }
-      literal += c;
-    }
-    literal += '"';
-  }
-  literal += '}';
-  return literal;
+  return TextArrayLiteral(visible_sites);
 }
 
 bool SiteVisible(const auth::SiteBinding& visible_sites, absl::string_view domain) {
