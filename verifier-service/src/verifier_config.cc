@@ -27,6 +27,17 @@ absl::StatusOr<int64_t> ParseCount(absl::string_view flag, absl::string_view env
   return value;
 }
 
+// A listener's host:port (port 0 picks one).
+absl::StatusOr<config::HostPort> ParseListen(absl::string_view flag, absl::string_view env,
+                                             absl::string_view text) {
+  absl::StatusOr<config::HostPort> listen = config::ParseHostPort(text, /*allow_port_zero=*/true);
+  if (!listen.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--", flag, " (", env, "): ", listen.status().message()));
+  }
+  return listen;
+}
+
 absl::StatusOr<absl::Duration> ParseDuration(absl::string_view flag, absl::string_view env,
                                              absl::string_view text, bool allow_zero) {
   absl::Duration value;
@@ -49,13 +60,8 @@ absl::StatusOr<VerifierConfig> BuildVerifierConfig(const VerifierFlagValues& fla
   }
   config.database_url = flags.database_url;
 
-  absl::StatusOr<config::HostPort> listen =
-      config::ParseHostPort(flags.grpc_listen, /*allow_port_zero=*/true);
-  if (!listen.ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--grpc_listen (GRPC_LISTEN): ", listen.status().message()));
-  }
-  config.grpc_listen = *std::move(listen);
+  ASSIGN_OR_RETURN(config.grpc_listen,
+                   ParseListen("grpc_listen", "GRPC_LISTEN", flags.grpc_listen));
   config.tls.cert_file = flags.tls_cert_file;
   config.tls.key_file = flags.tls_key_file;
   config.tls.client_ca_file = flags.tls_client_ca_file;
@@ -64,13 +70,8 @@ absl::StatusOr<VerifierConfig> BuildVerifierConfig(const VerifierFlagValues& fla
                                  flags.tls_reload_interval, false));
   RETURN_IF_ERROR(grpc_tls::CheckServerTlsOptions(config.tls));
   if (!flags.health_listen.empty()) {
-    absl::StatusOr<config::HostPort> health =
-        config::ParseHostPort(flags.health_listen, /*allow_port_zero=*/true);
-    if (!health.ok()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--health_listen (HEALTH_LISTEN): ", health.status().message()));
-    }
-    config.health_listen = *std::move(health);
+    ASSIGN_OR_RETURN(config.health_listen,
+                     ParseListen("health_listen", "HEALTH_LISTEN", flags.health_listen));
   }
 
   ASSIGN_OR_RETURN(const int64_t pool_size,
@@ -186,13 +187,8 @@ absl::StatusOr<VerifierConfig> BuildVerifierConfig(const VerifierFlagValues& fla
   }
   config.egress.allow = *std::move(allow);
   if (!flags.admin_listen.empty()) {
-    absl::StatusOr<config::HostPort> admin =
-        config::ParseHostPort(flags.admin_listen, /*allow_port_zero=*/true);
-    if (!admin.ok()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--admin_listen (ADMIN_LISTEN): ", admin.status().message()));
-    }
-    config.admin_listen = *std::move(admin);
+    ASSIGN_OR_RETURN(config.admin_listen,
+                     ParseListen("admin_listen", "ADMIN_LISTEN", flags.admin_listen));
   }
   if (flags.ingest_require_registration == "true") {
     config.ingest_require_registration = true;
