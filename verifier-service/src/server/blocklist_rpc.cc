@@ -18,6 +18,7 @@ namespace {
 namespace v1 = portcullis::verifier::v1;
 
 constexpr char kBlockTokenPrefix[] = "b:";
+constexpr char kNoBlocklist[] = "blocklist is not configured";
 constexpr int kDefaultBlockPageSize = 100;
 
 absl::StatusOr<std::string> ValidateSite(const std::string& site, absl::string_view field) {
@@ -111,14 +112,6 @@ void ToProto(const store::BlockRecord& record, v1::SourceBlock* out) {
 }
 
 namespace {
-bool NoBlocklist(store::BlocklistStore* blocks, grpc::ServerUnaryReactor* reactor) {
-  if (blocks == nullptr) {
-    reactor->Finish(grpc::Status(grpc::StatusCode::UNIMPLEMENTED, "blocklist is not configured"));
-    return true;
-  }
-  return false;
-}
-
 // A bound token manages its sites' entries only; the global ones (site empty) need an unbound
 // token.
 absl::Status RequireBlockScope(const auth::Caller& caller, const std::string& site) {
@@ -132,7 +125,7 @@ grpc::ServerUnaryReactor* VerifierService::AddBlock(grpc::CallbackServerContext*
                                                     v1::AddBlockResponse* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   absl::optional<auth::Caller> caller = Admit(context, reactor, kAdminAccess);
-  if (!caller.has_value() || NoBlocklist(blocks_, reactor)) {
+  if (!caller.has_value() || FinishIfUnconfigured(blocks_ != nullptr, kNoBlocklist, reactor)) {
     return reactor;
   }
   absl::StatusOr<store::BlockEntry> entry = ValidateBlock(request->block());
@@ -168,7 +161,7 @@ grpc::ServerUnaryReactor* VerifierService::ListBlocks(grpc::CallbackServerContex
                                                       v1::ListBlocksResponse* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   absl::optional<auth::Caller> caller = Admit(context, reactor, kAdminAccess);
-  if (!caller.has_value() || NoBlocklist(blocks_, reactor)) {
+  if (!caller.has_value() || FinishIfUnconfigured(blocks_ != nullptr, kNoBlocklist, reactor)) {
     return reactor;
   }
   absl::StatusOr<BlockPage> page = ValidateBlockPage(*request);
@@ -210,7 +203,7 @@ grpc::ServerUnaryReactor* VerifierService::RemoveBlock(grpc::CallbackServerConte
                                                        v1::RemoveBlockResponse* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   absl::optional<auth::Caller> caller = Admit(context, reactor, kAdminAccess);
-  if (!caller.has_value() || NoBlocklist(blocks_, reactor)) {
+  if (!caller.has_value() || FinishIfUnconfigured(blocks_ != nullptr, kNoBlocklist, reactor)) {
     return reactor;
   }
   absl::StatusOr<store::BlockEntry> entry = ValidateBlock(request->block());

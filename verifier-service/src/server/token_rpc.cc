@@ -88,13 +88,7 @@ void ToProto(const store::TokenRecord& record, v1::ApiToken* out) {
 
 namespace {
 
-bool NoTokenStore(store::TokenStore* tokens, grpc::ServerUnaryReactor* reactor) {
-  if (tokens == nullptr) {
-    reactor->Finish(grpc::Status(grpc::StatusCode::UNIMPLEMENTED, "API tokens are not configured"));
-    return true;
-  }
-  return false;
-}
+constexpr char kNoTokenStore[] = "API tokens are not configured";
 
 // After a change: this pod's registry at once (others within their refresh interval). A failure
 // leaves the change stored; it takes effect at the next refresh.
@@ -111,7 +105,7 @@ grpc::ServerUnaryReactor* VerifierService::CreateToken(grpc::CallbackServerConte
                                                        v1::CreateTokenResponse* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   if (!Admit(context, reactor, kUnboundAdminAccess).has_value() ||
-      NoTokenStore(token_store_, reactor)) {
+      FinishIfUnconfigured(token_store_ != nullptr, kNoTokenStore, reactor)) {
     return reactor;
   }
   absl::StatusOr<auth::Caller> holder = Validate(*request);
@@ -145,7 +139,7 @@ grpc::ServerUnaryReactor* VerifierService::ListTokens(grpc::CallbackServerContex
                                                       v1::ListTokensResponse* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   if (!Admit(context, reactor, kUnboundAdminAccess).has_value() ||
-      NoTokenStore(token_store_, reactor)) {
+      FinishIfUnconfigured(token_store_ != nullptr, kNoTokenStore, reactor)) {
     return reactor;
   }
   RunOnPool("ListTokens", context, reactor, [this, response]() -> absl::Status {
@@ -166,7 +160,7 @@ grpc::ServerUnaryReactor* VerifierService::RevokeToken(grpc::CallbackServerConte
                                                        v1::RevokeTokenResponse* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   if (!Admit(context, reactor, kUnboundAdminAccess).has_value() ||
-      NoTokenStore(token_store_, reactor)) {
+      FinishIfUnconfigured(token_store_ != nullptr, kNoTokenStore, reactor)) {
     return reactor;
   }
   if (absl::Status status = Validate(*request); !status.ok()) {

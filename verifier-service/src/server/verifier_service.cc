@@ -107,6 +107,14 @@ absl::optional<auth::Caller> VerifierService::Admit(grpc::CallbackServerContext*
   return *std::move(caller);
 }
 
+bool VerifierService::FinishIfUnconfigured(bool configured, const char* message,
+                                           grpc::ServerUnaryReactor* reactor) {
+  if (!configured) {
+    reactor->Finish(grpc::Status(grpc::StatusCode::UNIMPLEMENTED, message));
+  }
+  return !configured;
+}
+
 void VerifierService::RunOnPool(const char* rpc, grpc::CallbackServerContext* context,
                                 grpc::ServerUnaryReactor* reactor,
                                 absl::AnyInvocable<absl::Status() &&> work) {

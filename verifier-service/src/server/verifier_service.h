@@ -33,6 +33,10 @@ struct FetchBackend {
 // What the ingest, publisher and dead-letter RPCs run on; borrowed, they must outlive the service.
 // When unset those RPCs answer UNIMPLEMENTED.
 struct IngestBackend {
+  bool configured() const {
+    return evaluator != nullptr && publishers != nullptr && ingest != nullptr;
+  }
+
   ingest::IngestEvaluator* evaluator = nullptr;
   store::PublisherStore* publishers = nullptr;
   store::IngestStore* ingest = nullptr;
@@ -216,6 +220,11 @@ class VerifierService final : public portcullis::verifier::v1::Verifier::Callbac
   // `reactor` with the refusal. The first thing every handler does.
   absl::optional<auth::Caller> Admit(grpc::CallbackServerContext* context,
                                      grpc::ServerUnaryReactor* reactor, Access access);
+
+  // Finishes `reactor` with UNIMPLEMENTED `message` (and returns true) unless the backend an RPC
+  // needs was set before the server started: the guard of the ingest, blocklist and token RPCs.
+  static bool FinishIfUnconfigured(bool configured, const char* message,
+                                   grpc::ServerUnaryReactor* reactor);
 
   // Finishes `reactor` at once when not ready or the pool is full; otherwise runs `work` on the
   // pool (skipped when the call was cancelled meanwhile), which returns the call's status.

@@ -15,13 +15,7 @@ namespace {
 
 namespace v1 = portcullis::verifier::v1;
 
-bool Unconfigured(const IngestBackend& backend, grpc::ServerUnaryReactor* reactor) {
-  if (backend.evaluator == nullptr || backend.publishers == nullptr || backend.ingest == nullptr) {
-    reactor->Finish(grpc::Status(grpc::StatusCode::UNIMPLEMENTED, "ingest is not configured"));
-    return true;
-  }
-  return false;
-}
+constexpr char kNoIngest[] = "ingest is not configured";
 
 }  // namespace
 
@@ -29,7 +23,8 @@ grpc::ServerUnaryReactor* VerifierService::EvaluateIngest(
     grpc::CallbackServerContext* context, const v1::EvaluateIngestRequest* request,
     v1::EvaluateIngestResponse* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  if (!Admit(context, reactor, kIngestAccess).has_value() || Unconfigured(ingest_, reactor)) {
+  if (!Admit(context, reactor, kIngestAccess).has_value() ||
+      FinishIfUnconfigured(ingest_.configured(), kNoIngest, reactor)) {
     return reactor;
   }
   absl::StatusOr<store::DeliveryRecord> delivery = Validate(*request);
@@ -54,7 +49,8 @@ grpc::ServerUnaryReactor* VerifierService::AddPublisher(grpc::CallbackServerCont
                                                         const v1::AddPublisherRequest* request,
                                                         v1::AddPublisherResponse* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  if (!Admit(context, reactor, kUnboundAdminAccess).has_value() || Unconfigured(ingest_, reactor)) {
+  if (!Admit(context, reactor, kUnboundAdminAccess).has_value() ||
+      FinishIfUnconfigured(ingest_.configured(), kNoIngest, reactor)) {
     return reactor;
   }
   absl::StatusOr<store::PublisherSettings> settings = Validate(*request);
@@ -85,7 +81,8 @@ grpc::ServerUnaryReactor* VerifierService::ListPublishers(
     grpc::CallbackServerContext* context, const v1::ListPublishersRequest* request,
     v1::ListPublishersResponse* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  if (!Admit(context, reactor, kUnboundAdminAccess).has_value() || Unconfigured(ingest_, reactor)) {
+  if (!Admit(context, reactor, kUnboundAdminAccess).has_value() ||
+      FinishIfUnconfigured(ingest_.configured(), kNoIngest, reactor)) {
     return reactor;
   }
   absl::StatusOr<PublisherPage> page = Validate(*request);
@@ -118,7 +115,8 @@ grpc::ServerUnaryReactor* VerifierService::SetPublisherEnabled(
     grpc::CallbackServerContext* context, const v1::SetPublisherEnabledRequest* request,
     v1::SetPublisherEnabledResponse* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  if (!Admit(context, reactor, kUnboundAdminAccess).has_value() || Unconfigured(ingest_, reactor)) {
+  if (!Admit(context, reactor, kUnboundAdminAccess).has_value() ||
+      FinishIfUnconfigured(ingest_.configured(), kNoIngest, reactor)) {
     return reactor;
   }
   if (absl::Status status = ValidatePublisherName(request->name(), "name"); !status.ok()) {
@@ -145,7 +143,8 @@ grpc::ServerUnaryReactor* VerifierService::AddPublisherKey(
     grpc::CallbackServerContext* context, const v1::AddPublisherKeyRequest* request,
     v1::AddPublisherKeyResponse* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  if (!Admit(context, reactor, kUnboundAdminAccess).has_value() || Unconfigured(ingest_, reactor)) {
+  if (!Admit(context, reactor, kUnboundAdminAccess).has_value() ||
+      FinishIfUnconfigured(ingest_.configured(), kNoIngest, reactor)) {
     return reactor;
   }
   absl::StatusOr<ParsedPublisherKey> key = Validate(*request);
@@ -177,7 +176,8 @@ grpc::ServerUnaryReactor* VerifierService::RevokePublisherKey(
     grpc::CallbackServerContext* context, const v1::RevokePublisherKeyRequest* request,
     v1::RevokePublisherKeyResponse* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  if (!Admit(context, reactor, kUnboundAdminAccess).has_value() || Unconfigured(ingest_, reactor)) {
+  if (!Admit(context, reactor, kUnboundAdminAccess).has_value() ||
+      FinishIfUnconfigured(ingest_.configured(), kNoIngest, reactor)) {
     return reactor;
   }
   if (absl::Status status = Validate(*request); !status.ok()) {
@@ -204,7 +204,8 @@ grpc::ServerUnaryReactor* VerifierService::ListDeadLetters(
     grpc::CallbackServerContext* context, const v1::ListDeadLettersRequest* request,
     v1::ListDeadLettersResponse* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  if (!Admit(context, reactor, kUnboundAdminAccess).has_value() || Unconfigured(ingest_, reactor)) {
+  if (!Admit(context, reactor, kUnboundAdminAccess).has_value() ||
+      FinishIfUnconfigured(ingest_.configured(), kNoIngest, reactor)) {
     return reactor;
   }
   absl::StatusOr<DeadLetterPage> page = Validate(*request);
@@ -235,7 +236,8 @@ grpc::ServerUnaryReactor* VerifierService::ReplayDeadLetter(
     grpc::CallbackServerContext* context, const v1::ReplayDeadLetterRequest* request,
     v1::ReplayDeadLetterResponse* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  if (!Admit(context, reactor, kUnboundAdminAccess).has_value() || Unconfigured(ingest_, reactor)) {
+  if (!Admit(context, reactor, kUnboundAdminAccess).has_value() ||
+      FinishIfUnconfigured(ingest_.configured(), kNoIngest, reactor)) {
     return reactor;
   }
   if (absl::Status status = ValidateDeadLetterId(request->dead_letter_id()); !status.ok()) {
@@ -259,7 +261,8 @@ grpc::ServerUnaryReactor* VerifierService::DiscardDeadLetter(
     grpc::CallbackServerContext* context, const v1::DiscardDeadLetterRequest* request,
     v1::DiscardDeadLetterResponse* /*response*/) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  if (!Admit(context, reactor, kUnboundAdminAccess).has_value() || Unconfigured(ingest_, reactor)) {
+  if (!Admit(context, reactor, kUnboundAdminAccess).has_value() ||
+      FinishIfUnconfigured(ingest_.configured(), kNoIngest, reactor)) {
     return reactor;
   }
   if (absl::Status status = ValidateDeadLetterId(request->dead_letter_id()); !status.ok()) {
@@ -281,7 +284,8 @@ grpc::ServerUnaryReactor* VerifierService::ListAcceptedItems(
     grpc::CallbackServerContext* context, const v1::ListAcceptedItemsRequest* request,
     v1::ListAcceptedItemsResponse* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  if (!Admit(context, reactor, kUnboundAdminAccess).has_value() || Unconfigured(ingest_, reactor)) {
+  if (!Admit(context, reactor, kUnboundAdminAccess).has_value() ||
+      FinishIfUnconfigured(ingest_.configured(), kNoIngest, reactor)) {
     return reactor;
   }
   absl::StatusOr<AcceptedItemsPage> page = Validate(*request);
