@@ -14,8 +14,7 @@ std::string HostPort::ToString() const {
 
 absl::StatusOr<HostPort> ParseHostPort(absl::string_view text, bool allow_port_zero) {
   const auto invalid = [&](absl::string_view why) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("'", text, "' is not host:port (", why, ")"));
+    return absl::InvalidArgumentError(absl::StrCat("'", text, "' is not host:port (", why, ")"));
   };
   HostPort result;
   absl::string_view port_text;
@@ -51,6 +50,18 @@ absl::StatusOr<HostPort> ParseHostPort(absl::string_view text, bool allow_port_z
   result.port = static_cast<uint16_t>(port);
   return result;
 }
+
+bool AbslParseFlag(absl::string_view text, HostPort* host_port, std::string* error) {
+  absl::StatusOr<HostPort> parsed = ParseHostPort(text, /*allow_port_zero=*/true);
+  if (!parsed.ok()) {
+    *error = std::string(parsed.status().message());
+    return false;
+  }
+  *host_port = *std::move(parsed);
+  return true;
+}
+
+std::string AbslUnparseFlag(const HostPort& host_port) { return host_port.ToString(); }
 
 absl::StatusOr<absl::Duration> ParsePositiveDuration(absl::string_view name,
                                                      absl::string_view text) {

@@ -7,46 +7,11 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "common/config/listen_address.h"
+#include "common/config/setting.h"
 #include "common/grpc/channel_credentials.h"
 #include "common/net/cidr.h"
 
 namespace portcullis::gateway {
-
-// The flag values as given (strings, so that a bad environment default is reported by us in
-// one line, like a bad flag).
-struct GatewayFlags {
-  std::string http_listen = "127.0.0.1:8080";
-  std::string admin_listen = "127.0.0.1:9090";
-  std::string verifier = "127.0.0.1:50051";
-  std::string verifier_timeout = "2s";
-  std::string retry_after_seconds = "5";
-  std::string io_threads = "2";
-  std::string max_connections = "1024";
-  std::string max_connections_per_address = "64";
-  std::string max_body_bytes = "1048576";
-  std::string max_header_bytes = "16384";
-  std::string read_timeout = "10s";
-  std::string idle_timeout = "30s";
-  std::string readiness_interval = "1s";
-  std::string shutdown_delay = "0s";
-  std::string drain_timeout = "10s";
-  std::string log_level = "info";
-  std::string client_rate_limit = "120/m";
-  std::string client_burst = "60";
-  std::string source_host_rate_limit = "60/m";
-  std::string source_host_burst = "30";
-  std::string rate_limit_max_keys = "100000";
-  std::string trusted_proxies;
-  std::string ingest_max_body_bytes = "1048576";
-  // A file holding the gateway's API token for the verifier (scopes submit,read); required.
-  std::string verifier_token_file;
-  // Optional (mutual) TLS to the verifier.
-  std::string verifier_tls_ca_file;
-  std::string verifier_tls_cert_file;
-  std::string verifier_tls_key_file;
-  std::string verifier_tls_server_name;
-  std::string verifier_tls_reload_interval = "60s";
-};
 
 // Every limit and timeout of the gateway, validated once at startup.
 struct GatewayConfig {
@@ -88,9 +53,12 @@ struct GatewayConfig {
   // reload interval. The files themselves are checked when the gateway is created.
   grpc_tls::ClientTlsOptions verifier_tls;
 
-  // Validates `flags` and reads the token file; the error names the flag and the accepted range
-  // in one line (never the token).
-  static absl::StatusOr<GatewayConfig> FromFlags(const GatewayFlags& flags);
+  // Sets every gateway setting (gateway_config.cc) from `command_line` (by flag name, as
+  // config::ParseCommandLine returns it), else its environment variable, else its default, then
+  // reads the token file; the error names the flag (and its variable) and the accepted range in
+  // one line (never the token).
+  static absl::StatusOr<GatewayConfig> FromFlags(const config::Texts& command_line,
+                                                 const config::EnvLookup& env = &std::getenv);
 };
 
 }  // namespace portcullis::gateway

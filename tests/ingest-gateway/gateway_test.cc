@@ -31,14 +31,15 @@ class SwitchableHealthChecker final : public HealthChecker {
 class GatewayTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    GatewayFlags flags;
-    flags.verifier_token_file = ::testing::TempDir() + "/gateway-test-token";
-    std::ofstream(flags.verifier_token_file, std::ios::trunc) << "pct_" << std::string(64, 'a');
-    flags.http_listen = "127.0.0.1:0";
-    flags.admin_listen = "127.0.0.1:0";
-    flags.readiness_interval = "1h";  // Tests poll by hand.
-    flags.retry_after_seconds = "3";
-    absl::StatusOr<GatewayConfig> config = GatewayConfig::FromFlags(flags);
+    config::Texts flags;
+    flags["verifier_token_file"] = ::testing::TempDir() + "/gateway-test-token";
+    std::ofstream(flags["verifier_token_file"], std::ios::trunc) << "pct_" << std::string(64, 'a');
+    flags["http_listen"] = "127.0.0.1:0";
+    flags["admin_listen"] = "127.0.0.1:0";
+    flags["readiness_interval"] = "1h";  // Tests poll by hand.
+    flags["retry_after_seconds"] = "3";
+    absl::StatusOr<GatewayConfig> config =
+        GatewayConfig::FromFlags(flags, portcullis::config::NoEnvironment);
     ASSERT_TRUE(config.ok()) << config.status();
     auto verifier = std::make_unique<testing::FakeVerifierClient>();
     verifier_ = verifier.get();

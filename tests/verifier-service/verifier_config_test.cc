@@ -1,19 +1,26 @@
-#include "verifier-service/src/verifier_config.h"
+#include <string>
+#include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "verifier-service/src/verifier_flags.h"
 
 namespace portcullis::verifier {
 namespace {
 
-VerifierFlagValues Defaults() {
-  VerifierFlagValues flags;
-  flags.database_url = "host=/tmp dbname=portcullis";
+// The config of `flags` given on the command line (flag name to text).
+absl::StatusOr<VerifierConfig> Build(const config::Texts& flags) {
+  return BuildVerifierConfig(flags, config::NoEnvironment);
+}
+
+config::Texts Defaults() {
+  config::Texts flags;
+  flags["database_url"] = "host=/tmp dbname=portcullis";
   return flags;
 }
 
 TEST(VerifierConfigTest, DefaultsBuild) {
-  absl::StatusOr<VerifierConfig> config = BuildVerifierConfig(Defaults());
+  absl::StatusOr<VerifierConfig> config = Build(Defaults());
   ASSERT_TRUE(config.ok()) << config.status();
   EXPECT_EQ(config->database_url, "host=/tmp dbname=portcullis");
   EXPECT_EQ(config->grpc_listen.ToString(), "127.0.0.1:50051");
@@ -31,14 +38,14 @@ TEST(VerifierConfigTest, DefaultsBuild) {
 }
 
 TEST(VerifierConfigTest, ParsesValues) {
-  VerifierFlagValues flags = Defaults();
-  flags.grpc_listen = "[::1]:0";
-  flags.db_pool_size = "3";
-  flags.db_statement_timeout = "250ms";
-  flags.shutdown_delay = "1m30s";
-  flags.migrate_only = true;
-  flags.log_level = "debug";
-  absl::StatusOr<VerifierConfig> config = BuildVerifierConfig(flags);
+  config::Texts flags = Defaults();
+  flags["grpc_listen"] = "[::1]:0";
+  flags["db_pool_size"] = "3";
+  flags["db_statement_timeout"] = "250ms";
+  flags["shutdown_delay"] = "1m30s";
+  flags["migrate_only"] = "true";
+  flags["log_level"] = "debug";
+  absl::StatusOr<VerifierConfig> config = Build(flags);
   ASSERT_TRUE(config.ok()) << config.status();
   EXPECT_EQ(config->grpc_listen.host, "::1");
   EXPECT_EQ(config->grpc_listen.port, 0);
@@ -50,41 +57,41 @@ TEST(VerifierConfigTest, ParsesValues) {
 }
 
 TEST(VerifierConfigTest, RequiresDatabaseUrl) {
-  VerifierFlagValues flags = Defaults();
-  flags.database_url = "";
-  const absl::Status status = BuildVerifierConfig(flags).status();
+  config::Texts flags = Defaults();
+  flags["database_url"] = "";
+  const absl::Status status = Build(flags).status();
   EXPECT_TRUE(absl::IsInvalidArgument(status));
   EXPECT_NE(status.message().find("DATABASE_URL"), absl::string_view::npos);
 }
 
 TEST(VerifierConfigTest, RefusesBadValuesNamingTheFlag) {
   struct Case {
-    std::string VerifierFlagValues::*field;
+    std::string field;
     std::string value;
     std::string flag;
   };
   const Case cases[] = {
-      {&VerifierFlagValues::grpc_listen, "nohost", "--grpc_listen"},
-      {&VerifierFlagValues::grpc_listen, "127.0.0.1:70000", "--grpc_listen"},
-      {&VerifierFlagValues::db_pool_size, "0", "--db_pool_size"},
-      {&VerifierFlagValues::db_pool_size, "eight", "--db_pool_size"},
-      {&VerifierFlagValues::db_pool_size, "-1", "--db_pool_size"},
-      {&VerifierFlagValues::max_queued_work, "0", "--max_queued_work"},
-      {&VerifierFlagValues::db_acquire_timeout, "0s", "--db_acquire_timeout"},
-      {&VerifierFlagValues::db_acquire_timeout, "2", "--db_acquire_timeout"},
-      {&VerifierFlagValues::db_statement_timeout, "-5s", "--db_statement_timeout"},
-      {&VerifierFlagValues::db_statement_timeout, "1us", "--db_statement_timeout"},
-      {&VerifierFlagValues::max_connection_age, "inf", "--max_connection_age"},
-      {&VerifierFlagValues::health_interval, "", "--health_interval"},
-      {&VerifierFlagValues::shutdown_delay, "-1s", "--shutdown_delay"},
-      {&VerifierFlagValues::drain_timeout, "0s", "--drain_timeout"},
-      {&VerifierFlagValues::startup_timeout, "soon", "--startup_timeout"},
-      {&VerifierFlagValues::log_level, "verbose", "--log_level"},
+      {"grpc_listen", "nohost", "--grpc_listen"},
+      {"grpc_listen", "127.0.0.1:70000", "--grpc_listen"},
+      {"db_pool_size", "0", "--db_pool_size"},
+      {"db_pool_size", "eight", "--db_pool_size"},
+      {"db_pool_size", "-1", "--db_pool_size"},
+      {"max_queued_work", "0", "--max_queued_work"},
+      {"db_acquire_timeout", "0s", "--db_acquire_timeout"},
+      {"db_acquire_timeout", "2", "--db_acquire_timeout"},
+      {"db_statement_timeout", "-5s", "--db_statement_timeout"},
+      {"db_statement_timeout", "1us", "--db_statement_timeout"},
+      {"max_connection_age", "inf", "--max_connection_age"},
+      {"health_interval", "", "--health_interval"},
+      {"shutdown_delay", "-1s", "--shutdown_delay"},
+      {"drain_timeout", "0s", "--drain_timeout"},
+      {"startup_timeout", "soon", "--startup_timeout"},
+      {"log_level", "verbose", "--log_level"},
   };
   for (const Case& c : cases) {
-    VerifierFlagValues flags = Defaults();
-    flags.*c.field = c.value;
-    const absl::Status status = BuildVerifierConfig(flags).status();
+    config::Texts flags = Defaults();
+    flags[c.field] = c.value;
+    const absl::Status status = Build(flags).status();
     EXPECT_TRUE(absl::IsInvalidArgument(status)) << c.flag << "=" << c.value;
     EXPECT_NE(status.message().find(c.flag), absl::string_view::npos) << status;
     EXPECT_EQ(status.message().find('\n'), absl::string_view::npos) << "one line";
@@ -92,7 +99,7 @@ TEST(VerifierConfigTest, RefusesBadValuesNamingTheFlag) {
 }
 
 TEST(VerifierConfigTest, VerificationValues) {
-  absl::StatusOr<VerifierConfig> defaults = BuildVerifierConfig(Defaults());
+  absl::StatusOr<VerifierConfig> defaults = Build(Defaults());
   ASSERT_TRUE(defaults.ok());
   EXPECT_EQ(defaults->verify_now_concurrency, 4);
   EXPECT_EQ(defaults->verification.source_limits.total_timeout, absl::Seconds(5));
@@ -103,28 +110,26 @@ TEST(VerifierConfigTest, VerificationValues) {
   EXPECT_EQ(defaults->verification.author_cache_entries, 1024u);
   EXPECT_EQ(defaults->verification.author_cache_ttl, absl::Minutes(10));
 
-  VerifierFlagValues flags = Defaults();
-  flags.fetch_timeout = "3s";
-  flags.author_fetch_timeout = "500ms";
-  flags.author_cache_size = "0";
-  absl::StatusOr<VerifierConfig> config = BuildVerifierConfig(flags);
+  config::Texts flags = Defaults();
+  flags["fetch_timeout"] = "3s";
+  flags["author_fetch_timeout"] = "500ms";
+  flags["author_cache_size"] = "0";
+  absl::StatusOr<VerifierConfig> config = Build(flags);
   ASSERT_TRUE(config.ok()) << config.status();
   EXPECT_EQ(config->verification.source_limits.total_timeout, absl::Seconds(3));
   EXPECT_EQ(config->verification.author_limits.total_timeout, absl::Milliseconds(500));
   EXPECT_EQ(config->verification.author_cache_entries, 0u);
 
-  for (auto bad : {&VerifierFlagValues::verify_now_concurrency,
-                   &VerifierFlagValues::author_fetch_timeout,
-                   &VerifierFlagValues::author_fetch_max_body_bytes,
-                   &VerifierFlagValues::author_cache_size, &VerifierFlagValues::author_cache_ttl}) {
-    VerifierFlagValues broken = Defaults();
-    broken.*bad = "-1";
-    EXPECT_TRUE(absl::IsInvalidArgument(BuildVerifierConfig(broken).status()));
+  for (const char* bad : {"verify_now_concurrency", "author_fetch_timeout",
+                          "author_fetch_max_body_bytes", "author_cache_size", "author_cache_ttl"}) {
+    config::Texts broken = Defaults();
+    broken[bad] = "-1";
+    EXPECT_TRUE(absl::IsInvalidArgument(Build(broken).status()));
   }
 }
 
 TEST(VerifierConfigTest, QueueAndLifecycleValues) {
-  absl::StatusOr<VerifierConfig> defaults = BuildVerifierConfig(Defaults());
+  absl::StatusOr<VerifierConfig> defaults = Build(Defaults());
   ASSERT_TRUE(defaults.ok());
   EXPECT_EQ(defaults->failed_retention, absl::Hours(24));
   EXPECT_EQ(defaults->workers, 8);
@@ -133,35 +138,35 @@ TEST(VerifierConfigTest, QueueAndLifecycleValues) {
   EXPECT_EQ(defaults->retry_cap, absl::Hours(1));
   EXPECT_EQ(defaults->retry_max_attempts, 8);
 
-  VerifierFlagValues flags = Defaults();
-  flags.failed_retention = "2h";
-  flags.workers = "4";
-  flags.retry_base = "5s";
-  flags.retry_cap = "10m";
-  flags.retry_max_attempts = "3";
-  absl::StatusOr<VerifierConfig> config = BuildVerifierConfig(flags);
+  config::Texts flags = Defaults();
+  flags["failed_retention"] = "2h";
+  flags["workers"] = "4";
+  flags["retry_base"] = "5s";
+  flags["retry_cap"] = "10m";
+  flags["retry_max_attempts"] = "3";
+  absl::StatusOr<VerifierConfig> config = Build(flags);
   ASSERT_TRUE(config.ok()) << config.status();
   EXPECT_EQ(config->failed_retention, absl::Hours(2));
   EXPECT_EQ(config->workers, 4);
   EXPECT_EQ(config->retry_max_attempts, 3);
 
-  const auto refused = [](void (*edit)(VerifierFlagValues&), const char* flag) {
-    VerifierFlagValues bad = Defaults();
+  const auto refused = [](void (*edit)(config::Texts&), const char* flag) {
+    config::Texts bad = Defaults();
     edit(bad);
-    const absl::Status status = BuildVerifierConfig(bad).status();
+    const absl::Status status = Build(bad).status();
     EXPECT_TRUE(absl::IsInvalidArgument(status)) << flag;
     EXPECT_NE(status.message().find(flag), absl::string_view::npos) << status;
   };
-  refused([](VerifierFlagValues& f) { f.failed_retention = "-1h"; }, "failed_retention");
-  refused([](VerifierFlagValues& f) { f.workers = "-1"; }, "workers");
-  refused([](VerifierFlagValues& f) { f.workers = "many"; }, "workers");
-  refused([](VerifierFlagValues& f) { f.worker_lease = "100ms"; }, "worker_lease");
-  refused([](VerifierFlagValues& f) { f.retry_cap = "1s"; }, "retry_cap");
-  refused([](VerifierFlagValues& f) { f.retry_max_attempts = "0"; }, "retry_max_attempts");
+  refused([](config::Texts& f) { f["failed_retention"] = "-1h"; }, "failed_retention");
+  refused([](config::Texts& f) { f["workers"] = "-1"; }, "workers");
+  refused([](config::Texts& f) { f["workers"] = "many"; }, "workers");
+  refused([](config::Texts& f) { f["worker_lease"] = "100ms"; }, "worker_lease");
+  refused([](config::Texts& f) { f["retry_cap"] = "1s"; }, "retry_cap");
+  refused([](config::Texts& f) { f["retry_max_attempts"] = "0"; }, "retry_max_attempts");
 }
 
 TEST(VerifierConfigTest, FetchDefaults) {
-  absl::StatusOr<VerifierConfig> config = BuildVerifierConfig(Defaults());
+  absl::StatusOr<VerifierConfig> config = Build(Defaults());
   ASSERT_TRUE(config.ok()) << config.status();
   EXPECT_EQ(config->dns_servers, "");
   EXPECT_EQ(config->fetcher.total_timeout, absl::Seconds(5));
@@ -176,17 +181,17 @@ TEST(VerifierConfigTest, FetchDefaults) {
 }
 
 TEST(VerifierConfigTest, ParsesFetchValues) {
-  VerifierFlagValues flags = Defaults();
-  flags.dns_servers = "127.0.0.1:5353";
-  flags.fetch_timeout = "2s";
-  flags.fetch_max_body_bytes = "4096";
-  flags.fetch_max_redirects = "0";
-  flags.fetch_allowed_ports = "8080, 8443";
-  flags.egress_deny_cidrs = "168.63.129.16/32";
-  flags.egress_allow_cidrs = "127.0.0.1/32";
-  flags.fetch_max_per_host = "4";
-  flags.fetch_max_in_flight = "50";
-  absl::StatusOr<VerifierConfig> config = BuildVerifierConfig(flags);
+  config::Texts flags = Defaults();
+  flags["dns_servers"] = "127.0.0.1:5353";
+  flags["fetch_timeout"] = "2s";
+  flags["fetch_max_body_bytes"] = "4096";
+  flags["fetch_max_redirects"] = "0";
+  flags["fetch_allowed_ports"] = "8080, 8443";
+  flags["egress_deny_cidrs"] = "168.63.129.16/32";
+  flags["egress_allow_cidrs"] = "127.0.0.1/32";
+  flags["fetch_max_per_host"] = "4";
+  flags["fetch_max_in_flight"] = "50";
+  absl::StatusOr<VerifierConfig> config = Build(flags);
   ASSERT_TRUE(config.ok()) << config.status();
   EXPECT_EQ(config->dns_servers, "127.0.0.1:5353");
   EXPECT_EQ(config->fetcher.total_timeout, absl::Seconds(2));
@@ -200,27 +205,27 @@ TEST(VerifierConfigTest, ParsesFetchValues) {
 }
 
 TEST(VerifierConfigTest, RefusesBadFetchValuesNamingTheFlag) {
-  const auto refused = [](void (*set)(VerifierFlagValues&), const char* flag) {
-    VerifierFlagValues flags = Defaults();
+  const auto refused = [](void (*set)(config::Texts&), const char* flag) {
+    config::Texts flags = Defaults();
     set(flags);
-    const absl::StatusOr<VerifierConfig> config = BuildVerifierConfig(flags);
+    const absl::StatusOr<VerifierConfig> config = Build(flags);
     EXPECT_TRUE(absl::IsInvalidArgument(config.status())) << flag;
     EXPECT_NE(config.status().message().find(flag), absl::string_view::npos) << config.status();
   };
-  refused([](VerifierFlagValues& f) { f.fetch_timeout = "0s"; }, "--fetch_timeout");
-  refused([](VerifierFlagValues& f) { f.fetch_max_body_bytes = "0"; }, "--fetch_max_body_bytes");
-  refused([](VerifierFlagValues& f) { f.fetch_max_redirects = "-1"; }, "--fetch_max_redirects");
-  refused([](VerifierFlagValues& f) { f.fetch_allowed_ports = "80,0"; }, "--fetch_allowed_ports");
-  refused([](VerifierFlagValues& f) { f.fetch_allowed_ports = "http"; }, "--fetch_allowed_ports");
-  refused([](VerifierFlagValues& f) { f.egress_deny_cidrs = "10.0.0.1/8"; }, "--egress_deny_cidrs");
-  refused([](VerifierFlagValues& f) { f.egress_allow_cidrs = "nope"; }, "--egress_allow_cidrs");
-  refused([](VerifierFlagValues& f) { f.fetch_max_per_host = "0"; }, "--fetch_max_per_host");
-  refused([](VerifierFlagValues& f) { f.fetch_max_in_flight = "x"; }, "--fetch_max_in_flight");
-  refused([](VerifierFlagValues& f) { f.admin_listen = "nope"; }, "--admin_listen");
+  refused([](config::Texts& f) { f["fetch_timeout"] = "0s"; }, "--fetch_timeout");
+  refused([](config::Texts& f) { f["fetch_max_body_bytes"] = "0"; }, "--fetch_max_body_bytes");
+  refused([](config::Texts& f) { f["fetch_max_redirects"] = "-1"; }, "--fetch_max_redirects");
+  refused([](config::Texts& f) { f["fetch_allowed_ports"] = "80,0"; }, "--fetch_allowed_ports");
+  refused([](config::Texts& f) { f["fetch_allowed_ports"] = "http"; }, "--fetch_allowed_ports");
+  refused([](config::Texts& f) { f["egress_deny_cidrs"] = "10.0.0.1/8"; }, "--egress_deny_cidrs");
+  refused([](config::Texts& f) { f["egress_allow_cidrs"] = "nope"; }, "--egress_allow_cidrs");
+  refused([](config::Texts& f) { f["fetch_max_per_host"] = "0"; }, "--fetch_max_per_host");
+  refused([](config::Texts& f) { f["fetch_max_in_flight"] = "x"; }, "--fetch_max_in_flight");
+  refused([](config::Texts& f) { f["admin_listen"] = "nope"; }, "--admin_listen");
 }
 
 TEST(VerifierConfigTest, IngestValues) {
-  absl::StatusOr<VerifierConfig> defaults = BuildVerifierConfig(Defaults());
+  absl::StatusOr<VerifierConfig> defaults = Build(Defaults());
   ASSERT_TRUE(defaults.ok()) << defaults.status();
   EXPECT_TRUE(defaults->ingest_require_registration);
   EXPECT_EQ(defaults->ingest_signature_tolerance, absl::Seconds(300));
@@ -229,14 +234,14 @@ TEST(VerifierConfigTest, IngestValues) {
   EXPECT_EQ(defaults->ingest_sweep_interval, absl::Minutes(1));
   EXPECT_EQ(defaults->ingest_sweep_batch, 500);
 
-  VerifierFlagValues flags = Defaults();
-  flags.ingest_require_registration = "false";
-  flags.ingest_signature_tolerance = "60s";
-  flags.ingest_default_retention = "24h";
-  flags.ingest_publisher_cache_ttl = "0s";
-  flags.ingest_sweep_interval = "10s";
-  flags.ingest_sweep_batch = "50";
-  absl::StatusOr<VerifierConfig> config = BuildVerifierConfig(flags);
+  config::Texts flags = Defaults();
+  flags["ingest_require_registration"] = "false";
+  flags["ingest_signature_tolerance"] = "60s";
+  flags["ingest_default_retention"] = "24h";
+  flags["ingest_publisher_cache_ttl"] = "0s";
+  flags["ingest_sweep_interval"] = "10s";
+  flags["ingest_sweep_batch"] = "50";
+  absl::StatusOr<VerifierConfig> config = Build(flags);
   ASSERT_TRUE(config.ok()) << config.status();
   EXPECT_FALSE(config->ingest_require_registration);
   EXPECT_EQ(config->ingest_signature_tolerance, absl::Seconds(60));
@@ -245,36 +250,36 @@ TEST(VerifierConfigTest, IngestValues) {
   EXPECT_EQ(config->ingest_sweep_interval, absl::Seconds(10));
   EXPECT_EQ(config->ingest_sweep_batch, 50);
 
-  const std::pair<std::string VerifierFlagValues::*, const char*> bad[] = {
-      {&VerifierFlagValues::ingest_require_registration, "yes"},
-      {&VerifierFlagValues::ingest_signature_tolerance, "0s"},
-      {&VerifierFlagValues::ingest_signature_tolerance, "25h"},
-      {&VerifierFlagValues::ingest_default_retention, "0s"},
-      {&VerifierFlagValues::ingest_publisher_cache_ttl, "-1s"},
-      {&VerifierFlagValues::ingest_sweep_interval, "0s"},
-      {&VerifierFlagValues::ingest_sweep_batch, "0"},
+  const std::pair<const char*, const char*> bad[] = {
+      {"ingest_require_registration", "yes"},
+      {"ingest_signature_tolerance", "0s"},
+      {"ingest_signature_tolerance", "25h"},
+      {"ingest_default_retention", "0s"},
+      {"ingest_publisher_cache_ttl", "-1s"},
+      {"ingest_sweep_interval", "0s"},
+      {"ingest_sweep_batch", "0"},
   };
   for (const auto& [field, value] : bad) {
-    VerifierFlagValues broken = Defaults();
-    broken.*field = value;
-    const absl::Status status = BuildVerifierConfig(broken).status();
+    config::Texts broken = Defaults();
+    broken[field] = value;
+    const absl::Status status = Build(broken).status();
     EXPECT_TRUE(absl::IsInvalidArgument(status)) << value;
     EXPECT_NE(status.message().find("--ingest_"), absl::string_view::npos) << status;
   }
 }
 
 TEST(VerifierConfigTest, TlsValues) {
-  absl::StatusOr<VerifierConfig> defaults = BuildVerifierConfig(Defaults());
+  absl::StatusOr<VerifierConfig> defaults = Build(Defaults());
   ASSERT_TRUE(defaults.ok()) << defaults.status();
   EXPECT_FALSE(defaults->tls.enabled());
   EXPECT_EQ(defaults->tls.reload_interval, absl::Seconds(60));
 
-  VerifierFlagValues flags = Defaults();
-  flags.tls_cert_file = "/tls/tls.crt";
-  flags.tls_key_file = "/tls/tls.key";
-  flags.tls_client_ca_file = "/tls/ca.crt";
-  flags.tls_reload_interval = "5s";
-  absl::StatusOr<VerifierConfig> config = BuildVerifierConfig(flags);
+  config::Texts flags = Defaults();
+  flags["tls_cert_file"] = "/tls/tls.crt";
+  flags["tls_key_file"] = "/tls/tls.key";
+  flags["tls_client_ca_file"] = "/tls/ca.crt";
+  flags["tls_reload_interval"] = "5s";
+  absl::StatusOr<VerifierConfig> config = Build(flags);
   ASSERT_TRUE(config.ok()) << config.status();
   EXPECT_TRUE(config->tls.enabled());
   EXPECT_EQ(config->tls.cert_file, "/tls/tls.crt");
@@ -284,61 +289,168 @@ TEST(VerifierConfigTest, TlsValues) {
 
   // A certificate without its key, a client CA without a server certificate, a reload interval
   // under a second: refused at startup, naming the flag.
-  VerifierFlagValues no_key = Defaults();
-  no_key.tls_cert_file = "/tls/tls.crt";
-  EXPECT_THAT(BuildVerifierConfig(no_key).status().message(),
+  config::Texts no_key = Defaults();
+  no_key["tls_cert_file"] = "/tls/tls.crt";
+  EXPECT_THAT(Build(no_key).status().message(),
               ::testing::HasSubstr("--tls_key_file (TLS_KEY_FILE)"));
-  VerifierFlagValues ca_only = Defaults();
-  ca_only.tls_client_ca_file = "/tls/ca.crt";
-  EXPECT_THAT(BuildVerifierConfig(ca_only).status().message(),
+  config::Texts ca_only = Defaults();
+  ca_only["tls_client_ca_file"] = "/tls/ca.crt";
+  EXPECT_THAT(Build(ca_only).status().message(),
               ::testing::HasSubstr("--tls_client_ca_file (TLS_CLIENT_CA_FILE)"));
   for (const char* bad : {"500ms", "0s", "soon"}) {
-    VerifierFlagValues broken = flags;
-    broken.tls_reload_interval = bad;
-    const absl::Status status = BuildVerifierConfig(broken).status();
+    config::Texts broken = flags;
+    broken["tls_reload_interval"] = bad;
+    const absl::Status status = Build(broken).status();
     EXPECT_TRUE(absl::IsInvalidArgument(status)) << bad;
     EXPECT_THAT(status.message(), ::testing::HasSubstr("--tls_reload_interval")) << bad;
   }
 }
 
 TEST(VerifierConfigTest, HealthListenIsOptional) {
-  absl::StatusOr<VerifierConfig> defaults = BuildVerifierConfig(Defaults());
+  absl::StatusOr<VerifierConfig> defaults = Build(Defaults());
   ASSERT_TRUE(defaults.ok()) << defaults.status();
   EXPECT_FALSE(defaults->health_listen.has_value());
-  VerifierFlagValues flags = Defaults();
-  flags.health_listen = "0.0.0.0:50052";
-  absl::StatusOr<VerifierConfig> config = BuildVerifierConfig(flags);
+  config::Texts flags = Defaults();
+  flags["health_listen"] = "0.0.0.0:50052";
+  absl::StatusOr<VerifierConfig> config = Build(flags);
   ASSERT_TRUE(config.ok()) << config.status();
   ASSERT_TRUE(config->health_listen.has_value());
   EXPECT_EQ(config->health_listen->port, 50052);
-  flags.health_listen = "nowhere";
-  EXPECT_THAT(BuildVerifierConfig(flags).status().message(),
+  flags["health_listen"] = "nowhere";
+  EXPECT_THAT(Build(flags).status().message(),
               ::testing::HasSubstr("--health_listen (HEALTH_LISTEN)"));
 }
 
 TEST(VerifierConfigTest, TokenValues) {
-  absl::StatusOr<VerifierConfig> defaults = BuildVerifierConfig(Defaults());
+  absl::StatusOr<VerifierConfig> defaults = Build(Defaults());
   ASSERT_TRUE(defaults.ok()) << defaults.status();
   EXPECT_EQ(defaults->tokens_file, "");
   EXPECT_EQ(defaults->token_refresh_interval, absl::Seconds(10));
 
-  VerifierFlagValues flags = Defaults();
-  flags.tokens_file = "/run/secrets/tokens";
-  flags.token_refresh_interval = "1s";
-  absl::StatusOr<VerifierConfig> config = BuildVerifierConfig(flags);
+  config::Texts flags = Defaults();
+  flags["tokens_file"] = "/run/secrets/tokens";
+  flags["token_refresh_interval"] = "1s";
+  absl::StatusOr<VerifierConfig> config = Build(flags);
   ASSERT_TRUE(config.ok()) << config.status();
   EXPECT_EQ(config->tokens_file, "/run/secrets/tokens");
   EXPECT_EQ(config->token_refresh_interval, absl::Seconds(1));
 
   for (const char* bad : {"0s", "-1s", "soon"}) {
-    VerifierFlagValues broken = Defaults();
-    broken.token_refresh_interval = bad;
-    const absl::Status status = BuildVerifierConfig(broken).status();
+    config::Texts broken = Defaults();
+    broken["token_refresh_interval"] = bad;
+    const absl::Status status = Build(broken).status();
     EXPECT_TRUE(absl::IsInvalidArgument(status)) << bad;
     EXPECT_NE(status.message().find("--token_refresh_interval (TOKEN_REFRESH_INTERVAL)"),
               absl::string_view::npos)
         << status;
   }
+}
+
+TEST(VerifierConfigTest, EveryDeclaredSettingParsesItsDefault) {
+  ASSERT_EQ(config::AllSettings().size(), 51u);
+  for (const config::SettingBase* setting : config::AllSettings()) {
+    EXPECT_TRUE(setting->Check(setting->default_text()).ok())
+        << setting->Name() << ": " << setting->Check(setting->default_text());
+  }
+}
+
+// A bad value of each type, given as a flag or in the environment: the same one line, naming the
+// flag and the variable.
+TEST(VerifierConfigTest, ABadValueOfEachTypeIsOneLineNamingFlagAndVariable) {
+  struct Case {
+    const char* flag;
+    const char* env;
+    const char* value;
+    const char* message;
+  };
+  const Case cases[] = {
+      {"workers", "WORKERS", "-2", "--workers (WORKERS): '-2' is not a whole number from 0 to 256"},
+      {"max_queued_work", "MAX_QUEUED_WORK", "0",
+       "--max_queued_work (MAX_QUEUED_WORK): '0' is not a whole number from 1 to 1000000"},
+      {"max_queue_length", "MAX_QUEUE_LENGTH", "-1",
+       "--max_queue_length (MAX_QUEUE_LENGTH): '-1' is not a whole number from 0 (no limit) to "
+       "1000000000"},
+      {"fetch_timeout", "FETCH_TIMEOUT", "soon",
+       "--fetch_timeout (FETCH_TIMEOUT): 'soon' is not a positive duration such as 5s or 250ms"},
+      {"shutdown_delay", "SHUTDOWN_DELAY", "-1s",
+       "--shutdown_delay (SHUTDOWN_DELAY): '-1s' is not a duration such as 0s, 5s or 250ms"},
+      {"db_statement_timeout", "DB_STATEMENT_TIMEOUT", "1us",
+       "--db_statement_timeout (DB_STATEMENT_TIMEOUT): '1us' is not at least 1ms"},
+      {"ingest_require_registration", "INGEST_REQUIRE_REGISTRATION", "yes",
+       "--ingest_require_registration (INGEST_REQUIRE_REGISTRATION): 'yes' is not true or false"},
+      {"grpc_listen", "GRPC_LISTEN", "nohost",
+       "--grpc_listen (GRPC_LISTEN): 'nohost' is not host:port (missing port)"},
+      {"admin_listen", "ADMIN_LISTEN", "nope",
+       "--admin_listen (ADMIN_LISTEN): 'nope' is not host:port (missing port)"},
+      {"fetch_allowed_ports", "FETCH_ALLOWED_PORTS", "80,0",
+       "--fetch_allowed_ports (FETCH_ALLOWED_PORTS): '80,0' is not a list of ports from 1 to "
+       "65535"},
+      {"log_level", "LOG_LEVEL", "verbose",
+       "--log_level (LOG_LEVEL): 'verbose' is not one of trace, debug, info, warn, error, off"},
+      {"retry_cap", "RETRY_CAP", "1s",
+       "--retry_cap (RETRY_CAP): '1s' is not at least --retry_base"},
+  };
+  for (const Case& c : cases) {
+    config::Texts flags = Defaults();
+    flags[c.flag] = c.value;
+    EXPECT_EQ(Build(flags).status().message(), c.message) << "flag " << c.flag;
+    const auto env = [&c](const char* name) -> const char* {
+      return absl::string_view(name) == c.env ? c.value : nullptr;
+    };
+    EXPECT_EQ(BuildVerifierConfig(Defaults(), env).status().message(), c.message)
+        << "env " << c.env;
+  }
+  // A CIDR list says what is wrong with the block, after the names.
+  const auto env = [](const char* name) -> const char* {
+    return absl::string_view(name) == "EGRESS_DENY_CIDRS" ? "10.0.0.1/8" : nullptr;
+  };
+  const absl::Status cidr = BuildVerifierConfig(Defaults(), env).status();
+  EXPECT_THAT(std::string(cidr.message()), ::testing::StartsWith("--egress_deny_cidrs (EGRESS_DENY_CIDRS): "));
+  EXPECT_EQ(cidr.message().find('\n'), absl::string_view::npos);
+}
+
+TEST(VerifierConfigTest, TheCommandLineWinsOverTheEnvironmentWhichWinsOverTheDefault) {
+  const auto env = [](const char* name) -> const char* {
+    const absl::string_view n(name);
+    return n == "WORKERS" ? "3" : n == "DATABASE_URL" ? "host=/env" : nullptr;
+  };
+  absl::StatusOr<VerifierConfig> from_env = BuildVerifierConfig({}, env);
+  ASSERT_TRUE(from_env.ok()) << from_env.status();
+  EXPECT_EQ(from_env->workers, 3);
+  EXPECT_EQ(from_env->database_url, "host=/env");
+  EXPECT_EQ(from_env->retry_max_attempts, 8);
+  absl::StatusOr<VerifierConfig> from_flag = BuildVerifierConfig({{"workers", "5"}}, env);
+  ASSERT_TRUE(from_flag.ok()) << from_flag.status();
+  EXPECT_EQ(from_flag->workers, 5);
+}
+
+// What main runs: a bad value on the command line is refused before Abseil parses it (which
+// would exit 1 with its own words); good ones, dashed or not, come back by flag name.
+TEST(VerifierConfigTest, TheCommandLineIsCheckedThenParsed) {
+  std::vector<std::string> bad_args = {"verifier-service", "--workers", "-2"};
+  std::vector<char*> bad;
+  for (std::string& arg : bad_args) {
+    bad.push_back(arg.data());
+  }
+  EXPECT_EQ(config::ParseCommandLine(static_cast<int>(bad.size()), bad.data()).status().message(),
+            "--workers (WORKERS): '-2' is not a whole number from 0 to 256");
+
+  std::vector<std::string> args = {"verifier-service", "--fetch-timeout", "3s", "--migrate-only",
+                                   "--database_url=host=/tmp"};
+  std::vector<char*> argv;
+  for (std::string& arg : args) {
+    argv.push_back(arg.data());
+  }
+  const absl::StatusOr<config::Texts> texts =
+      config::ParseCommandLine(static_cast<int>(argv.size()), argv.data());
+  ASSERT_TRUE(texts.ok()) << texts.status();
+  EXPECT_EQ(*texts,
+            (config::Texts{
+                {"database_url", "host=/tmp"}, {"fetch_timeout", "3s"}, {"migrate_only", "true"}}));
+  absl::StatusOr<VerifierConfig> config = Build(*texts);
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->fetcher.total_timeout, absl::Seconds(3));
+  EXPECT_TRUE(config->migrate_only);
 }
 
 }  // namespace

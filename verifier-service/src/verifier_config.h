@@ -4,7 +4,6 @@
 #include <optional>
 #include <string>
 
-#include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "common/config/listen_address.h"
 #include "common/grpc/channel_credentials.h"
@@ -14,66 +13,8 @@
 
 namespace portcullis::verifier {
 
-// The flag values as written (on the command line or in the environment), before validation.
-// main.cc fills it from its flags; tests fill it by hand.
-struct VerifierFlagValues {
-  std::string database_url;
-  std::string grpc_listen = "127.0.0.1:50051";
-  // Optional (mutual) TLS on the gRPC port.
-  std::string tls_cert_file;
-  std::string tls_key_file;
-  std::string tls_client_ca_file;
-  std::string tls_reload_interval = "60s";
-  std::string health_listen;
-  std::string db_pool_size = "8";
-  std::string db_acquire_timeout = "2s";
-  std::string db_statement_timeout = "5s";
-  std::string max_queued_work = "1024";
-  std::string max_connection_age = "5m";
-  std::string health_interval = "1s";
-  std::string shutdown_delay = "0s";
-  std::string drain_timeout = "10s";
-  std::string startup_timeout = "60s";
-  std::string log_level = "info";
-  bool migrate_only = false;
-  std::string failed_retention = "24h";
-  std::string max_pending_per_source_host = "1000";
-  std::string max_queue_length = "100000";
-  std::string workers = "8";
-  std::string worker_lease = "30s";
-  std::string worker_poll_interval = "30s";
-  std::string retry_base = "30s";
-  std::string retry_cap = "1h";
-  std::string retry_max_attempts = "8";
-  std::string dns_servers;
-  std::string fetch_timeout = "5s";
-  std::string fetch_max_body_bytes = "1048576";
-  std::string fetch_max_redirects = "3";
-  std::string fetch_allowed_ports;
-  std::string egress_deny_cidrs;
-  std::string egress_allow_cidrs;
-  std::string fetch_max_per_host = "2";
-  std::string fetch_max_in_flight = "1000";
-  std::string admin_listen;
-  std::string verify_now_concurrency = "4";
-  std::string max_verifications_in_flight = "1000";
-  std::string author_fetch_timeout = "2s";
-  std::string author_fetch_max_body_bytes = "262144";
-  std::string author_cache_size = "1024";
-  std::string author_cache_ttl = "10m";
-  // Feed ingest.
-  std::string ingest_require_registration = "true";
-  std::string ingest_signature_tolerance = "300s";
-  std::string ingest_default_retention = "72h";
-  std::string ingest_publisher_cache_ttl = "5s";
-  std::string ingest_sweep_interval = "1m";
-  std::string ingest_sweep_batch = "500";
-  // API tokens (issue 9).
-  std::string tokens_file;
-  std::string token_refresh_interval = "10s";
-};
-
-// Every limit and timeout of the verifier, validated once at startup and never changed.
+// Every limit and timeout of the verifier, validated once at startup and never changed. Built
+// from the flags by BuildVerifierConfig (verifier_flags.h); tests may also fill it by hand.
 struct VerifierConfig {
   // libpq connection string or URI of the PostgreSQL database.
   std::string database_url;
@@ -164,9 +105,5 @@ struct VerifierConfig {
   std::string tokens_file;
   absl::Duration token_refresh_interval = absl::Seconds(10);
 };
-
-// Parses and checks every value. InvalidArgument with one line naming the flag (and its
-// environment variable) otherwise.
-absl::StatusOr<VerifierConfig> BuildVerifierConfig(const VerifierFlagValues& flags);
 
 }  // namespace portcullis::verifier

@@ -13,7 +13,8 @@ const CLIENT_LABEL = ['portcullis.dev/verifier-client', 'true'];
 // Namespaces whose pods may scrape the admin port (/metrics) of both services.
 const SCRAPER_LABEL = ['portcullis.dev/metrics-scraper', 'true'];
 const ADMIN_PORT = 9090;
-// Binary defaults (ingest-gateway/main.cc, verifier-service/main.cc) when a variable is unset.
+// Binary defaults (the settings of ingest-gateway/src/gateway_config.cc and
+// verifier-service/src/verifier_flags.cc) when a variable is unset.
 const DEFAULTS = { SHUTDOWN_DELAY: '0s', DRAIN_TIMEOUT: '10s' };
 
 const name = (o) => o?.metadata?.name;

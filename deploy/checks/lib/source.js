@@ -1,9 +1,11 @@
 'use strict';
 // What the manifests must agree with in the C++ sources, read from the repository (no build
-// needed): the environment variables each binary reads (EnvOr("NAME", "default") in its main.cc)
-// and the Prometheus metric names each service registers (string literals "portcullis_…" under
-// its src/). So a ConfigMap key nobody reads, or an HPA metric the verifier does not expose, fails
-// here instead of silently doing nothing in a cluster.
+// needed): the environment variables each binary reads and their defaults (each setting's
+// declaration, PORTCULLIS_SETTING(type, flag, "NAME", "default", ...), wherever under the service it
+// lives; and EnvOr("NAME", "default") in its main.cc, the older way) and the Prometheus metric
+// names each service registers (string literals "portcullis_…" under its src/). So a ConfigMap key
+// nobody reads, or an HPA metric the verifier does not expose, fails here instead of silently
+// doing nothing in a cluster.
 const fs = require('fs');
 const path = require('path');
 
@@ -19,6 +21,10 @@ function walk(dir, out = []) {
   return out;
 }
 
+// A setting's declaration (common/config/setting.h): its type, flag, variable and default.
+const SETTING = /PORTCULLIS_SETTING\(\s*[\w:<>]+\s*,\s*\w+\s*,\s*"([A-Z0-9_]+)"\s*,\s*"([^"]*)"/g;
+const ENV_OR = /EnvOr\(\s*"([A-Z0-9_]+)"\s*,\s*"([^"]*)"\s*\)/g;
+
 // {service: {env: Map(name → default), metrics: Set(name), error?: string}}
 function readSourceFacts(root) {
   const facts = {};
@@ -26,13 +32,17 @@ function readSourceFacts(root) {
     const main = path.join(root, dir, 'main.cc');
     const f = { env: new Map(), metrics: new Set() };
     if (!fs.existsSync(main)) f.error = `${dir}/main.cc not found`;
-    else {
-      const text = fs.readFileSync(main, 'utf8');
-      for (const m of text.matchAll(/EnvOr\(\s*"([A-Z0-9_]+)"\s*,\s*"([^"]*)"\s*\)/g)) f.env.set(m[1], m[2]);
+    const sources = walk(path.join(root, dir, 'src'));
+    for (const file of f.error ? [] : [main, ...sources]) {
+      const text = fs.readFileSync(file, 'utf8');
+      for (const pattern of [SETTING, ENV_OR]) {
+        for (const m of text.matchAll(pattern)) f.env.set(m[1], m[2]);
+      }
     }
-    for (const file of walk(path.join(root, dir, 'src'))) {
+    for (const file of sources) {
       for (const m of fs.readFileSync(file, 'utf8').matchAll(/"(portcullis_[a-z0-9_]+)"/g)) f.metrics.add(m[1]);
     }
+    if (!f.error && f.env.size === 0) f.error = `no environment variables found in ${dir}/main.cc or under ${dir}/src (PORTCULLIS_SETTING or EnvOr)`;
     if (!f.error && f.metrics.size === 0) f.error = `no portcullis_* metric names under ${dir}/src`;
     facts[service] = f;
   }
@@ -81,7 +91,7 @@ function checkAgainstSource(objects, facts) {
       const cm = from.configMapRef && configMaps.get(from.configMapRef.name);
       for (const [k, v] of Object.entries(cm?.data || {})) {
         env[k] = v;
-        if (!f.env.has(k)) failures.push(`${ref(cm)}: ${k} is not read by ${service} (its main.cc reads ${[...f.env.keys()].join(', ')})`);
+        if (!f.env.has(k)) failures.push(`${ref(cm)}: ${k} is not read by ${service} (it reads ${[...f.env.keys()].join(', ')})`);
       }
     }
     for (const e of c.env || []) {
@@ -108,7 +118,7 @@ function checkAgainstSource(objects, facts) {
     // in flight. Since the event-driven worker that cap is MAX_VERIFICATIONS_IN_FLIGHT (a
     // verification waiting on its source holds no thread; WORKERS threads only record outcomes),
     // and the ConfigMap sets it, so that the target and the cap it is a share of are read
-    // together and a new default in main.cc cannot move one under the other.
+    // together and a new default in the source cannot move one under the other.
     for (const m of hpa?.spec?.metrics || []) {
       if (m.pods?.metric?.name !== 'portcullis_verifier_verifications_in_flight') continue;
       if (env.MAX_VERIFICATIONS_IN_FLIGHT === undefined) {

@@ -262,6 +262,13 @@ expectFailure('the verifier renaming its metric under the HPA', '[dev] sourceAgr
 expectFailure('a ConfigMap key the binary does not read', '[prod] sourceAgreement', /FETCH_TIMEOUTS is not read by verifier-service/, (f) =>
   f.replace(`${VS}/configmap.yaml`, 'FETCH_TIMEOUT:', 'FETCH_TIMEOUTS:'));
 
+// The variables are read from each setting's declaration (PORTCULLIS_SETTING), wherever it lives.
+expectFailure('the verifier no longer declaring a setting its ConfigMap sets', '[prod] sourceAgreement', /FETCH_TIMEOUT is not read by verifier-service/, (f) =>
+  f.replace('verifier-service/src/verifier_flags.cc', 'fetch_timeout, "FETCH_TIMEOUT"', 'fetch_timeout, "FETCH_DEADLINE"'));
+
+expectFailure('no settings found where the sources declare them', '[dev] sourceAgreement', /no environment variables found in ingest-gateway/, (f) =>
+  f.write('ingest-gateway/src/gateway_config.cc', '// settings moved elsewhere\n'));
+
 expectFailure('the HPA reading metrics the verifier does not serve (no ADMIN_LISTEN)', '[prod] sourceAgreement', /ADMIN_LISTEN is ""/, (f) =>
   f.replace(`${VS}/configmap.yaml`, 'ADMIN_LISTEN: "0.0.0.0:9090"', 'ADMIN_LISTEN: ""'));
 

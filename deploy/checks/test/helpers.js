@@ -41,7 +41,8 @@ function makeFixture() {
   fs.mkdirSync(path.join(root, 'scripts', 'lib'), { recursive: true });
   fs.copyFileSync(path.join(REPO, 'scripts', 'lib', 'common.sh'), path.join(root, 'scripts', 'lib', 'common.sh'));
   fs.copyFileSync(path.join(REPO, '.dockerignore'), path.join(root, '.dockerignore'));
-  // What lib/source.js reads: each service's main.cc and the .cc/.h files under its src/.
+  // What lib/source.js reads: each service's main.cc and the .cc/.h files under its src/ (where
+  // the settings are declared).
   for (const service of ['ingest-gateway', 'verifier-service']) {
     fs.mkdirSync(path.join(root, service), { recursive: true });
     fs.copyFileSync(path.join(REPO, service, 'main.cc'), path.join(root, service, 'main.cc'));

@@ -25,6 +25,7 @@
 #include "tests/support/test_database.h"
 #include "tests/verifier-service/server/test_tokens.h"
 #include "verifier-service/src/server/verifier_server.h"
+#include "verifier-service/src/verifier_flags.h"
 
 namespace portcullis::verifier::server {
 namespace {
@@ -238,17 +239,17 @@ class VerifierAuthRpcTest : public ::testing::Test {
     file.push_back(all_);
     file.push_back(bound_a_);
 
-    VerifierFlagValues flags;
-    flags.database_url = db_->connection_string();
-    flags.grpc_listen = "127.0.0.1:0";
-    flags.db_pool_size = "4";
-    flags.health_interval = "50ms";
-    flags.drain_timeout = "5s";
-    flags.workers = "0";
+    config::Texts flags;
+    flags["database_url"] = db_->connection_string();
+    flags["grpc_listen"] = "127.0.0.1:0";
+    flags["db_pool_size"] = "4";
+    flags["health_interval"] = "50ms";
+    flags["drain_timeout"] = "5s";
+    flags["workers"] = "0";
     // Only the refresh after CreateToken/RevokeToken can make a change visible in these tests.
-    flags.token_refresh_interval = "1h";
-    flags.tokens_file = test_tokens::TempTokensFile(file);
-    absl::StatusOr<VerifierConfig> config = BuildVerifierConfig(flags);
+    flags["token_refresh_interval"] = "1h";
+    flags["tokens_file"] = test_tokens::TempTokensFile(file);
+    absl::StatusOr<VerifierConfig> config = BuildVerifierConfig(flags, portcullis::config::NoEnvironment);
     ASSERT_TRUE(config.ok()) << config.status();
     absl::StatusOr<std::unique_ptr<VerifierServer>> server = VerifierServer::Start(*config);
     ASSERT_TRUE(server.ok()) << server.status();

@@ -22,6 +22,7 @@
 #include "tests/verifier-service/server/test_tokens.h"
 #include "verifier-service/src/ingest/standard_webhooks.h"
 #include "verifier-service/src/server/verifier_server.h"
+#include "verifier-service/src/verifier_flags.h"
 
 namespace portcullis::verifier::server {
 namespace {
@@ -75,17 +76,17 @@ class VerifierIngestRpcTest : public ::testing::Test {
  protected:
   void Start(const std::string& database_url, bool require_registration = true) {
     database_url_ = database_url;
-    VerifierFlagValues flags;
-    flags.database_url = database_url;
-    flags.grpc_listen = "127.0.0.1:0";
-  flags.tokens_file = test_tokens::TempTokensFile({test_tokens::ProcessToken()});
-    flags.db_pool_size = "8";
-    flags.max_queued_work = "1000";
-    flags.health_interval = "50ms";
-    flags.drain_timeout = "5s";
-    flags.ingest_require_registration = require_registration ? "true" : "false";
-    flags.ingest_publisher_cache_ttl = "5s";
-    absl::StatusOr<VerifierConfig> config = BuildVerifierConfig(flags);
+    config::Texts flags;
+    flags["database_url"] = database_url;
+    flags["grpc_listen"] = "127.0.0.1:0";
+    flags["tokens_file"] = test_tokens::TempTokensFile({test_tokens::ProcessToken()});
+    flags["db_pool_size"] = "8";
+    flags["max_queued_work"] = "1000";
+    flags["health_interval"] = "50ms";
+    flags["drain_timeout"] = "5s";
+    flags["ingest_require_registration"] = require_registration ? "true" : "false";
+    flags["ingest_publisher_cache_ttl"] = "5s";
+    absl::StatusOr<VerifierConfig> config = BuildVerifierConfig(flags, portcullis::config::NoEnvironment);
     ASSERT_TRUE(config.ok()) << config.status();
     absl::StatusOr<std::unique_ptr<VerifierServer>> server = VerifierServer::Start(*config);
     ASSERT_TRUE(server.ok()) << server.status();

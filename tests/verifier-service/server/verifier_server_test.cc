@@ -1,4 +1,5 @@
 #include "verifier-service/src/server/verifier_server.h"
+#include "verifier-service/src/verifier_flags.h"
 
 #include <chrono>
 #include <fstream>
@@ -26,15 +27,15 @@ using grpc::health::v1::HealthCheckRequest;
 using grpc::health::v1::HealthCheckResponse;
 
 VerifierConfig TestConfig(const std::string& database_url) {
-  VerifierFlagValues flags;
-  flags.database_url = database_url;
-  flags.grpc_listen = "127.0.0.1:0";
-  flags.tokens_file = test_tokens::TempTokensFile({test_tokens::ProcessToken()});
-  flags.db_pool_size = "2";
-  flags.health_interval = "50ms";
-  flags.drain_timeout = "5s";
-  flags.workers = "0";  // Tests that verify set their own.
-  absl::StatusOr<VerifierConfig> config = BuildVerifierConfig(flags);
+  config::Texts flags;
+  flags["database_url"] = database_url;
+  flags["grpc_listen"] = "127.0.0.1:0";
+  flags["tokens_file"] = test_tokens::TempTokensFile({test_tokens::ProcessToken()});
+  flags["db_pool_size"] = "2";
+  flags["health_interval"] = "50ms";
+  flags["drain_timeout"] = "5s";
+  flags["workers"] = "0";  // Tests that verify set their own.
+  absl::StatusOr<VerifierConfig> config = BuildVerifierConfig(flags, portcullis::config::NoEnvironment);
   EXPECT_TRUE(config.ok()) << config.status();
   return *config;
 }
