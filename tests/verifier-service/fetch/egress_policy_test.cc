@@ -147,7 +147,7 @@ TEST(VerifierEgressPolicyTest, AmbiguousNumericHostsAreRefusedNamingTheAmbiguity
            {"http://0177.0.0.1/", "a leading zero"},
            {"http://0x7f.1/", "a hexadecimal part, 2 parts instead of four"},
            {"http://0X08.8.8.8/", "a hexadecimal part"},
-           {"http://8.8.8.08/", "a leading zero"},
+           {"http://8.8.8.010/", "a leading zero"},
            {"http://8.8.2056/", "3 parts instead of four"},
            {"http://134744072/", "a single number instead of four dotted parts"},
            {"http://0x08080808:80/path", "a hexadecimal part, a single number"},
@@ -173,6 +173,9 @@ TEST(VerifierEgressPolicyTest, AmbiguousNumericHostsAreRefusedNamingTheAmbiguity
   // A refused block is not what is reported: the spelling is refused first.
   const absl::StatusOr<url::Url> loopback = policy.ParseAndCheckUrl("http://0177.0.0.1/");
   EXPECT_FALSE(Contains(loopback.status(), "loopback")) << loopback.status();
+  // "08" is no octal number: the WHATWG parser refuses the URL itself (bad_url).
+  EXPECT_EQ(policy.ParseAndCheckUrl("http://8.8.8.08/").status().code(),
+            absl::StatusCode::kInvalidArgument);
   // Not an ambiguity: other refusals carry no mark.
   EXPECT_FALSE(IsAmbiguousNumericHost(policy.ParseAndCheckUrl("http://127.0.0.1/").status()));
   EXPECT_FALSE(IsAmbiguousNumericHost(policy.ParseAndCheckUrl("http://localhost/").status()));
