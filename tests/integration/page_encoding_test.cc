@@ -2,7 +2,9 @@
 // loopback origin to the real verifier (workers on, egress allow list = the origin only) through
 // the real gateway. Before, the charset was ignored and the author stored as "Jos\uFFFD
 // M\uFFFDller"; the mention must end VERIFIED with the author's name and content as written, and
-// its author taken from the page's own h-card without fetching the author page.
+// its author taken from the page's own h-card without fetching the author page. And a webmention
+// source whose host is an ambiguous numeric spelling of the (allow-listed) origin is refused as
+// forbidden_url without contacting it.
 
 #include <boost/json.hpp>
 #include <memory>
@@ -97,6 +99,25 @@ TEST_F(PageEncodingIntegrationTest, ALatin1PageWithTheCharsetOnlyInTheHeaderIsRe
   EXPECT_EQ(mention.content_text(), "Schön geschrieben, Bob!");
   EXPECT_EQ(origin_->requests("/latin1"), 1);
   EXPECT_EQ(origin_->requests("/about"), 0);  // the page's own h-card: no author-page fetch
+}
+
+TEST_F(PageEncodingIntegrationTest, ASourceWithAnAmbiguousNumericHostFailsAsForbiddenUrl) {
+  // 127.0.0.1 is allow-listed for this stack; these spellings of it are refused all the same
+  // (a path of its own for each, so that each is a mention of its own).
+  for (const std::string host : {"0x7f.0.0.1", "127.1", "0177.0.0.1", "2130706433"}) {
+    const std::string path = "/page-" + host;
+    origin_->SetRoute(path, cli::PageResponse::Html(
+                                "<a href=\"https://bob.example/post-1\">Bob</a>"));
+    const std::string source = absl::StrCat("http://", host, ":", origin_->port(), path);
+    const testing::HttpResult submitted =
+        stack_->PostWebmention(source, "https://bob.example/post-1");
+    ASSERT_EQ(submitted.status, 202) << host << ": " << submitted.body << submitted.error;
+    const v1::Mention mention =
+        Settled(std::string(boost::json::parse(submitted.body).at("mention_id").as_string()));
+    EXPECT_EQ(mention.state(), v1::MENTION_STATE_FAILED) << host << ": " << mention.DebugString();
+    EXPECT_EQ(mention.reason(), "forbidden_url") << host;
+    EXPECT_EQ(origin_->requests(path), 0) << host;
+  }
 }
 
 }  // namespace
