@@ -161,6 +161,39 @@ TEST(EncodingSnifferTest, InvalidSequencesBecomeReplacementCharactersNeverACrash
   }
 }
 
+TEST(EncodingSnifferTest, EachEncodingDecodesThroughItsOwnTable) {
+  struct Case {
+    const char* encoding;
+    std::string bytes;
+    const char* text;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"IBM866", "\x80", "А"},
+           {"ISO-8859-2", "\xA3", "Ł"},
+           {"ISO-8859-5", "\xB0", "А"},
+           {"ISO-8859-7", "\xC1", "Α"},
+           {"ISO-8859-8-I", "\xE0", "א"},
+           {"ISO-8859-15", "\xA4", "€"},
+           {"KOI8-R", "\xE1", "А"},
+           {"KOI8-U", "\xA4", "є"},
+           {"macintosh", "\x80", "Ä"},
+           {"x-mac-cyrillic", "\x80", "А"},
+           {"windows-874", "\xA1", "ก"},
+           {"windows-1251", "\xC0", "А"},
+           {"windows-1254", "\xD0", "Ğ"},
+           {"GBK", "\xC4\xE3", "你"},
+           {"gb18030", "\x81\x30\x81\x30", "\xC2\x80"},
+           {"Big5", "\xA7\x41", "你"},
+           {"EUC-JP", "\xA4\xA2", "あ"},
+           {"ISO-2022-JP", "\x1B$B$\"\x1B(B", "あ"},
+           {"Shift_JIS", "\x82\xA0", "あ"},
+           {"EUC-KR", "\xB0\xA1", "가"},
+           {"x-user-defined", "\x80", "\xEF\x9E\x80"},
+       }) {
+    EXPECT_EQ(DecodeAs(c.bytes, c.encoding), c.text) << c.encoding;
+  }
+}
+
 TEST(EncodingSnifferTest, AMetaTagAfterTheFirst1024BytesIsNotSeen) {
   const std::string padding = "<!-- " + std::string(1024, 'x') + " -->";
   DecodedPage page = DecodeToUtf8(padding + "<meta charset=shift_jis><p>\x93\xFA", "text/html");

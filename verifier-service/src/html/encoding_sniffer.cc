@@ -253,50 +253,20 @@ constexpr Label kLabels[] = {
     {"x-x-big5", "Big5"},
 };
 
-// The ICU converter for each encoding ("replacement" and "x-user-defined" are decoded by hand).
+// ICU converters whose name is not the encoding's (ICU knows the others by their WHATWG names;
+// "replacement" and "x-user-defined" are decoded by hand).
 struct IcuName {
   absl::string_view encoding;
   const char* converter;
 };
 constexpr IcuName kIcuNames[] = {
-    {"UTF-8", "UTF-8"},
-    {"IBM866", "ibm-866_P100-1995"},
-    {"ISO-8859-2", "ISO-8859-2"},
-    {"ISO-8859-3", "ISO-8859-3"},
-    {"ISO-8859-4", "ISO-8859-4"},
-    {"ISO-8859-5", "ISO-8859-5"},
-    {"ISO-8859-6", "ISO-8859-6"},
-    {"ISO-8859-7", "ISO-8859-7"},
-    {"ISO-8859-8", "ISO-8859-8"},
     {"ISO-8859-8-I", "ISO-8859-8"},  // the same bytes; only the display direction differs
-    {"ISO-8859-10", "ISO-8859-10"},
-    {"ISO-8859-13", "ISO-8859-13"},
-    {"ISO-8859-14", "ISO-8859-14"},
-    {"ISO-8859-15", "ISO-8859-15"},
     {"ISO-8859-16", "iso-8859_16-2001"},
-    {"KOI8-R", "KOI8-R"},
-    {"KOI8-U", "KOI8-U"},
-    {"macintosh", "macintosh"},
-    {"windows-874", "windows-874-2000"},
-    {"windows-1250", "windows-1250"},
-    {"windows-1251", "windows-1251"},
-    {"windows-1252", "windows-1252"},
-    {"windows-1253", "windows-1253"},
-    {"windows-1254", "windows-1254"},
-    {"windows-1255", "windows-1255"},
-    {"windows-1256", "windows-1256"},
-    {"windows-1257", "windows-1257"},
-    {"windows-1258", "windows-1258"},
-    {"x-mac-cyrillic", "x-mac-cyrillic"},
     {"GBK", "windows-936-2000"},
-    {"gb18030", "gb18030"},
-    {"Big5", "Big5-HKSCS"},
-    {"EUC-JP", "EUC-JP"},
-    {"ISO-2022-JP", "ISO-2022-JP"},
-    {"Shift_JIS", "windows-31j"},  // WHATWG Shift_JIS is Microsoft's code page 932
-    {"EUC-KR", "windows-949-2000"},  // WHATWG EUC-KR is Microsoft's code page 949
-    {"UTF-16BE", "UTF-16BE"},
-    {"UTF-16LE", "UTF-16LE"},
+    {"Big5", "Big5-HKSCS"},          // WHATWG Big5 includes the HKSCS extensions
+    {"Shift_JIS", "windows-31j"},    // WHATWG Shift_JIS is Microsoft's code page 932
+    {"EUC-KR", "windows-949-2000"},  // WHATWG EUC-KR is Microsoft's code page 949 (ICU's EUC-KR
+                                     // is the narrower ibm-970)
 };
 
 constexpr absl::string_view kDefaultEncoding = "windows-1252";
@@ -734,19 +704,17 @@ std::string DecodeAs(absl::string_view bytes, absl::string_view encoding) {
   if (encoding == "x-user-defined") {
     return DecodeUserDefined(bytes);
   }
-  const char* converter = nullptr;
+  std::string converter(encoding);
   for (const IcuName& name : kIcuNames) {
     if (name.encoding == encoding) {
       converter = name.converter;
       break;
     }
   }
-  if (converter != nullptr) {
-    UErrorCode error = U_ZERO_ERROR;
-    std::unique_ptr<UConverter, ConverterCloser> probe(ucnv_open(converter, &error));
-    if (U_SUCCESS(error) && probe != nullptr) {
-      return DecodeThroughIcu(bytes, converter, encoding);
-    }
+  UErrorCode error = U_ZERO_ERROR;
+  std::unique_ptr<UConverter, ConverterCloser> probe(ucnv_open(converter.c_str(), &error));
+  if (U_SUCCESS(error) && probe != nullptr) {
+    return DecodeThroughIcu(bytes, converter.c_str(), encoding);
   }
   // An encoding this ICU does not carry (ISO-8859-16 on some builds): the default.
   return DecodeThroughIcu(bytes, "windows-1252", kDefaultEncoding);
