@@ -198,7 +198,7 @@ TEST_F(UrlCliTest, FetchesAreCountedOnTheAdminMetricsPort) {
   EXPECT_NE(metrics.body.find("portcullis_verifier_fetch_in_flight 0"), std::string::npos);
 }
 
-// The production policy (no allow list): a hexadecimal spelling of 127.0.0.1 is still loopback.
+// The production policy (no allow list): a hexadecimal spelling of 127.0.0.1 is refused.
 class UrlCliDefaultPolicyTest : public UrlCliTest {
  protected:
   void SetUp() override {
@@ -212,7 +212,8 @@ TEST_F(UrlCliDefaultPolicyTest, CheckRefusesAHexLoopbackSpelling) {
   EXPECT_EQ(result.exit_code, 1) << result.output;
   const json::value answer = Parse(result);
   EXPECT_FALSE(answer.at("allowed").as_bool());
-  EXPECT_EQ(answer.at("reason").as_string(), "forbidden_address");
+  // Issue 22: refused as an ambiguous spelling (forbidden_url), before its address is looked at.
+  EXPECT_EQ(answer.at("reason").as_string(), "forbidden_url");
 }
 
 TEST_F(UrlCliTest, BadRequestsAreUsageOrRpcErrors) {

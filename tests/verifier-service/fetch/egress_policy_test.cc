@@ -134,6 +134,83 @@ TEST(VerifierEgressPolicyTest, SpellingsParsersDisagreeOnAreRefused) {
   }
 }
 
+// Issue 22: a numeric host other parsers read differently is refused before DNS, whatever
+// address it means (8.0.0.1 and 8.8.8.8 are public), naming the ambiguity rather than a block.
+TEST(VerifierEgressPolicyTest, AmbiguousNumericHostsAreRefusedNamingTheAmbiguity) {
+  const EgressPolicy policy;
+  struct Case {
+    const char* input;
+    const char* why;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"http://010.0.0.1/", "a leading zero (octal to some parsers"},
+           {"http://0177.0.0.1/", "a leading zero"},
+           {"http://0x7f.1/", "a hexadecimal part, 2 parts instead of four"},
+           {"http://0X08.8.8.8/", "a hexadecimal part"},
+           {"http://8.8.8.010/", "a leading zero"},
+           {"http://8.8.2056/", "3 parts instead of four"},
+           {"http://134744072/", "a single number instead of four dotted parts"},
+           {"http://0x08080808:80/path", "a hexadecimal part, a single number"},
+           {"http://user@010.0.0.1/", "a leading zero"},
+           {"http://8.8.8.8./", "a trailing dot"},
+           {"http://8.8.8.%38/", "percent-encoded or non-ASCII characters"},
+           {"http://\xef\xbc\x98.8.8.8/", "percent-encoded or non-ASCII characters"},
+           {"  http://0x7f.1/  ", "a hexadecimal part"},
+       }) {
+    const absl::StatusOr<url::Url> url = policy.ParseAndCheckUrl(c.input);
+    ASSERT_FALSE(url.ok()) << c.input;
+    EXPECT_EQ(url.status().code(), absl::StatusCode::kPermissionDenied) << c.input;
+    EXPECT_TRUE(IsAmbiguousNumericHost(url.status())) << c.input << ": " << url.status();
+    EXPECT_TRUE(Contains(url.status(), "is an ambiguous numeric host")) << url.status();
+    EXPECT_TRUE(Contains(url.status(), c.why)) << c.input << ": " << url.status();
+  }
+  const absl::StatusOr<url::Url> octal = policy.ParseAndCheckUrl("http://010.0.0.1/");
+  EXPECT_EQ(octal.status().message(),
+            "host \"010.0.0.1\" is an ambiguous numeric host (a leading zero (octal to some "
+            "parsers, decimal to others)): the WHATWG parser reads it as 8.0.0.1, other parsers "
+            "(c-ares, inet_aton, older Go) as another address or a name; only plain four-part "
+            "dotted decimal without leading zeros is accepted");
+  // A refused block is not what is reported: the spelling is refused first.
+  const absl::StatusOr<url::Url> loopback = policy.ParseAndCheckUrl("http://0177.0.0.1/");
+  EXPECT_FALSE(Contains(loopback.status(), "loopback")) << loopback.status();
+  // "08" is no octal number: the WHATWG parser refuses the URL itself (bad_url).
+  EXPECT_EQ(policy.ParseAndCheckUrl("http://8.8.8.08/").status().code(),
+            absl::StatusCode::kInvalidArgument);
+  // Not an ambiguity: other refusals carry no mark.
+  EXPECT_FALSE(IsAmbiguousNumericHost(policy.ParseAndCheckUrl("http://127.0.0.1/").status()));
+  EXPECT_FALSE(IsAmbiguousNumericHost(policy.ParseAndCheckUrl("http://localhost/").status()));
+}
+
+TEST(VerifierEgressPolicyTest, PlainDottedDecimalDomainsAndIpv6AreNotAmbiguous) {
+  const EgressPolicy policy;
+  for (const char* text :
+       {"http://8.8.8.8/", "http://93.184.215.14:443/x", "https://1.1.1.1/", "http://u@8.8.4.4/",
+        "http://0.example/", "http://010.example/", "http://0x7f.example/",
+        "http://[2606:4700:4700::1111]/", "HTTP://8.8.8.8/"}) {
+    const absl::StatusOr<url::Url> url = policy.ParseAndCheckUrl(text);
+    EXPECT_FALSE(IsAmbiguousNumericHost(url.status())) << text << ": " << url.status();
+    const absl::StatusOr<url::Url> parsed = url::ParseUrl(text);
+    ASSERT_TRUE(parsed.ok()) << text;
+    EXPECT_TRUE(CheckNumericHostSpelling(text, *parsed).ok()) << text;
+  }
+  EXPECT_TRUE(policy.ParseAndCheckUrl("http://8.8.8.8/").ok());
+}
+
+// Redirect targets: a Location with its own authority is read as written; a relative one keeps
+// the current URL's host, already checked at its hop.
+TEST(VerifierEgressPolicyTest, AmbiguousNumericRedirectTargetsAreRefused) {
+  const EgressPolicy policy;
+  const url::Url current = Url("http://8.8.8.8/dir/page");
+  for (const char* location : {"//0x08.8.8.8/", "http://010.0.0.1/next", "https://134744072/"}) {
+    const absl::StatusOr<url::Url> next = policy.ParseAndCheckUrl(location, &current);
+    ASSERT_FALSE(next.ok()) << location;
+    EXPECT_TRUE(IsAmbiguousNumericHost(next.status())) << location << ": " << next.status();
+  }
+  for (const char* location : {"/next", "next", "?q=1", "#top", "//8.8.4.4/x"}) {
+    EXPECT_TRUE(policy.ParseAndCheckUrl(location, &current).ok()) << location;
+  }
+}
+
 TEST(VerifierEgressPolicyTest, RedirectLocationsAreResolvedAgainstTheCurrentUrl) {
   const EgressPolicy policy;
   const url::Url current = Url("http://a.example/dir/page");

@@ -65,15 +65,60 @@ TEST(AuthorshipTest, PlainNameStringIsANameOnly) {
   EXPECT_EQ(*lookup.author, Card("Alice", ""));
 }
 
-TEST(AuthorshipTest, UrlAuthorNeedsTheAuthorPage) {
+// Issue 22: the page's own h-card whose url is the author's URL is the author, without fetching
+// the author page (as XRay).
+TEST(AuthorshipTest, UrlAuthorWithItsHCardOnThePageNeedsNoAuthorPage) {
   const AuthorLookup lookup =
       Lookup(R"(<div class="h-entry"><a class="u-author" href="/about">me</a>
       <p class="e-content">Hi</p></div>
       <div class="h-card"><a class="u-url" href="/about">Alice</a></div>)");
+  ASSERT_TRUE(lookup.author.has_value());
+  EXPECT_EQ(*lookup.author, Card("Alice", "https://alice.example/about"));
+  EXPECT_EQ(lookup.author_page, "");
+}
+
+TEST(AuthorshipTest, PlainUrlPAuthorWithItsHCardOnThePageNeedsNoAuthorPage) {
+  const AuthorLookup lookup = Lookup(R"(<header class="h-card">
+        <img class="u-photo" src="/me.jpg" alt=""><a class="p-name u-url" href="/">Alice</a>
+      </header>
+      <div class="h-entry"><span class="p-author">https://alice.example/</span>
+      <p class="e-content">Hi</p></div>)");
+  ASSERT_TRUE(lookup.author.has_value());
+  EXPECT_EQ(*lookup.author, Card("Alice", "https://alice.example/", "https://alice.example/me.jpg"));
+  EXPECT_EQ(lookup.author_page, "");
+}
+
+TEST(AuthorshipTest, RelAuthorWithItsHCardOnThePageNeedsNoAuthorPage) {
+  const AuthorLookup lookup = Lookup(R"(<link rel="author" href="/about">
+      <div class="h-card"><a class="u-url p-name" href="/">Home</a></div>
+      <div class="h-card"><a class="u-url p-name" href="/about">Alice</a></div>
+      <div class="h-entry"><p class="e-content">Hi</p></div>)");
+  ASSERT_TRUE(lookup.author.has_value());
+  EXPECT_EQ(*lookup.author, Card("Alice", "https://alice.example/about"));
+  EXPECT_EQ(lookup.author_page, "");
+}
+
+TEST(AuthorshipTest, UrlAuthorNeedsTheAuthorPage) {
+  // The page's only h-card is someone else's (another url): the author page is fetched.
+  const AuthorLookup lookup =
+      Lookup(R"(<div class="h-entry"><a class="u-author" href="/about">me</a>
+      <p class="e-content">Hi</p></div>
+      <div class="h-card"><a class="u-url p-name" href="https://bob.example/">Bob</a></div>)");
   EXPECT_FALSE(lookup.author.has_value());
   EXPECT_EQ(lookup.author_page, "https://alice.example/about");
-  // Step 7.4: this page's h-card whose url is the author page.
-  EXPECT_EQ(lookup.fallback, Card("Alice", "https://alice.example/about"));
+  EXPECT_EQ(lookup.fallback, Card("", "https://alice.example/about"));
+}
+
+TEST(AuthorshipTest, ABareMatchingHCardStillNeedsTheAuthorPage) {
+  // An h-card with the author's url and nothing else says nothing the url does not: fetch.
+  const AuthorLookup lookup =
+      Lookup(R"(<div class="h-entry"><a class="u-author" href="/about">me</a>
+      <p class="e-content">Hi</p></div>
+      <div class="h-card"><a class="u-url" href="/about"></a></div>)");
+  EXPECT_FALSE(lookup.author.has_value());
+  EXPECT_EQ(lookup.author_page, "https://alice.example/about");
+  EXPECT_EQ(lookup.fallback.url, "https://alice.example/about");
+  EXPECT_EQ(lookup.fallback.name, "");
 }
 
 TEST(AuthorshipTest, HCardWithOnlyAUrlNeedsTheAuthorPage) {

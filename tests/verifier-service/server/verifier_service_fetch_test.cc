@@ -31,6 +31,7 @@ const test_tokens::TestToken& TestToken() {
   return *kToken;
 }
 using ::testing::ElementsAre;
+using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 
 net::IpAddress Ip(absl::string_view text) { return *net::IpAddress::Parse(text); }
@@ -312,11 +313,16 @@ TEST_F(VerifierServiceFetchTest, CheckUrlRefusesAMixedAnswer) {
   EXPECT_THAT(response.resolved_addresses(), ElementsAre("93.184.216.34", "10.0.0.1"));
 }
 
+// Issue 22: an ambiguous numeric spelling is a forbidden URL whatever address it means — the
+// loopback 0x7f.1 and the public 010.0.0.1 (8.0.0.1 to us, 10.0.0.1 to c-ares) alike.
 TEST_F(VerifierServiceFetchTest, CheckUrlRefusesAnObfuscatedLoopbackLiteralWithoutDns) {
-  v1::CheckUrlResponse response;
-  ASSERT_TRUE(Check("http://0x7f.1/", &response).ok());
-  EXPECT_FALSE(response.allowed());
-  EXPECT_EQ(response.reason(), "forbidden_address");
+  for (const char* text : {"http://0x7f.1/", "http://010.0.0.1/"}) {
+    v1::CheckUrlResponse response;
+    ASSERT_TRUE(Check(text, &response).ok());
+    EXPECT_FALSE(response.allowed()) << text;
+    EXPECT_EQ(response.reason(), "forbidden_url") << text;
+    EXPECT_THAT(response.reason_description(), HasSubstr("ambiguous numeric host")) << text;
+  }
   absl::MutexLock lock(&resolver_.mu_);
   EXPECT_THAT(resolver_.lookups_, IsEmpty());
 }

@@ -5,6 +5,7 @@
 #include <string>
 #include <utility>
 
+#include "absl/strings/cord.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -28,6 +29,69 @@ constexpr SpecialName kSpecialNames[] = {
     {"invalid", "never resolves (RFC 6761)"},
     {"onion", "Tor only (RFC 7686)"},
 };
+
+// The payload that marks CheckNumericHostSpelling's refusals (IsAmbiguousNumericHost).
+constexpr absl::string_view kAmbiguousNumericHostPayload =
+    "type.portcullis.dev/verifier.fetch.AmbiguousNumericHost";
+
+// The host as written in pre-processed URL text whose authority follows "//" (CheckUrlSpelling
+// has refused the other http(s) forms), or nullopt when the text has no authority of its own.
+// The WHATWG authority: up to the first "/", "?", "#" (or "\\"); userinfo up to its last "@";
+// the host up to a ":" outside brackets.
+std::optional<absl::string_view> WrittenHost(absl::string_view text) {
+  const std::string scheme = url::SchemeOf(text);
+  absl::string_view rest = text;
+  if (!scheme.empty()) {
+    rest.remove_prefix(scheme.size() + 1);
+  }
+  if (!absl::StartsWith(rest, "//")) {
+    return std::nullopt;
+  }
+  rest.remove_prefix(2);
+  absl::string_view host = rest.substr(0, rest.find_first_of("/?#\\"));
+  if (const size_t at = host.rfind('@'); at != absl::string_view::npos) {
+    host.remove_prefix(at + 1);
+  }
+  if (!absl::StartsWith(host, "[")) {
+    host = host.substr(0, host.find(':'));
+  }
+  return host;
+}
+
+// What makes a written IPv4 host ambiguous, for the refusal's description.
+std::string NumericAmbiguity(absl::string_view written) {
+  if (written.find_first_not_of("0123456789abcdefxABCDEFX.") != absl::string_view::npos) {
+    return "percent-encoded or non-ASCII characters";
+  }
+  absl::string_view name = written;
+  std::vector<std::string> why;
+  if (absl::EndsWith(name, ".")) {
+    name.remove_suffix(1);
+    why.push_back("a trailing dot");
+  }
+  const std::vector<absl::string_view> parts = absl::StrSplit(name, '.');
+  bool hex = false;
+  bool leading_zero = false;
+  for (const absl::string_view part : parts) {
+    if (absl::StartsWithIgnoreCase(part, "0x")) {
+      hex = true;
+    } else if (part.size() > 1 && part[0] == '0') {
+      leading_zero = true;
+    }
+  }
+  if (hex) {
+    why.push_back("a hexadecimal part");
+  }
+  if (leading_zero) {
+    why.push_back("a leading zero (octal to some parsers, decimal to others)");
+  }
+  if (parts.size() == 1) {
+    why.push_back("a single number instead of four dotted parts");
+  } else if (parts.size() < 4) {
+    why.push_back(absl::StrCat(parts.size(), " parts instead of four"));
+  }
+  return why.empty() ? "not plain dotted decimal" : absl::StrJoin(why, ", ");
+}
 
 absl::Status Differential(absl::string_view why) {
   return absl::PermissionDeniedError(
@@ -96,6 +160,28 @@ absl::Status CheckHostName(absl::string_view host) {
   return absl::OkStatus();
 }
 
+absl::Status CheckNumericHostSpelling(absl::string_view input, const url::Url& parsed) {
+  if (parsed.host_kind() != url::Url::HostKind::kIpv4) {
+    return absl::OkStatus();
+  }
+  const std::string text = url::PreprocessInput(input);
+  const std::optional<absl::string_view> written = WrittenHost(text);
+  if (!written.has_value() || *written == parsed.host()) {
+    return absl::OkStatus();
+  }
+  absl::Status refused = absl::PermissionDeniedError(absl::StrCat(
+      "host \"", *written, "\" is an ambiguous numeric host (", NumericAmbiguity(*written),
+      "): the WHATWG parser reads it as ", parsed.host(),
+      ", other parsers (c-ares, inet_aton, older Go) as another address or a name; only plain "
+      "four-part dotted decimal without leading zeros is accepted"));
+  refused.SetPayload(kAmbiguousNumericHostPayload, absl::Cord(*written));
+  return refused;
+}
+
+bool IsAmbiguousNumericHost(const absl::Status& status) {
+  return status.GetPayload(kAmbiguousNumericHostPayload).has_value();
+}
+
 bool IsIpLiteralHost(const url::Url& url) { return url.host_kind() != url::Url::HostKind::kDomain; }
 
 EgressPolicy::EgressPolicy()
@@ -122,6 +208,7 @@ absl::StatusOr<url::Url> EgressPolicy::ParseAndCheckUrl(absl::string_view input,
                                                         const url::Url* base) const {
   RETURN_IF_ERROR(CheckUrlSpelling(input));
   ASSIGN_OR_RETURN(url::Url url, url::ParseUrl(input, base));
+  RETURN_IF_ERROR(CheckNumericHostSpelling(input, url));
   RETURN_IF_ERROR(CheckUrl(url));
   return url;
 }

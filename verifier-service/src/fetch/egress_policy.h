@@ -5,7 +5,8 @@
 //
 // The fetch path asks it three times:
 //   1. before DNS:        ParseAndCheckUrl(text) (or CheckUrl(url) for an already parsed URL)
-//                         — scheme, credentials, port, special-use names, IP-literal hosts;
+//                         — scheme, credentials, port, special-use names, IP-literal hosts; from
+//                         text only: spellings parsers disagree on, numeric hosts included;
 //   2. after DNS:         CheckAddresses(url, answers) — refused when ANY answer is forbidden;
 //   3. at connect time:   CheckAddress(address) — the address the socket is really opened to.
 // Every refusal is kPermissionDenied with a message naming what was refused and why (the block
@@ -48,12 +49,17 @@ class EgressPolicy {
   static absl::StatusOr<EgressPolicy> Create(EgressPolicyConfig config);
 
   // Reads a user-supplied URL or a redirect Location (`base` = the current URL) and applies
-  // CheckUrl. Before parsing, refuses spellings that parsers disagree on (CheckUrlSpelling).
+  // CheckUrl. Before parsing, refuses spellings that parsers disagree on (CheckUrlSpelling);
+  // after parsing, before CheckUrl, an IPv4 host not written as plain dotted decimal
+  // (CheckNumericHostSpelling). This is the one entry for every URL a stranger wrote: webmention
+  // sources and their redirect targets (through SafeFetcher), the CheckUrl and SafeFetch RPCs.
   absl::StatusOr<url::Url> ParseAndCheckUrl(absl::string_view input,
                                             const url::Url* base = nullptr) const;
 
   // Before DNS: http or https only; no credentials; an allowed port; a domain host that is not a
-  // special-use or single-label name; an IP-literal host checked as CheckAddress would.
+  // special-use or single-label name; an IP-literal host checked as CheckAddress would. A parsed
+  // URL no longer shows how its host was written (the WHATWG parser serializes 0x7f.1 as
+  // 127.0.0.1): text from outside goes through ParseAndCheckUrl, never ParseUrl + CheckUrl.
   absl::Status CheckUrl(const url::Url& url) const;
 
   // After DNS: CheckUrl, then every address in `addresses`. Refused if ANY is refused (a mixed
@@ -108,5 +114,25 @@ absl::Status CheckHostName(absl::string_view host);
 // Applied to the text after the WHATWG pre-processing (leading/trailing C0 and space trimmed,
 // tab and newline removed). Relative references ("/next", "//host/") are checked the same way.
 absl::Status CheckUrlSpelling(absl::string_view input);
+
+// Refuses (kPermissionDenied, IsAmbiguousNumericHost) an IPv4 host that is not written as plain
+// four-part dotted decimal without leading zeros: `parsed` is ParseUrl(input, base) and the host
+// as written in `input` (after the pre-processing, before the parser's percent-decoding, IDNA
+// mapping and number parsing) must be exactly the serialized address. Refused whatever address
+// the spelling means, public or not, because parsers read these spellings differently:
+//   octal       010.0.0.1    8.0.0.1 to WHATWG and curl, 10.0.0.1 to c-ares and Go's old parser
+//   hex         0x7f.1       127.0.0.1 to WHATWG; c-ares 1.18 sends it to DNS as a name
+//   short       127.1        fewer than four parts: 127.0.0.1 to WHATWG and inet_aton only
+//   one number  2130706433   a 32-bit decimal: 127.0.0.1 to WHATWG, a name to c-ares
+//   and any percent-encoded, full-width or trailing-dot spelling of an address.
+// An input without an authority of its own (a relative Location "/next", "?q") keeps its base's
+// host, checked at the base's own hop, and is allowed here. Domain and IPv6 hosts are allowed.
+// Applied by ParseAndCheckUrl before CheckUrl, so the description names the ambiguity rather
+// than the address's block.
+absl::Status CheckNumericHostSpelling(absl::string_view input, const url::Url& parsed);
+
+// True when `status` is CheckNumericHostSpelling's refusal: a forbidden URL (an ambiguous
+// spelling), never a forbidden address, even when the address it means is in a refused block.
+bool IsAmbiguousNumericHost(const absl::Status& status);
 
 }  // namespace portcullis::verifier::fetch

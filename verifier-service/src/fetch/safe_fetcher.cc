@@ -261,10 +261,10 @@ FetchOutcome SafeFetcher::RefusedUrl(absl::string_view stage, const absl::Status
       break;
     case absl::StatusCode::kPermissionDenied: {
       // An IP-literal host refused by address is a forbidden address; the rest (credentials,
-      // port, special-use names, ambiguous spellings) a forbidden URL.
+      // port, special-use names, ambiguous spellings, numeric hosts included) a forbidden URL.
       outcome = FetchOutcome::kForbiddenUrl;
       const absl::StatusOr<url::Url> url = url::ParseUrl(input, base);
-      if (url.ok() && IsIpLiteralHost(*url)) {
+      if (url.ok() && IsIpLiteralHost(*url) && !IsAmbiguousNumericHost(status)) {
         const std::optional<net::IpAddress> literal = net::IpAddress::FromUrl(*url);
         if (literal.has_value() && !policy_->CheckAddress(*literal).ok()) {
           outcome = FetchOutcome::kForbiddenAddress;

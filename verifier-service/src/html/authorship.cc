@@ -127,12 +127,25 @@ AuthorLookup FindAuthor(const json::object& mf2, const json::object& entry,
   if (lookup.author_page.empty()) {
     return lookup;
   }
-  // Step 7.4, kept for after the fetch: an h-card of this page whose url is the author page.
+  // An h-card of this page whose url is the author page (step 7.4): with a name or a photo it
+  // is the author, and the author page is not fetched (as XRay); a bare one (only a url, such as
+  // the entry's own `<a class="u-author h-card" href="/">`) is kept for after the fetch.
   lookup.fallback.url = lookup.author_page;
+  bool have_fallback = false;
   for (const json::object* card : Cards(mf2)) {
-    if (Contains(UrlValues(*card, "url"), lookup.author_page)) {
-      lookup.fallback = AuthorFromCard(*card, page_url, limits);
-      break;
+    if (!Contains(UrlValues(*card, "url"), lookup.author_page)) {
+      continue;
+    }
+    Author author = AuthorFromCard(*card, page_url, limits);
+    if (!author.name.empty() || !author.photo.empty()) {
+      lookup.author = std::move(author);
+      lookup.author_page.clear();
+      lookup.fallback = Author();
+      return lookup;
+    }
+    if (!have_fallback) {
+      lookup.fallback = std::move(author);
+      have_fallback = true;
     }
   }
   return lookup;

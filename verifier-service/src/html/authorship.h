@@ -6,7 +6,7 @@
 // so it runs in two steps:
 //
 //   AuthorLookup lookup = FindAuthor(mf2, entry, page_url);
-//   if (lookup.author)            → done, the entry's page said it all;
+//   if (lookup.author)            → done, the entry's page said it all (its own h-card included);
 //   else if (!lookup.author_page.empty())
 //                                 → the caller fetches lookup.author_page (small budget, cached),
 //                                   parses it with ParseMf2 and calls
@@ -23,8 +23,14 @@
 //   - another string (or a non-h-card microformat's value): the author's name, nothing else;
 //   - no author property: the page's first rel=author link (the source of a webmention is read as
 //     a permalink page) is the author page.
-// `fallback` (spec step 7.4): the first h-card of the entry's page whose url is the author page,
-// else an Author with only that url — the post does name its author's URL.
+// Then, when there is an author page: an h-card of the entry's page itself whose url is the author
+// page and which has a name or a photo (the most common blog layout: an h-card in the header or
+// sidebar, rel=author or u-author pointing at its url) is the author, and the author page is not
+// fetched (author_page stays empty) — as XRay, webmention.io's parser, does; one fetch fewer per
+// mention. Without such an h-card the author page is fetched.
+// `fallback` (spec step 7.4): the first h-card of the entry's page whose url is the author page
+// (then a bare one, only a url), else an Author with only that url — the post does name its
+// author's URL.
 //
 // AuthorFromPage, on the author page's microformats (spec step 7; h-cards among the top-level items
 // and their children, in document order, the first one matching wins):

@@ -513,7 +513,10 @@ grpc::ServerUnaryReactor* VerifierService::CheckUrl(grpc::CallbackServerContext*
   absl::StatusOr<url::Url> url = fetch_.policy->ParseAndCheckUrl(request->url());
   if (!url.ok()) {
     const absl::StatusOr<url::Url> parsed = url::ParseUrl(request->url());
-    RefuseUrl(url.status(), parsed.ok() && fetch::IsIpLiteralHost(*parsed), response);
+    RefuseUrl(url.status(),
+              parsed.ok() && fetch::IsIpLiteralHost(*parsed) &&
+                  !fetch::IsAmbiguousNumericHost(url.status()),
+              response);
     reactor->Finish(grpc::Status::OK);
     return reactor;
   }

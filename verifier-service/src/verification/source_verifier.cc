@@ -4,6 +4,7 @@
 
 #include "common/logging/log.h"
 #include "common/url/url.h"
+#include "verifier-service/src/html/encoding_sniffer.h"
 
 namespace portcullis::verifier::verification {
 namespace {
@@ -69,7 +70,9 @@ SourceVerifier::PageVerdict SourceVerifier::Judge(const fetch::FetchResult& page
                 std::string(fetch::FetchOutcomeName(fetch::FetchOutcome::kBadUrl))),
             std::nullopt};
   }
-  SourceAnalysis analysis = analyzer_.Analyze(page.body, *final_url, target);
+  // Decoded as a browser would (BOM, Content-Type charset, meta prescan, windows-1252).
+  SourceAnalysis analysis =
+      analyzer_.Analyze(html::DecodeToUtf8(page.body, page.content_type).utf8, *final_url, target);
   if (!analysis.links_to_target) {
     return {
         VerificationOutcome::Failed(store::kReasonNoLink, std::move(analysis.links_to_target_host)),
@@ -100,7 +103,8 @@ AuthorCard SourceVerifier::ReadAuthorPage(const std::string& page_url,
   if (!final_url.ok()) {
     return {};
   }
-  AuthorCard card = analyzer_.AuthorFromPage(page.body, page_url, *final_url);
+  AuthorCard card = analyzer_.AuthorFromPage(
+      html::DecodeToUtf8(page.body, page.content_type).utf8, page_url, *final_url);
   author_cache_.Put(page_url, card);
   return card;
 }
