@@ -95,9 +95,9 @@ struct ReasonAdvice {
   absl::string_view next_step;
 };
 
-// Every FAILED reason the verifier records (store::kReasonNoLink, store::kReasonSourceGone and the
-// fetcher's FetchOutcomeName values; a transient one after the last attempt). The README's table
-// says the same.
+// Every FAILED reason the verifier records: store::kReasonNoLink, store::kReasonSourceGone (also
+// for a 410), "blocked" (the block list), "unreachable" (transient failures until the last
+// attempt) and the fetcher's permanent FetchOutcomeName values. The README's table says the same.
 constexpr ReasonAdvice kReasonAdvice[] = {
     {"no_link", "Your page does not link to the target.",
      "Add a link to the exact target address to your page (an <a href> in the page as served, "
@@ -130,24 +130,17 @@ constexpr ReasonAdvice kReasonAdvice[] = {
     {"http_4xx", "Your page answered with an error (4xx) when it was fetched.",
      "Make sure the page is public (no login, no blocking of unknown clients), then send the "
      "webmention again."},
-    {"gone", "Your page is gone (it answered 410 Gone).",
-     "If that was a mistake, restore the page and send the webmention again."},
     {"tls_failed", "Your page's TLS certificate does not verify for its host name.",
      "Serve a valid certificate for the host name, with its full chain, then send the "
      "webmention again."},
-    {"timeout", "Your page did not answer in time, on every attempt.",
-     "Check that the page loads quickly from elsewhere, then send the webmention again."},
-    {"connection_failed", "Your server refused or dropped the connection, on every attempt.",
-     "Check that your server is up and reachable from the internet, then send the webmention "
+    {"blocked", "The site does not take webmentions from this source.",
+     "Nothing to do here: the site's owner blocked the source. Ask them if you think it is a "
+     "mistake."},
+    {"unreachable",
+     "Your page could not be fetched, on every attempt (time-outs, refused connections, DNS "
+     "that did not answer, 5xx or 429 answers).",
+     "Check that the page loads from elsewhere on the internet, then send the webmention "
      "again."},
-    {"dns_temporary", "The DNS servers for your page's host did not answer, on every attempt.",
-     "Check your DNS setup, then send the webmention again."},
-    {"http_5xx", "Your server answered with a server error (5xx), on every attempt.",
-     "Fix the error on your server, then send the webmention again."},
-    {"http_429", "Your server answered 429 Too Many Requests, on every attempt.",
-     "Let the fetch through your rate limit, then send the webmention again."},
-    {"cancelled", "The check was interrupted by a shutdown of the service.",
-     "Send the webmention again."},
 };
 
 }  // namespace

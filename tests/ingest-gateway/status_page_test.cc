@@ -114,15 +114,13 @@ TEST(GatewayStatusPageTest, NoLinkSaysWhatThePageLinksToInsteadAndWhatToDo) {
 }
 
 TEST(GatewayStatusPageTest, EveryStateAndFailedReasonHasItsOwnSentenceAndANextStep) {
-  // The FAILED reasons the verifier records: store::kReasonNoLink, store::kReasonSourceGone and
-  // every permanent or (after the last attempt) transient FetchOutcomeName.
-  const char* reasons[] = {"no_link",           "source_gone",      "bad_url",
-                           "bad_scheme",        "forbidden_url",    "forbidden_address",
-                           "dns_not_found",     "too_many_redirects", "bad_redirect",
-                           "too_large",         "unsupported_content_type", "http_4xx",
-                           "tls_failed",        "timeout",          "connection_failed",
-                           "dns_temporary",     "http_5xx",         "http_429",
-                           "cancelled"};
+  // The FAILED reasons the verifier records: store::kReasonNoLink, store::kReasonSourceGone,
+  // "blocked", "unreachable" (verification_worker) and every permanent FetchOutcomeName.
+  const char* reasons[] = {"no_link",       "source_gone",       "blocked",
+                           "unreachable",   "bad_url",           "bad_scheme",
+                           "forbidden_url", "forbidden_address", "dns_not_found",
+                           "too_many_redirects", "bad_redirect", "too_large",
+                           "unsupported_content_type", "http_4xx", "tls_failed"};
   const StatusAdvice unknown = AdviceFor(MENTION_STATE_FAILED, "something_new");
   std::set<std::string> summaries;
   for (const char* reason : reasons) {
