@@ -115,11 +115,27 @@ class StatusPageBrowserTest : public StackTest {
     return (*process)->Log();
   }
 
-  void Exec(const std::string& sql) {
+  // A webmention accepted through the gateway, then FAILED no_link with two near misses as the
+  // verifier records it (pg_job_store), received 12 minutes ago; its status page's URL, or ""
+  // on failure.
+  std::string FailedNoLinkMention() {
+    EXPECT_TRUE(stack_->ServeTarget(kTarget).ok());
+    const testing::HttpResult accepted = stack_->PostWebmention(kSource, kTarget);
+    EXPECT_EQ(accepted.status, 202) << accepted.body;
+    if (accepted.status != 202) {
+      return "";
+    }
+    const json::value body = json::parse(accepted.body);
     pqxx::connection connection(database_->connection_string());
     pqxx::work transaction(connection);
-    transaction.exec0(sql);
+    transaction.exec0(
+        "UPDATE mentions SET state = 'FAILED', reason = 'no_link', "
+        "links_to_target_host = ARRAY['https://bob.example/posts/webmention', "
+        "'https://bob.example/'], created_at = now() - interval '12 minutes', "
+        "updated_at = now() - interval '11 minutes'");
     transaction.commit();
+    return absl::StrCat("http://127.0.0.1:", stack_->http_port(),
+                        std::string(body.at("status_url").as_string()));
   }
 
   double StylesheetRequests() {
@@ -135,19 +151,8 @@ class StatusPageBrowserTest : public StackTest {
 };
 
 TEST_F(StatusPageBrowserTest, ChromiumShowsTheStateTheAdviceAndLoadsTheStylesheet) {
-  ASSERT_TRUE(stack_->ServeTarget(kTarget).ok());
-  const testing::HttpResult accepted = stack_->PostWebmention(kSource, kTarget);
-  ASSERT_EQ(accepted.status, 202) << accepted.body;
-  const json::object body = json::parse(accepted.body).as_object();
-  const std::string status_url(body.at("status_url").as_string());
-  // How the verifier records a no_link failure (pg_job_store): the reason and the near misses.
-  Exec(
-      "UPDATE mentions SET state = 'FAILED', reason = 'no_link', "
-      "links_to_target_host = ARRAY['https://bob.example/posts/webmention', "
-      "'https://bob.example/'], created_at = now() - interval '12 minutes', "
-      "updated_at = now() - interval '11 minutes'");
-
-  const std::string url = absl::StrCat("http://127.0.0.1:", stack_->http_port(), status_url);
+  const std::string url = FailedNoLinkMention();
+  ASSERT_FALSE(url.empty());
   const double stylesheets_before = StylesheetRequests();
   const std::string dom = RunChromium(url, {"--dump-dom"});
   // The rendered document: state, plain sentence, the near misses as links, the next step.
@@ -166,19 +171,10 @@ TEST_F(StatusPageBrowserTest, ChromiumShowsTheStateTheAdviceAndLoadsTheStyleshee
 }
 
 TEST_F(StatusPageBrowserTest, ChromiumTakesTheScreenshotTheReadmeShows) {
-  ASSERT_TRUE(stack_->ServeTarget(kTarget).ok());
-  const testing::HttpResult accepted = stack_->PostWebmention(kSource, kTarget);
-  ASSERT_EQ(accepted.status, 202) << accepted.body;
-  const std::string status_url(
-      json::parse(accepted.body).as_object().at("status_url").as_string());
-  Exec(
-      "UPDATE mentions SET state = 'FAILED', reason = 'no_link', "
-      "links_to_target_host = ARRAY['https://bob.example/posts/webmention', "
-      "'https://bob.example/'], created_at = now() - interval '12 minutes', "
-      "updated_at = now() - interval '11 minutes'");
+  const std::string url = FailedNoLinkMention();
+  ASSERT_FALSE(url.empty());
   const fs::path picture = scratch_ / "status-page.png";
-  RunChromium(absl::StrCat("http://127.0.0.1:", stack_->http_port(), status_url),
-              {absl::StrCat("--screenshot=", picture.string())});
+  RunChromium(url, {absl::StrCat("--screenshot=", picture.string())});
   std::ifstream file(picture, std::ios::binary);
   ASSERT_TRUE(file.good()) << "no screenshot at " << picture;
   std::string png((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
