@@ -58,7 +58,7 @@ TEST(VerifierTokenRpcTest, ApiTokenCarriesNeitherTokenNorHash) {
   store::TokenRecord record;
   record.caller.token_id = "id-1";
   record.caller.name = "gateway";
-  record.caller.scopes = auth::ParseScopes("submit,read").value();
+  record.caller.scopes = {"submit", "read"};
   record.caller.sites = {"a.example"};
   record.created_at = absl::FromUnixSeconds(1700000000);
   v1::ApiToken out;

@@ -15,6 +15,7 @@
 #include "grpcpp/server_builder.h"
 #include "gtest/gtest.h"
 #include "tests/verifier-service/server/test_tokens.h"
+#include "verifier-service/src/intake/target_rules.h"
 #include "verifier-service/src/server/fetch_rpc.h"
 #include "verifier-service/src/server/verifier_service.h"
 

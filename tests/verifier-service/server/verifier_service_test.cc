@@ -11,6 +11,7 @@
 #include "grpcpp/server_builder.h"
 #include "gtest/gtest.h"
 #include "tests/verifier-service/server/test_tokens.h"
+#include "verifier-service/src/intake/target_rules.h"
 
 namespace portcullis::verifier::server {
 namespace {

@@ -7,6 +7,7 @@
 #include "gtest/gtest.h"
 #include "pqxx/pqxx"
 #include "tests/support/test_database.h"
+#include "verifier-service/src/intake/target_rules.h"
 #include "verifier-service/src/store/migrator.h"
 #include "verifier-service/src/store/pg_job_store.h"
 #include "verifier-service/src/store/pg_mention_store.h"

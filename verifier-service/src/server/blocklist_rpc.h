@@ -8,6 +8,7 @@
 
 #include "absl/status/statusor.h"
 #include "portcullis/verifier/v1/verifier.pb.h"
+#include "verifier-service/src/intake/source_block.h"
 #include "verifier-service/src/store/blocklist_store.h"
 
 namespace portcullis::verifier::server {

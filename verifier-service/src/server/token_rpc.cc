@@ -10,6 +10,7 @@
 #include "common/logging/log.h"
 #include "common/status/status_mapping.h"
 #include "verifier-service/src/auth/api_token.h"
+#include "verifier-service/src/auth/stored_tokens.h"
 #include "verifier-service/src/intake/site_request_validation.h"
 #include "verifier-service/src/server/ingest_rpc.h"
 #include "verifier-service/src/server/store_errors.h"
@@ -74,7 +75,8 @@ void ToProto(const store::TokenRecord& record, v1::ApiToken* out) {
   out->set_id(record.caller.token_id);
   out->set_name(record.caller.name);
   for (absl::string_view scope :
-       absl::StrSplit(auth::FormatScopes(record.caller.scopes), ',', absl::SkipEmpty())) {
+       absl::StrSplit(auth::FormatScopes(auth::CallerOf(record.caller).scopes), ',',
+                      absl::SkipEmpty())) {
     out->add_scopes(std::string(scope));
   }
   for (const std::string& site : record.caller.sites) {
@@ -117,7 +119,7 @@ grpc::ServerUnaryReactor* VerifierService::CreateToken(grpc::CallbackServerConte
             [this, response, holder = *std::move(holder)]() -> absl::Status {
               std::string token = auth::GenerateToken();
               absl::StatusOr<store::TokenRecord> created =
-                  token_store_->CreateToken(auth::HashToken(token), holder);
+                  token_store_->CreateToken(auth::HashToken(token), auth::HolderOf(holder));
               if (!created.ok()) {
                 return Retryable(created.status());
               }
@@ -126,7 +128,7 @@ grpc::ServerUnaryReactor* VerifierService::CreateToken(grpc::CallbackServerConte
               ToProto(*created, response->mutable_api_token());
               logging::Info("api token created id={} name={} scopes={} sites={}",
                             created->caller.token_id, created->caller.name,
-                            auth::FormatScopes(created->caller.scopes),
+                            absl::StrJoin(created->caller.scopes, ","),
                             created->caller.sites.empty() ? "(all)"
                                                           : absl::StrJoin(created->caller.sites, ","));
               return absl::OkStatus();
