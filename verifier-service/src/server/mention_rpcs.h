@@ -1,14 +1,17 @@
 #pragma once
 
-// The pure half of the mention read RPCs (GetMention, ListMentions): request validation and the
-// mapping of stored mentions to the proto. No I/O; VerifierService runs the store calls.
+// The mention RPCs (SubmitMention, GetMention, ListMentions): request validation, the mapping of
+// stored mentions to the proto, and the handlers (VerifierService members, mention_rpcs.cc).
 
+#include <optional>
 #include <string>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "common/url/normalize.h"
 #include "portcullis/verifier/v1/verifier.pb.h"
+#include "verifier-service/src/auth/caller.h"
+#include "verifier-service/src/server/unary_rpc.h"
 #include "verifier-service/src/store/mention_store.h"
 
 namespace portcullis::verifier::server {
@@ -24,6 +27,25 @@ inline constexpr size_t kMaxListTargetBytes = 2048;
 absl::StatusOr<store::MentionQuery> Validate(
     const portcullis::verifier::v1::ListMentionsRequest& request,
     const url::TrackingParameters& tracking);
+
+// The above, and PERMISSION_DENIED unless the site it reads is within the caller's binding.
+absl::StatusOr<store::MentionQuery> Validate(
+    const portcullis::verifier::v1::ListMentionsRequest& request,
+    const url::TrackingParameters& tracking, const auth::Caller& caller);
+
+// SubmitMention's rules (intake::Validate) on `source` and `target`: the mention to store, or
+// the rejection that answers the call; PERMISSION_DENIED when the target's site is outside the
+// caller's binding. VerifyNow takes the same.
+absl::StatusOr<OrRejection<store::NewMention>> ValidateSubmission(
+    const std::string& source, const std::string& target, const url::TrackingParameters& tracking,
+    const auth::Caller& caller);
+
+// The rejection that answers a mention whose target the store found not served; nullopt for
+// kServed.
+std::optional<intake::Rejection> UnservedTarget(store::TargetMatch match);
+
+// GetMention: mention_id must be a UUID (INVALID_ARGUMENT).
+absl::Status ValidateMentionId(const portcullis::verifier::v1::GetMentionRequest& request);
 
 // The stored type name ("reply") of a MentionType; empty for UNSPECIFIED or unknown values.
 std::string TypeName(portcullis::verifier::v1::MentionType type);

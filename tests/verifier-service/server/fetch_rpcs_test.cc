@@ -1,4 +1,4 @@
-// CheckUrl and SafeFetch: the pure half (validation, clamping, result mapping) and the service on
+// fetch_rpcs: CheckUrl and SafeFetch, the pure half (validation, clamping, result mapping) and the service on
 // 127.0.0.1:0 over a real SafeFetcher with a fake Resolver and a fake HttpClient (no fetch
 // sockets).
 #include <map>
@@ -14,9 +14,9 @@
 #include "grpcpp/security/server_credentials.h"
 #include "grpcpp/server_builder.h"
 #include "gtest/gtest.h"
+#include "tests/verifier-service/server/service_deps.h"
 #include "tests/verifier-service/server/test_tokens.h"
-#include "verifier-service/src/intake/target_rules.h"
-#include "verifier-service/src/server/fetch_rpc.h"
+#include "verifier-service/src/server/fetch_rpcs.h"
 #include "verifier-service/src/server/verifier_service.h"
 
 namespace portcullis::verifier::server {
@@ -105,49 +105,6 @@ fetch::HttpResponse Redirect(int status, std::string location) {
   response.location = std::move(location);
   return response;
 }
-
-class NullMentionStore final : public store::MentionStore {
- public:
-  absl::StatusOr<store::SubmitResult> Submit(const store::NewMention&) override {
-    return absl::InternalError("unused");
-  }
-  absl::StatusOr<store::StoredMention> Get(absl::string_view, const auth::SiteBinding&) override {
-    return absl::InternalError("unused");
-  }
-  absl::StatusOr<store::MentionPage> List(const store::MentionQuery&,
-                                          const auth::SiteBinding&) override {
-    return absl::InternalError("unused");
-  }
-  absl::Status Ping() override { return absl::OkStatus(); }
-};
-
-class NullSiteStore final : public store::SiteStore {
- public:
-  absl::StatusOr<store::AddSiteResult> AddSite(const std::string&,
-                                               const auth::SiteBinding&) override {
-    return absl::InternalError("unused");
-  }
-  absl::StatusOr<std::vector<store::SiteRecord>> ListSites(const std::string&, int,
-                                                           const auth::SiteBinding&) override {
-    return absl::InternalError("unused");
-  }
-  absl::StatusOr<int64_t> RemoveSite(const std::string&, const auth::SiteBinding&) override {
-    return absl::InternalError("unused");
-  }
-  absl::StatusOr<store::AddTargetsResult> AddTargets(
-      absl::Span<const intake::TargetRule>, const auth::SiteBinding&) override {
-    return absl::InternalError("unused");
-  }
-  absl::StatusOr<std::vector<store::TargetRecord>> ListTargets(
-      const std::string&, const std::optional<intake::TargetRule>&, int,
-      const auth::SiteBinding&) override {
-    return absl::InternalError("unused");
-  }
-  absl::StatusOr<store::TargetRecord> RemoveTarget(const std::string&, intake::TargetKind,
-                                                   const auth::SiteBinding&) override {
-    return absl::InternalError("unused");
-  }
-};
 
 const fetch::FetchLimits kMax{3, absl::Seconds(5), 1 << 20};
 
@@ -250,9 +207,12 @@ class VerifierServiceFetchTest : public ::testing::Test {
     fetcher_ = *fetch::SafeFetcher::Create(config, &policy_, &resolver_, &http_);
     pool_ = std::make_unique<BlockingPool>(1, 4);
     tokens_ = test_tokens::StaticRegistry(no_database_, {TestToken()});
-    service_ = std::make_unique<VerifierService>(
-        *tokens_, mentions_, sites_, *pool_, FetchBackend{&policy_, &resolver_, fetcher_.get()});
-    service_->SetReady(true);
+    parts_.deps.pool = pool_.get();
+    parts_.deps.policy = &policy_;
+    parts_.deps.resolver = &resolver_;
+    parts_.deps.fetcher = fetcher_.get();
+    service_ = parts_.Build(*tokens_);
+    ASSERT_NE(service_, nullptr);
     grpc::ServerBuilder builder;
     int port = 0;
     builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
@@ -290,9 +250,8 @@ class VerifierServiceFetchTest : public ::testing::Test {
   std::unique_ptr<fetch::SafeFetcher> fetcher_;
   test_tokens::NoDatabaseTokens no_database_;
   std::unique_ptr<auth::TokenRegistry> tokens_;
-  NullMentionStore mentions_;
-  NullSiteStore sites_;
   std::unique_ptr<BlockingPool> pool_;
+  test_service::ServiceParts parts_;
   std::unique_ptr<VerifierService> service_;
   std::unique_ptr<grpc::Server> server_;
   std::unique_ptr<v1::Verifier::Stub> stub_;
@@ -415,27 +374,6 @@ TEST_F(VerifierServiceFetchTest, SafeFetchMapsRefusalsToOutcomesNotErrors) {
   }
   EXPECT_EQ(Fetch(FetchRequest("http://a/", -1), &response).error_code(),
             grpc::StatusCode::INVALID_ARGUMENT);
-}
-
-TEST_F(VerifierServiceFetchTest, WithoutAFetcherTheRpcsAreUnimplemented) {
-  VerifierService bare(*tokens_, mentions_, sites_, *pool_);
-  bare.SetReady(true);
-  grpc::ServerBuilder builder;
-  int port = 0;
-  builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
-  builder.RegisterService(&bare);
-  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
-  ASSERT_NE(server, nullptr);
-  auto stub = v1::Verifier::NewStub(
-      grpc::CreateChannel(absl::StrCat("127.0.0.1:", port), grpc::InsecureChannelCredentials()));
-  grpc::ClientContext context;
-  test_tokens::AddBearerToken(context, TestToken().token);
-  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
-  v1::SafeFetchResponse response;
-  EXPECT_EQ(
-      stub->SafeFetch(&context, FetchRequest("http://public.example/"), &response).error_code(),
-      grpc::StatusCode::UNIMPLEMENTED);
-  server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));
 }
 
 }  // namespace

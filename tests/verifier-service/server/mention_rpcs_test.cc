@@ -1,4 +1,4 @@
-#include "verifier-service/src/server/mention_read_rpc.h"
+#include "verifier-service/src/server/mention_rpcs.h"
 
 #include "gtest/gtest.h"
 #include "verifier-service/src/store/mention_page_token.h"

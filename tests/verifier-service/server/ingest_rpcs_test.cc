@@ -1,4 +1,4 @@
-#include "verifier-service/src/server/ingest_rpc.h"
+#include "verifier-service/src/server/ingest_rpcs.h"
 
 #include "common/crypto/sha256.h"
 #include "gtest/gtest.h"

@@ -1,4 +1,4 @@
-#include "verifier-service/src/server/blocklist_rpc.h"
+#include "verifier-service/src/server/blocklist_rpcs.h"
 
 #include "gtest/gtest.h"
 

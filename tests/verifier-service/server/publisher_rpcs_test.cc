@@ -1,4 +1,4 @@
-#include "verifier-service/src/server/publisher_admin_rpc.h"
+#include "verifier-service/src/server/publisher_rpcs.h"
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"

@@ -1,7 +1,8 @@
 #pragma once
 
-// The pure half of the CheckUrl and SafeFetch RPCs: request validation, limit clamping and the
-// mapping of fetch results to responses. No I/O; VerifierService does the asynchronous part.
+// The fetch RPCs (CheckUrl, SafeFetch): request validation, limit clamping, the mapping of fetch
+// results to responses, and the handlers (VerifierService members, fetch_rpcs.cc), which answer
+// from the resolver's and the fetcher's event loops.
 
 #include <vector>
 

@@ -1,8 +1,8 @@
 #pragma once
 
-// The pure half of the ingest RPCs (EvaluateIngest, the dead-letter queue, ListAcceptedItems):
-// request validation and the mapping of evaluator and store results to responses. No I/O;
-// VerifierService runs the stores on the blocking pool.
+// The ingest RPCs (EvaluateIngest, the dead-letter queue, ListAcceptedItems): request
+// validation, the mapping of evaluator and store results to responses, and the handlers
+// (VerifierService members, ingest_rpcs.cc), whose store work runs on the blocking pool.
 
 #include <cstddef>
 #include <optional>
@@ -61,7 +61,5 @@ void ToProto(const store::AcceptedItemRecord& record,
 
 // 1 to 1000; 0 means 100. kInvalidArgument naming `field` otherwise.
 absl::StatusOr<int> IngestPageSize(int requested, absl::string_view field);
-
-google::protobuf::Timestamp TimestampProto(absl::Time time);
 
 }  // namespace portcullis::verifier::server

@@ -1,11 +1,14 @@
-#include "verifier-service/src/server/publisher_admin_rpc.h"
+#include "verifier-service/src/server/publisher_rpcs.h"
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/crypto/ed25519.h"
 #include "verifier-service/src/ingest/standard_webhooks.h"
-#include "verifier-service/src/server/ingest_rpc.h"
+#include "common/status/status_macros.h"
+#include "verifier-service/src/server/ingest_rpcs.h"
+#include "verifier-service/src/server/unary_rpc.h"
+#include "verifier-service/src/server/verifier_service.h"
 #include "verifier-service/src/store/uuid.h"
 
 namespace portcullis::verifier::server {
@@ -126,6 +129,98 @@ void ToProto(const store::PublisherRecord& publisher, bool with_keys, v1::Publis
       ToProto(key, out->add_keys());
     }
   }
+}
+
+PORTCULLIS_VERIFIER_RPC(AddPublisher) {
+  return rpcs_.Serve(
+      "AddPublisher", context, request, response, kUnboundAdminAccess,
+      [](const v1::AddPublisherRequest& request) { return Validate(request); },
+      OnPool(*deps_.pool,
+             [this, response](store::PublisherSettings settings,
+                              const RpcCall& call) -> absl::Status {
+               ASSIGN_OR_RETURN(store::AddPublisherResult added,
+                                deps_.publishers->AddPublisher(settings));
+               deps_.evaluator->ForgetPublisher(settings.name);
+               ToProto(added.publisher, /*with_keys=*/false, response->mutable_publisher());
+               response->set_created(added.created);
+               if (added.created) {
+                 call.Info("publisher added name={} verified={} require_signature={}",
+                           settings.name, settings.verified, settings.require_signature);
+               }
+               return absl::OkStatus();
+             }));
+}
+
+PORTCULLIS_VERIFIER_RPC(ListPublishers) {
+  return rpcs_.Serve(
+      "ListPublishers", context, request, response, kUnboundAdminAccess,
+      [](const v1::ListPublishersRequest& request) { return Validate(request); },
+      OnPool(*deps_.pool,
+             [this, response](PublisherPage page, const RpcCall&) {
+               return ListPage(
+                   page.size,
+                   [&](int limit) { return deps_.publishers->ListPublishers(page.after, limit); },
+                   [](const store::PublisherRecord& last) {
+                     return PublisherPageToken(last.settings.name);
+                   },
+                   [&](const store::PublisherRecord& publisher) {
+                     ToProto(publisher, /*with_keys=*/true, response->add_publishers());
+                   },
+                   response->mutable_next_page_token());
+             }));
+}
+
+PORTCULLIS_VERIFIER_RPC(SetPublisherEnabled) {
+  return rpcs_.Serve(
+      "SetPublisherEnabled", context, request, response, kUnboundAdminAccess,
+      [](const v1::SetPublisherEnabledRequest& request) {
+        return ValidatePublisherName(request.name(), "name");
+      },
+      OnPool(*deps_.pool, [this, request, response](const RpcCall& call) -> absl::Status {
+        const std::string& name = request->name();
+        ASSIGN_OR_RETURN(store::PublisherRecord publisher,
+                         deps_.publishers->SetEnabled(name, request->enabled()));
+        deps_.evaluator->ForgetPublisher(name);
+        ToProto(publisher, /*with_keys=*/true, response->mutable_publisher());
+        call.Info("publisher {} name={}", request->enabled() ? "enabled" : "disabled", name);
+        return absl::OkStatus();
+      }));
+}
+
+PORTCULLIS_VERIFIER_RPC(AddPublisherKey) {
+  return rpcs_.Serve(
+      "AddPublisherKey", context, request, response, kUnboundAdminAccess,
+      [](const v1::AddPublisherKeyRequest& request) { return Validate(request); },
+      OnPool(*deps_.pool,
+             [this, request, response](ParsedPublisherKey key,
+                                       const RpcCall& call) -> absl::Status {
+               const std::string& publisher = request->publisher();
+               ASSIGN_OR_RETURN(store::AddKeyResult added,
+                                deps_.publishers->AddKey(publisher, key.algorithm, key.material));
+               deps_.evaluator->ForgetPublisher(publisher);
+               ToProto(added.key, response->mutable_key());
+               response->set_created(added.created);
+               if (added.created) {
+                 call.Info("publisher key added publisher={} algorithm={} fingerprint={}",
+                           publisher, added.key.algorithm, added.key.fingerprint);
+               }
+               return absl::OkStatus();
+             }));
+}
+
+PORTCULLIS_VERIFIER_RPC(RevokePublisherKey) {
+  return rpcs_.Serve(
+      "RevokePublisherKey", context, request, response, kUnboundAdminAccess,
+      [](const v1::RevokePublisherKeyRequest& request) { return Validate(request); },
+      OnPool(*deps_.pool, [this, request, response](const RpcCall& call) -> absl::Status {
+        const std::string& publisher = request->publisher();
+        ASSIGN_OR_RETURN(store::PublisherKeyRecord key,
+                         deps_.publishers->RevokeKey(publisher, request->key_id()));
+        deps_.evaluator->ForgetPublisher(publisher);
+        ToProto(key, response->mutable_key());
+        call.Info("publisher key revoked publisher={} key={}", publisher, request->key_id());
+        return absl::OkStatus();
+      }));
 }
 
 }  // namespace portcullis::verifier::server

@@ -1,4 +1,4 @@
-#include "verifier-service/src/server/fetch_rpc.h"
+#include "verifier-service/src/server/fetch_rpcs.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -6,6 +6,9 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "common/url/url.h"
+#include "verifier-service/src/server/unary_rpc.h"
+#include "verifier-service/src/server/verifier_service.h"
 
 namespace portcullis::verifier::server {
 namespace {
@@ -129,6 +132,70 @@ void ToProto(const fetch::FetchResult& result, const fetch::FetchLimits& limits,
   effective->set_deadline_ms(absl::ToInt64Milliseconds(limits.total_timeout));
   effective->set_max_body_bytes(limits.max_body_bytes);
   effective->set_max_redirects(limits.max_redirects);
+}
+
+PORTCULLIS_VERIFIER_RPC(CheckUrl) {
+  return rpcs_.Serve(
+      "CheckUrl", context, request, response, kFetchAccess,
+      [](const v1::CheckUrlRequest& request) { return Validate(request); },
+      OnLoop([policy = deps_.policy, resolver = deps_.resolver, request, response](Reply reply) {
+        absl::StatusOr<url::Url> url = policy->ParseAndCheckUrl(request->url());
+        if (!url.ok()) {
+          const absl::StatusOr<url::Url> parsed = url::ParseUrl(request->url());
+          RefuseUrl(url.status(),
+                    parsed.ok() && fetch::IsIpLiteralHost(*parsed) &&
+                        !fetch::IsAmbiguousNumericHost(url.status()),
+                    response);
+          std::move(reply)(absl::OkStatus());
+          return;
+        }
+        if (fetch::IsIpLiteralHost(*url)) {
+          const std::optional<net::IpAddress> literal = net::IpAddress::FromUrl(*url);
+          if (!literal.has_value()) {
+            RefuseUrl(absl::InvalidArgumentError("not an IP address"), true, response);
+          } else {
+            const auto addresses = absl::MakeConstSpan(&*literal, 1);
+            AnswerAddresses(addresses, policy->CheckAddresses(*url, addresses), response);
+          }
+          std::move(reply)(absl::OkStatus());
+          return;
+        }
+        // The callback runs on the resolver's loop (or at once); it only formats and answers.
+        resolver->Resolve(url->host(), [policy, url = *url, response, reply = std::move(reply)](
+                                           absl::StatusOr<std::vector<net::IpAddress>> answers) mutable {
+          if (absl::IsCancelled(answers.status())) {
+            std::move(reply)(absl::UnavailableError("resolver shutting down, retry later"));
+            return;
+          }
+          if (!answers.ok()) {
+            RefuseLookup(answers.status(), response);
+          } else {
+            AnswerAddresses(*answers, policy->CheckAddresses(url, *answers), response);
+          }
+          std::move(reply)(absl::OkStatus());
+        });
+      }));
+}
+
+PORTCULLIS_VERIFIER_RPC(SafeFetch) {
+  return rpcs_.Serve(
+      "SafeFetch", context, request, response, kFetchAccess,
+      [fetcher = deps_.fetcher](const v1::SafeFetchRequest& request) {
+        return Validate(request, fetcher->max_limits());
+      },
+      OnLoop([fetcher = deps_.fetcher, request, response](fetch::FetchLimits limits, Reply reply) {
+        // The callback runs on the fetcher's loops (or at once); it only formats and answers.
+        fetcher->Fetch(request->url(), limits,
+                       [response, limits, reply = std::move(reply)](fetch::FetchResult result) mutable {
+                         if (result.outcome == fetch::FetchOutcome::kCancelled) {
+                           std::move(reply)(
+                               absl::UnavailableError("fetcher shutting down, retry later"));
+                           return;
+                         }
+                         ToProto(result, limits, response);
+                         std::move(reply)(absl::OkStatus());
+                       });
+      }));
 }
 
 }  // namespace portcullis::verifier::server

@@ -1,4 +1,4 @@
-#include "verifier-service/src/server/token_rpc.h"
+#include "verifier-service/src/server/token_rpcs.h"
 
 #include "absl/time/time.h"
 #include "gtest/gtest.h"

@@ -1,4 +1,4 @@
-#include "verifier-service/src/server/ingest_rpc.h"
+#include "verifier-service/src/server/ingest_rpcs.h"
 
 #include <vector>
 
@@ -9,7 +9,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "common/crypto/sha256.h"
-#include "google/protobuf/util/time_util.h"
+#include "common/status/status_macros.h"
+#include "verifier-service/src/server/unary_rpc.h"
+#include "verifier-service/src/server/verifier_service.h"
 #include "verifier-service/src/store/uuid.h"
 
 namespace portcullis::verifier::server {
@@ -197,10 +199,6 @@ std::string DeadLetterPageToken(const store::DeadLetterRecord& last) {
       kDeadLetterTokenPrefix, absl::ToUnixMicros(last.created_at), ":", last.dead_letter_id));
 }
 
-google::protobuf::Timestamp TimestampProto(absl::Time time) {
-  return google::protobuf::util::TimeUtil::MicrosecondsToTimestamp(absl::ToUnixMicros(time));
-}
-
 void ToProto(const store::DeadLetterRecord& record, v1::DeadLetter* out) {
   out->set_dead_letter_id(record.dead_letter_id);
   out->set_publisher(record.delivery.publisher);
@@ -233,6 +231,80 @@ void ToProto(const store::AcceptedItemRecord& record, v1::AcceptedItem* out) {
   out->set_canonical_body(record.canonical_body);
   out->set_signature_valid(record.signature_valid);
   *out->mutable_accepted_at() = TimestampProto(record.accepted_at);
+}
+
+PORTCULLIS_VERIFIER_RPC(EvaluateIngest) {
+  return rpcs_.Serve(
+      "EvaluateIngest", context, request, response, kIngestAccess,
+      [](const v1::EvaluateIngestRequest& request) { return Validate(request); },
+      OnPool(*deps_.pool,
+             [this, response](store::DeliveryRecord delivery, const RpcCall&) -> absl::Status {
+               ASSIGN_OR_RETURN(ingest::IngestOutcome outcome, deps_.evaluator->Evaluate(delivery));
+               ToProto(outcome, response);
+               return absl::OkStatus();
+             }));
+}
+
+PORTCULLIS_VERIFIER_RPC(ListDeadLetters) {
+  return rpcs_.Serve(
+      "ListDeadLetters", context, request, response, kUnboundAdminAccess,
+      [](const v1::ListDeadLettersRequest& request) { return Validate(request); },
+      OnPool(*deps_.pool,
+             [this, response](DeadLetterPage page, const RpcCall&) {
+               return ListPage(
+                   page.size,
+                   [&](int limit) {
+                     return deps_.ingest->ListDeadLetters(page.publisher, page.after, limit);
+                   },
+                   DeadLetterPageToken,
+                   [&](const store::DeadLetterRecord& letter) {
+                     ToProto(letter, response->add_dead_letters());
+                   },
+                   response->mutable_next_page_token());
+             }));
+}
+
+PORTCULLIS_VERIFIER_RPC(ReplayDeadLetter) {
+  return rpcs_.Serve(
+      "ReplayDeadLetter", context, request, response, kUnboundAdminAccess,
+      [](const v1::ReplayDeadLetterRequest& request) {
+        return ValidateDeadLetterId(request.dead_letter_id());
+      },
+      OnPool(*deps_.pool, [this, request, response](const RpcCall& call) -> absl::Status {
+        const std::string& id = request->dead_letter_id();
+        ASSIGN_OR_RETURN(ingest::IngestOutcome outcome, deps_.evaluator->Replay(id));
+        ToProto(outcome, response->mutable_result());
+        call.Info("dead letter replayed id={} reason={}", id, outcome.reason);
+        return absl::OkStatus();
+      }));
+}
+
+PORTCULLIS_VERIFIER_RPC(DiscardDeadLetter) {
+  return rpcs_.Serve(
+      "DiscardDeadLetter", context, request, response, kUnboundAdminAccess,
+      [](const v1::DiscardDeadLetterRequest& request) {
+        return ValidateDeadLetterId(request.dead_letter_id());
+      },
+      OnPool(*deps_.pool, [this, request](const RpcCall& call) -> absl::Status {
+        RETURN_IF_ERROR(deps_.ingest->DiscardDeadLetter(request->dead_letter_id()));
+        call.Info("dead letter discarded id={}", request->dead_letter_id());
+        return absl::OkStatus();
+      }));
+}
+
+PORTCULLIS_VERIFIER_RPC(ListAcceptedItems) {
+  return rpcs_.Serve(
+      "ListAcceptedItems", context, request, response, kUnboundAdminAccess,
+      [](const v1::ListAcceptedItemsRequest& request) { return Validate(request); },
+      OnPool(*deps_.pool,
+             [this, response](AcceptedItemsPage page, const RpcCall&) -> absl::Status {
+               ASSIGN_OR_RETURN(std::vector<store::AcceptedItemRecord> items,
+                                deps_.ingest->ListAcceptedItems(page.after_cursor, page.limit));
+               for (const store::AcceptedItemRecord& item : items) {
+                 ToProto(item, response->add_items());
+               }
+               return absl::OkStatus();
+             }));
 }
 
 }  // namespace portcullis::verifier::server

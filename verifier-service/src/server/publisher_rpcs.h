@@ -1,7 +1,8 @@
 #pragma once
 
-// The pure half of the publisher admin RPCs: request validation, key parsing and the mapping of
-// store records to responses. No I/O.
+// The publisher admin RPCs (AddPublisher, ListPublishers, SetPublisherEnabled, AddPublisherKey,
+// RevokePublisherKey): request validation, key parsing, the mapping of store records to
+// responses, and the handlers (VerifierService members, publisher_rpcs.cc).
 
 #include <string>
 

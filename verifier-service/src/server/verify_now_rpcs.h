@@ -10,6 +10,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "verifier-service/src/auth/api_token.h"
 #include "verifier-service/src/queue/mention_verifier.h"
@@ -20,8 +21,7 @@
 
 namespace portcullis::verifier::server {
 
-// What VerifyNow runs on; borrowed, they must outlive the service. When unset (any of the
-// pointers null) VerifyNow answers UNIMPLEMENTED.
+// What VerifyNow runs on; borrowed, they must outlive the service; every pointer is required.
 struct VerifyNowBackend {
   store::JobStore* jobs = nullptr;
   queue::MentionVerifier* verifier = nullptr;
@@ -46,10 +46,12 @@ struct VerifyNowResult {
 // The blocking part, after the intake accepted `mention_id`: claims its job (waiting up to
 // busy_wait while a worker holds it), verifies, records, and reads the mention back (within
 // `visible_sites`, the caller's binding: PERMISSION_DENIED for another site's mention). A mention
-// with no queued job (FAILED within the failure retention) is read back unchanged.
+// with no queued job (FAILED within the failure retention) is read back unchanged. Its log line
+// starts with `request_id`.
 absl::StatusOr<VerifyNowResult> VerifyMentionNow(const VerifyNowBackend& backend,
                                                  store::MentionStore& mentions,
                                                  const std::string& mention_id,
-                                                 const auth::SiteBinding& visible_sites);
+                                                 const auth::SiteBinding& visible_sites,
+                                                 absl::string_view request_id = "-");
 
 }  // namespace portcullis::verifier::server

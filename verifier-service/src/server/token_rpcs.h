@@ -1,7 +1,7 @@
 #pragma once
 
-// The API token admin RPCs (CreateToken, ListTokens, RevokeToken): the pure half here
-// (validation, mapping); the handlers are VerifierService members defined in token_rpc.cc.
+// The API token admin RPCs (CreateToken, ListTokens, RevokeToken): validation, the mapping, and
+// the handlers (VerifierService members, token_rpcs.cc).
 
 #include <string>
 
@@ -23,6 +23,9 @@ absl::StatusOr<auth::Caller> Validate(const portcullis::verifier::v1::CreateToke
 
 // A token id: not empty, at most 64 bytes. INVALID_ARGUMENT otherwise.
 absl::Status Validate(const portcullis::verifier::v1::RevokeTokenRequest& request);
+
+// The above, and FAILED_PRECONDITION for a static token (it lives in the tokens file).
+absl::Status ValidateRevocable(const portcullis::verifier::v1::RevokeTokenRequest& request);
 
 // Everything but the token and its hash.
 void ToProto(const store::TokenRecord& record, portcullis::verifier::v1::ApiToken* out);

@@ -1,6 +1,6 @@
 // VerifyMentionNow (and JobStore::ClaimMention under it) against a real PostgreSQL: the mention's
 // own job is claimed, verified and recorded once, through the queue's bookkeeping.
-#include "verifier-service/src/server/verify_now_rpc.h"
+#include "verifier-service/src/server/verify_now_rpcs.h"
 
 #include <atomic>
 

@@ -1,13 +1,16 @@
-#include "verifier-service/src/server/mention_read_rpc.h"
+#include "verifier-service/src/server/mention_rpcs.h"
 
 #include <utility>
+#include <variant>
 
 #include "absl/strings/str_cat.h"
 #include "common/crypto/sha256.h"
 #include "common/url/url.h"
-#include "google/protobuf/util/time_util.h"
+#include "common/status/status_macros.h"
 #include "verifier-service/src/intake/target_rules.h"
+#include "verifier-service/src/server/verifier_service.h"
 #include "verifier-service/src/store/mention_page_token.h"
+#include "verifier-service/src/store/uuid.h"
 
 namespace portcullis::verifier::server {
 namespace {
@@ -25,10 +28,6 @@ constexpr TypeRow kTypes[] = {
     {v1::MENTION_TYPE_LIKE, "like"},       {v1::MENTION_TYPE_REPOST, "repost"},
     {v1::MENTION_TYPE_BOOKMARK, "bookmark"}, {v1::MENTION_TYPE_RSVP, "rsvp"},
 };
-
-google::protobuf::Timestamp ToTimestamp(absl::Time time) {
-  return google::protobuf::util::TimeUtil::MicrosecondsToTimestamp(absl::ToUnixMicros(time));
-}
 
 v1::MentionState ToProto(store::MentionState state) {
   switch (state) {
@@ -63,7 +62,64 @@ absl::StatusOr<crypto::Sha256Digest> TargetHash(const std::string& target,
   return crypto::Sha256(url::Normalize(*parsed, tracking));
 }
 
+// The site a validated ListMentions request reads: its domain, or its target's serialized host
+// (the site a mention of that target is on).
+std::string QueriedSite(const v1::ListMentionsRequest& request, const store::MentionQuery& query) {
+  if (!query.domain.empty()) {
+    return query.domain;
+  }
+  absl::StatusOr<url::Url> target = url::ParseUrl(request.target());
+  return target.ok() ? target->host() : std::string();
+}
+
 }  // namespace
+
+absl::StatusOr<OrRejection<store::NewMention>> ValidateSubmission(
+    const std::string& source, const std::string& target, const url::TrackingParameters& tracking,
+    const auth::Caller& caller) {
+  v1::SubmitMentionRequest request;
+  request.set_source(source);
+  request.set_target(target);
+  intake::SubmitMentionValidation validation = intake::Validate(request, tracking);
+  if (auto* rejection = std::get_if<intake::Rejection>(&validation)) {
+    return OrRejection<store::NewMention>(std::move(*rejection));
+  }
+  const auto& normalized = std::get<intake::NormalizedMention>(validation);
+  RETURN_IF_ERROR(RequireSite(caller, normalized.target_domain));
+  return OrRejection<store::NewMention>(store::NewMention{
+      source, target, normalized.key.source_hash, normalized.key.target_hash,
+      normalized.target_domain, normalized.key.normalized_target,
+      normalized.key.normalized_source});
+}
+
+std::optional<intake::Rejection> UnservedTarget(store::TargetMatch match) {
+  switch (match) {
+    case store::TargetMatch::kServed:
+      return std::nullopt;
+    case store::TargetMatch::kUnknownSite:
+      return intake::Rejection{std::string(intake::kTargetNotSupported),
+                               "The target is not on a site that receives webmentions here."};
+    case store::TargetMatch::kUnknownResource:
+      break;
+  }
+  return intake::Rejection{std::string(intake::kTargetNotFound),
+                           "The target is not a page of this site that receives webmentions."};
+}
+
+absl::Status ValidateMentionId(const v1::GetMentionRequest& request) {
+  if (!store::IsUuid(request.mention_id())) {
+    return absl::InvalidArgumentError("mention_id must be a UUID");
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<store::MentionQuery> Validate(const v1::ListMentionsRequest& request,
+                                             const url::TrackingParameters& tracking,
+                                             const auth::Caller& caller) {
+  ASSIGN_OR_RETURN(store::MentionQuery query, Validate(request, tracking));
+  RETURN_IF_ERROR(RequireSite(caller, QueriedSite(request, query)));
+  return query;
+}
 
 std::string TypeName(v1::MentionType type) {
   for (const TypeRow& row : kTypes) {
@@ -147,8 +203,8 @@ void ToProto(const store::StoredMention& mention, v1::Mention* out) {
   out->set_target(mention.target);
   out->set_state(ToProto(mention.state));
   out->set_reason(mention.reason);
-  *out->mutable_created_at() = ToTimestamp(mention.created_at);
-  *out->mutable_updated_at() = ToTimestamp(mention.updated_at);
+  *out->mutable_created_at() = TimestampProto(mention.created_at);
+  *out->mutable_updated_at() = TimestampProto(mention.updated_at);
   const store::MentionContent& content = mention.content;
   out->set_type(TypeOf(content.type));
   out->set_rsvp(content.rsvp);
@@ -167,12 +223,61 @@ void ToProto(const store::StoredMention& mention, v1::Mention* out) {
   out->set_content_html(content.content_html);
   out->set_content_truncated(content.content_truncated);
   if (mention.verified_at.has_value()) {
-    *out->mutable_verified_at() = ToTimestamp(*mention.verified_at);
+    *out->mutable_verified_at() = TimestampProto(*mention.verified_at);
   }
   for (const std::string& link : mention.links_to_target_host) {
     out->add_links_to_target_host(link);
   }
   out->set_attempts(mention.attempts);
+}
+
+PORTCULLIS_VERIFIER_RPC(SubmitMention) {
+  return rpcs_.Serve(
+      "SubmitMention", context, request, response, kSubmitAccess,
+      [this](const v1::SubmitMentionRequest& request, const auth::Caller& caller) {
+        return ValidateSubmission(request.source(), request.target(), tracking_, caller);
+      },
+      OnPool(*deps_.pool,
+             [this, response](store::NewMention mention, const RpcCall&) -> absl::Status {
+               ASSIGN_OR_RETURN(store::SubmitResult result, deps_.mentions->Submit(mention));
+               if (std::optional<intake::Rejection> rejection = UnservedTarget(result.target)) {
+                 WriteRejection(*rejection, response);
+                 return absl::OkStatus();
+               }
+               response->set_decision(v1::DECISION_ACCEPTED);
+               response->set_mention_id(result.mention_id);
+               response->set_state(ToProto(result.state));
+               response->set_created(result.created);
+               response->set_queued(result.queued);
+               return absl::OkStatus();
+             }));
+}
+
+PORTCULLIS_VERIFIER_RPC(GetMention) {
+  return rpcs_.Serve("GetMention", context, request, response, kReadAccess, ValidateMentionId,
+                     OnPool(*deps_.pool, [this, request, response](const RpcCall& call) -> absl::Status {
+                       ASSIGN_OR_RETURN(store::StoredMention mention,
+                                        deps_.mentions->Get(request->mention_id(), call.sites()));
+                       ToProto(mention, response->mutable_mention());
+                       return absl::OkStatus();
+                     }));
+}
+
+PORTCULLIS_VERIFIER_RPC(ListMentions) {
+  return rpcs_.Serve(
+      "ListMentions", context, request, response, kReadAccess,
+      [this](const v1::ListMentionsRequest& request, const auth::Caller& caller) {
+        return Validate(request, tracking_, caller);
+      },
+      OnPool(*deps_.pool,
+             [this, response](store::MentionQuery query, const RpcCall& call) -> absl::Status {
+               ASSIGN_OR_RETURN(store::MentionPage page, deps_.mentions->List(query, call.sites()));
+               for (const store::StoredMention& mention : page.mentions) {
+                 ToProto(mention, response->add_mentions());
+               }
+               response->set_next_page_token(page.next_page_token);
+               return absl::OkStatus();
+             }));
 }
 
 }  // namespace portcullis::verifier::server
