@@ -87,10 +87,11 @@ class NullBlocklistStore final : public store::BlocklistStore {
 
 class NullTokenStore final : public store::TokenStore {
  public:
-  absl::StatusOr<std::vector<auth::ActiveToken>> ListActiveTokens() override {
-    return std::vector<auth::ActiveToken>();
+  absl::StatusOr<std::vector<store::ActiveTokenRow>> ListActiveTokens() override {
+    return std::vector<store::ActiveTokenRow>();
   }
-  absl::StatusOr<store::TokenRecord> CreateToken(const std::string&, const auth::Caller&) override {
+  absl::StatusOr<store::TokenRecord> CreateToken(const std::string&,
+                                                 const store::TokenHolder&) override {
     return Unused();
   }
   absl::StatusOr<std::vector<store::TokenRecord>> ListTokens() override { return Unused(); }
