@@ -152,7 +152,7 @@ void WebmentionHandlers::Submit(const HttpRequest& request, http::Respond respon
             body["mention_id"] = Json(result->mention_id());
             body["state"] = Json(StateName(result->state()));
             body["status_url"] = Json(status_url);
-            respond(Answered(Answer::kWebmentionAccepted, http::JsonResponse(202, body),
+            respond(Answered(Answer::kWebmentionAccepted, http::JsonResponse(0, body),
                              {.location = status_url}));
             return;
           }
@@ -232,7 +232,7 @@ void WebmentionHandlers::Status(const HttpRequest& request, http::Respond respon
                            links.emplace_back(Json(link));
                          }
                          body["links_to_target_host"] = std::move(links);
-                         HttpResponse response = http::JsonResponse(200, body);
+                         HttpResponse response = http::JsonResponse(0, body);
                          response.headers.Set("Vary", "Accept");
                          response.headers.Set("Cache-Control", "no-store");
                          respond(Answered(Answer::kMentionStatus, std::move(response)));
