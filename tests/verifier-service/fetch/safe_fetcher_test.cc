@@ -488,20 +488,9 @@ TEST_F(VerifierSafeFetcherTest, TheHopMinimumIsMeasuredOnTheGivenClock) {
 }
 
 TEST_F(VerifierSafeFetcherTest, AFetchThatWaitedForItsHostSlotPastTheMinimumNeverConnects) {
-  HeldHttpClient held;
-  FakeClock clock;
-  SafeFetcherConfig config;
-  config.max_per_host = 1;
-  config.total_timeout = kShortBudget;
-  auto fetcher = *SafeFetcher::Create(config, &policy_, &resolver_, &held, nullptr, &clock);
-  std::vector<FetchResult> results;
-  for (int i = 0; i < 2; ++i) {
-    fetcher->Fetch(absl::StrCat("http://a.test/", i),
-                   [&](FetchResult done) { results.push_back(std::move(done)); });
-  }
-  ASSERT_EQ(held.held.size(), 1u);
-  clock.Advance(kMostOfTheBudget);
-  held.Answer(0, Response(200));
+  size_t requests = 0;
+  const std::vector<FetchResult> results =
+      SecondFetchAfterWaiting(policy_, resolver_, kMostOfTheBudget, requests);
   // The slot passes on before the first fetch reports: the second one ends first.
   ASSERT_EQ(results.size(), 2u);
   EXPECT_EQ(results[1].final_url, "http://a.test/0");
@@ -510,24 +499,14 @@ TEST_F(VerifierSafeFetcherTest, AFetchThatWaitedForItsHostSlotPastTheMinimumNeve
   EXPECT_EQ(results[0].final_url, "http://a.test/1");
   EXPECT_EQ(results[0].outcome, FetchOutcome::kTimeout);
   EXPECT_TRUE(IsTransient(results[0].outcome));
-  EXPECT_EQ(held.held.size(), 1u) << "no request for a hop that could not finish";
+  EXPECT_EQ(requests, 1u) << "no request for a hop that could not finish";
 }
 
 TEST_F(VerifierSafeFetcherTest, AFetchThatWaitedBrieflyStillConnects) {
-  HeldHttpClient held;
-  FakeClock clock;
-  SafeFetcherConfig config;
-  config.max_per_host = 1;
-  config.total_timeout = kShortBudget;
-  auto fetcher = *SafeFetcher::Create(config, &policy_, &resolver_, &held, nullptr, &clock);
-  std::vector<FetchResult> results;
-  for (int i = 0; i < 2; ++i) {
-    fetcher->Fetch(absl::StrCat("http://a.test/", i),
-                   [&](FetchResult done) { results.push_back(std::move(done)); });
-  }
-  held.Answer(0, Response(200));
-  ASSERT_EQ(held.held.size(), 2u);
-  held.Answer(1, Response(200));
+  size_t requests = 0;
+  const std::vector<FetchResult> results =
+      SecondFetchAfterWaiting(policy_, resolver_, absl::ZeroDuration(), requests);
+  EXPECT_EQ(requests, 2u);
   ASSERT_EQ(results.size(), 2u);
   EXPECT_EQ(results[0].outcome, FetchOutcome::kOk);
   EXPECT_EQ(results[1].outcome, FetchOutcome::kOk);
