@@ -16,6 +16,13 @@ constexpr uint64_t kAdminMaxBodyBytes = 4096;
 
 }  // namespace
 
+uint64_t PublicBodyLimitForPath(absl::string_view path, uint64_t ingest_max_body_bytes) {
+  if (path == kIngestPath) {
+    return ingest_max_body_bytes;
+  }
+  return path == kWebmentionPath ? kWebmentionMaxBodyBytes : 0;
+}
+
 absl::StatusOr<std::unique_ptr<Gateway>> Gateway::Create(const GatewayConfig& config) {
   // A missing or wrong certificate file stops startup here, naming the flag.
   ASSIGN_OR_RETURN(const grpc_tls::ChannelSecurity security,
@@ -123,12 +130,9 @@ absl::Status Gateway::Listen() {
   options.per_address_exempt = config_.trusted_proxies;
   options.retry_after_seconds = config_.retry_after_seconds;
   options.max_body_bytes = config_.max_body_bytes;
-  options.body_limit_for_path = [ingest_limit = config_.ingest_max_body_bytes](
-                                     absl::string_view path) -> uint64_t {
-    if (path == kIngestPath) {
-      return ingest_limit;
-    }
-    return path == kWebmentionPath ? kWebmentionMaxBodyBytes : 0;
+  options.body_limit_for_path = [ingest_limit =
+                                     config_.ingest_max_body_bytes](absl::string_view path) {
+    return PublicBodyLimitForPath(path, ingest_limit);
   };
   options.max_header_bytes = config_.max_header_bytes;
   options.read_timeout = config_.read_timeout;

@@ -18,6 +18,10 @@
 
 namespace portcullis::gateway {
 
+// The public listener's per-path body cap (HttpServerOptions::body_limit_for_path): POST /ingest
+// `ingest_max_body_bytes`, POST /webmention kWebmentionMaxBodyBytes, others none (0).
+uint64_t PublicBodyLimitForPath(absl::string_view path, uint64_t ingest_max_body_bytes);
+
 // The whole gateway: the public HTTP listener (webmention routes, /healthz, /readyz), the admin
 // listener (/healthz, /readyz, /metrics), the verifier client and the readiness poller.
 class Gateway {

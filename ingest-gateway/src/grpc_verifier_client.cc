@@ -4,12 +4,14 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/grpc/authorized_channel.h"
+#include "common/grpc/request_id.h"
 #include "common/logging/log.h"
 #include "common/status/status_mapping.h"
 #include "grpcpp/client_context.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
 #include "grpcpp/support/channel_arguments.h"
+#include "ingest-gateway/src/answers.h"
 
 namespace portcullis::gateway {
 namespace {
@@ -27,18 +29,6 @@ struct Call {
   Response response;
   Callback callback;
 };
-
-// The verifier's answer as the gateway passes it on. UNAUTHENTICATED refuses the gateway's own
-// token, never the sender's request: a misconfiguration, or a token rotation the verifiers have
-// not picked up yet (they refresh every --token_refresh_interval). A 401 would tell the sender to
-// stop; UNAVAILABLE (503 + Retry-After) makes it come back once we are fixed.
-absl::Status FromVerifierStatus(const grpc::Status& status) {
-  if (status.error_code() == grpc::StatusCode::UNAUTHENTICATED) {
-    logging::Error("the verifier refused the gateway's token: check --verifier_token_file");
-    return absl::UnavailableError("the verifier refused the gateway's token");
-  }
-  return status::FromGrpcStatus(status);
-}
 
 }  // namespace
 
@@ -109,12 +99,16 @@ void GrpcVerifierClient::CallFinished() {
 }
 
 template <typename Response, typename Request, typename Callback, typename Start>
-void GrpcVerifierClient::Invoke(const Request& request, Callback callback, Start start) {
+void GrpcVerifierClient::Invoke(absl::string_view request_id, const Request& request,
+                                Callback callback, Start start) {
   using CallState = Call<Request, Response, Callback>;
   auto* call = new CallState();
   call->request = request;
   call->callback = std::move(callback);
   call->context.set_deadline(absl::ToChronoTime(absl::Now() + timeout_));
+  if (!request_id.empty()) {
+    call->context.AddMetadata(grpc_metadata::kRequestIdMetadata, std::string(request_id));
+  }
   CallStarted();
   start(&call->context, &call->request, &call->response, [this, call](grpc::Status grpc_status) {
     std::unique_ptr<CallState> owned(call);
@@ -129,34 +123,42 @@ void GrpcVerifierClient::Invoke(const Request& request, Callback callback, Start
   });
 }
 
-void GrpcVerifierClient::SubmitMention(const verifier::v1::SubmitMentionRequest& request,
+void GrpcVerifierClient::SubmitMention(absl::string_view request_id,
+                                       const verifier::v1::SubmitMentionRequest& request,
                                        SubmitCallback callback) {
   Invoke<verifier::v1::SubmitMentionResponse>(
-      request, std::move(callback), [this](auto* context, auto* req, auto* resp, auto done) {
+      request_id, request, std::move(callback),
+      [this](auto* context, auto* req, auto* resp, auto done) {
         stub_->async()->SubmitMention(context, req, resp, std::move(done));
       });
 }
 
-void GrpcVerifierClient::GetMention(const verifier::v1::GetMentionRequest& request,
+void GrpcVerifierClient::GetMention(absl::string_view request_id,
+                                    const verifier::v1::GetMentionRequest& request,
                                     GetCallback callback) {
-  Invoke<verifier::v1::GetMentionResponse>(
-      request, std::move(callback), [this](auto* context, auto* req, auto* resp, auto done) {
-        stub_->async()->GetMention(context, req, resp, std::move(done));
-      });
+  Invoke<verifier::v1::GetMentionResponse>(request_id, request, std::move(callback),
+                                           [this](auto* context, auto* req, auto* resp, auto done) {
+                                             stub_->async()->GetMention(context, req, resp,
+                                                                        std::move(done));
+                                           });
 }
 
-void GrpcVerifierClient::EvaluateIngest(const verifier::v1::EvaluateIngestRequest& request,
+void GrpcVerifierClient::EvaluateIngest(absl::string_view request_id,
+                                        const verifier::v1::EvaluateIngestRequest& request,
                                         EvaluateIngestCallback callback) {
   Invoke<verifier::v1::EvaluateIngestResponse>(
-      request, std::move(callback), [this](auto* context, auto* req, auto* resp, auto done) {
+      request_id, request, std::move(callback),
+      [this](auto* context, auto* req, auto* resp, auto done) {
         stub_->async()->EvaluateIngest(context, req, resp, std::move(done));
       });
 }
 
-void GrpcVerifierClient::ListMentions(const verifier::v1::ListMentionsRequest& request,
+void GrpcVerifierClient::ListMentions(absl::string_view request_id,
+                                      const verifier::v1::ListMentionsRequest& request,
                                       ListMentionsCallback callback) {
   Invoke<verifier::v1::ListMentionsResponse>(
-      request, std::move(callback), [this](auto* context, auto* req, auto* resp, auto done) {
+      request_id, request, std::move(callback),
+      [this](auto* context, auto* req, auto* resp, auto done) {
         stub_->async()->ListMentions(context, req, resp, std::move(done));
       });
 }

@@ -40,27 +40,32 @@ class AuthorizedHealthChecker final : public HealthChecker {
   std::unique_ptr<verifier::v1::Verifier::Stub> stub_;
 };
 
-// VerifierClient over gRPC's callback API. Every call has a deadline of `timeout`; statuses are
-// converted with status::FromGrpcStatus.
+// VerifierClient over gRPC's callback API. Every call has a deadline of `timeout` and carries its
+// request id as metadata grpc_metadata::kRequestIdMetadata (none when empty); statuses are
+// converted with FromVerifierStatus (answers.h).
 class GrpcVerifierClient final : public VerifierClient {
  public:
   GrpcVerifierClient(std::shared_ptr<grpc::Channel> channel, absl::Duration timeout);
   // Waits for calls in flight (bounded by their deadline) so no callback outlives the client.
   ~GrpcVerifierClient() override;
 
-  void SubmitMention(const verifier::v1::SubmitMentionRequest& request,
+  void SubmitMention(absl::string_view request_id,
+                     const verifier::v1::SubmitMentionRequest& request,
                      SubmitCallback callback) override;
-  void GetMention(const verifier::v1::GetMentionRequest& request, GetCallback callback) override;
-  void EvaluateIngest(const verifier::v1::EvaluateIngestRequest& request,
+  void GetMention(absl::string_view request_id, const verifier::v1::GetMentionRequest& request,
+                  GetCallback callback) override;
+  void EvaluateIngest(absl::string_view request_id,
+                      const verifier::v1::EvaluateIngestRequest& request,
                       EvaluateIngestCallback callback) override;
-  void ListMentions(const verifier::v1::ListMentionsRequest& request,
+  void ListMentions(absl::string_view request_id, const verifier::v1::ListMentionsRequest& request,
                     ListMentionsCallback callback) override;
 
  private:
   // Starts one unary call: `start(context, request, response, done)` issues it on the stub; the
-  // deadline is set, the call is counted in flight, and `callback` gets the response or status.
+  // deadline and the request id are set, the call is counted in flight, and `callback` gets the
+  // response or status.
   template <typename Response, typename Request, typename Callback, typename Start>
-  void Invoke(const Request& request, Callback callback, Start start);
+  void Invoke(absl::string_view request_id, const Request& request, Callback callback, Start start);
 
   void CallStarted();
   void CallFinished();

@@ -15,8 +15,7 @@
 #include "common/json/jcs.h"
 #include "common/json/strict_parse.h"
 #include "common/logging/log.h"
-#include "common/status/status_mapping.h"
-#include "ingest-gateway/src/status_response.h"
+#include "ingest-gateway/src/answers.h"
 
 namespace portcullis::gateway {
 namespace {
@@ -32,10 +31,10 @@ absl::string_view View(const boost::json::string& s) { return {s.data(), s.size(
 
 HttpResponse SchemaViolation(absl::string_view field, absl::string_view description) {
   boost::json::object body;
-  body["error"] = "schema_violation";
+  body["error"] = Json(RowFor(Answer::kSchemaViolation).code);
   body["field"] = Json(field);
   body["error_description"] = Json(description);
-  return http::JsonResponse(422, body);
+  return Answered(Answer::kSchemaViolation, http::JsonResponse(0, body));
 }
 
 // RFC 6901: "~" → "~0", "/" → "~1".
@@ -165,45 +164,31 @@ std::optional<HttpResponse> ReadKnownMembers(const boost::json::object& object, 
   return std::nullopt;
 }
 
-// The body shared by the decision answers.
-boost::json::object DecisionBody(absl::string_view status, absl::string_view item_id,
-                                 absl::string_view content_hash) {
+// A decision: {"status": <the row's word>, "item_id", "content_hash"[, "reason"]} with the row's
+// status and X-Ingest-Action.
+HttpResponse Decision(Answer answer, absl::string_view item_id, absl::string_view content_hash,
+                      std::optional<absl::string_view> reason = std::nullopt) {
   boost::json::object body;
-  body["status"] = Json(status);
+  body["status"] = Json(RowFor(answer).code);
   body["item_id"] = Json(item_id);
   body["content_hash"] = Json(content_hash);
-  return body;
+  if (reason.has_value()) {
+    body["reason"] = Json(*reason);
+  }
+  return Answered(answer, http::JsonResponse(0, body), {.ingest = true});
 }
 
-HttpResponse WithAction(HttpResponse response, absl::string_view action) {
-  response.headers.Set(kIngestActionHeader, action);
-  return response;
-}
-
-// The one error shape, plus the item's id and hash (the item was read; only its decision failed).
-HttpResponse ItemError(int status, absl::string_view error, absl::string_view description,
-                       const IngestItem& item) {
+// The one error shape, plus the item's id and hash (the item was read; only its decision
+// failed). Rows with Retry-After carry X-Ingest-Action: retry.
+HttpResponse ItemError(Answer answer, const IngestItem& item, int retry_after_seconds) {
+  const AnswerRow& row = RowFor(answer);
   boost::json::object body;
-  body["error"] = Json(error);
-  body["error_description"] = Json(description);
+  body["error"] = Json(row.code);
+  body["error_description"] = Json(row.description);
   body["item_id"] = Json(item.item_id);
   body["content_hash"] = Json(item.content_hash);
-  return http::JsonResponse(status, body);
-}
-
-// A failed call, through the one mapping table in common/status; retryable codes carry
-// Retry-After and X-Ingest-Action: retry.
-HttpResponse ItemErrorForStatus(const absl::Status& failure, const IngestItem& item,
-                                int retry_after_seconds) {
-  const status::StatusMapping& mapping =
-      status::MappingFor(failure.ok() ? absl::StatusCode::kInternal : failure.code());
-  HttpResponse response = ItemError(mapping.http_status, mapping.http_error,
-                                    DescriptionForError(mapping.http_error), item);
-  if (mapping.retryable) {
-    response.headers.Set("Retry-After", absl::StrCat(std::max(1, retry_after_seconds)));
-    response.headers.Set(kIngestActionHeader, "retry");
-  }
-  return response;
+  return Answered(answer, http::JsonResponse(0, body),
+                  {.retry_after_seconds = std::max(1, retry_after_seconds), .ingest = true});
 }
 
 }  // namespace
@@ -211,13 +196,11 @@ HttpResponse ItemErrorForStatus(const absl::Status& failure, const IngestItem& i
 std::variant<IngestItem, HttpResponse> ReadIngestItem(const HttpRequest& request,
                                                       uint64_t max_body_bytes) {
   if (request.body.size() > max_body_bytes) {
-    return http::JsonError(413, "payload_too_large",
-                           "The request body is larger than this endpoint accepts.");
+    return ErrorAnswer(Answer::kItemTooLarge);
   }
   const std::optional<absl::string_view> content_type = request.headers.Get("Content-Type");
   if (!content_type || !IsJsonContentType(*content_type)) {
-    return http::JsonError(415, "unsupported_media_type",
-                           "Send the item as application/json (UTF-8).");
+    return ErrorAnswer(Answer::kUnsupportedMediaType);
   }
   json::ParseOptions parse_options;
   parse_options.max_bytes = max_body_bytes;
@@ -225,13 +208,12 @@ std::variant<IngestItem, HttpResponse> ReadIngestItem(const HttpRequest& request
   if (!document.ok()) {
     const std::optional<json::ParseErrorKind> kind = json::ParseErrorKindOf(document.status());
     if (kind == json::ParseErrorKind::kTooLarge) {
-      return http::JsonError(413, "payload_too_large",
-                             "The request body is larger than this endpoint accepts.");
+      return ErrorAnswer(Answer::kItemTooLarge);
     }
     if (!kind.has_value() || json::IsMalformed(*kind)) {
-      return http::JsonError(400, "malformed_json",
-                             absl::StrCat("The body is not UTF-8 JSON: ",
-                                          document.status().message()));
+      const std::string description =
+          absl::StrCat("The body is not UTF-8 JSON: ", document.status().message());
+      return ErrorAnswer(Answer::kMalformedJson, {.description = description});
     }
     return SchemaViolation(json::ParseErrorPathOf(document.status()).value_or(""),
                            document.status().message());
@@ -273,9 +255,9 @@ std::variant<IngestItem, HttpResponse> ReadIngestItem(const HttpRequest& request
     return SchemaViolation("", canonical.status().message());
   }
   if (canonical->size() > kMaxCanonicalBodyBytes) {
-    return http::JsonError(413, "payload_too_large",
-                           absl::StrCat("The item's canonical (RFC 8785) form is larger than ",
-                                        kMaxCanonicalBodyBytes, " bytes."));
+    const std::string description = absl::StrCat(
+        "The item's canonical (RFC 8785) form is larger than ", kMaxCanonicalBodyBytes, " bytes.");
+    return ErrorAnswer(Answer::kCanonicalTooLarge, {.description = description});
   }
   item.content_hash = crypto::ToHex(json::ContentHash(*canonical));
   item.canonical_body = *std::move(canonical);
@@ -305,35 +287,24 @@ v1::EvaluateIngestRequest EvaluateRequestFor(const HttpRequest& request, const I
 HttpResponse IngestResponseFor(const absl::StatusOr<v1::EvaluateIngestResponse>& result,
                                const IngestItem& item, int retry_after_seconds) {
   if (!result.ok()) {
-    return ItemErrorForStatus(result.status(), item, retry_after_seconds);
+    return ItemError(VerifierFailure(result.status().code()), item, retry_after_seconds);
   }
   const std::string& item_id = result->item_id().empty() ? item.item_id : result->item_id();
   switch (result->decision()) {
     case v1::INGEST_DECISION_ACCEPTED:
-      return WithAction(http::JsonResponse(202, DecisionBody("accepted", item_id, item.content_hash)),
-                        "accept");
-    case v1::INGEST_DECISION_DROPPED: {
-      boost::json::object body = DecisionBody("dropped", item_id, item.content_hash);
-      body["reason"] =
-          Json(result->reason().empty() ? "unverified_synthetic_content" : result->reason());
-      return WithAction(http::JsonResponse(200, body), "drop");
-    }
-    case v1::INGEST_DECISION_DUPLICATE: {
-      boost::json::object body =
-          DecisionBody("acknowledged_duplicate", item_id, item.content_hash);
-      body["reason"] = Json(result->reason());
-      return WithAction(http::JsonResponse(200, body), "duplicate");
-    }
-    case v1::INGEST_DECISION_QUARANTINED: {
-      boost::json::object body = DecisionBody("quarantined", item_id, item.content_hash);
-      body["reason"] = Json(result->reason());
-      return WithAction(http::JsonResponse(202, body), "quarantine");
-    }
+      return Decision(Answer::kIngestAccepted, item_id, item.content_hash);
+    case v1::INGEST_DECISION_DROPPED:
+      return Decision(Answer::kIngestDropped, item_id, item.content_hash,
+                      result->reason().empty() ? "unverified_synthetic_content"
+                                               : absl::string_view(result->reason()));
+    case v1::INGEST_DECISION_DUPLICATE:
+      return Decision(Answer::kIngestDuplicate, item_id, item.content_hash, result->reason());
+    case v1::INGEST_DECISION_QUARANTINED:
+      return Decision(Answer::kIngestQuarantined, item_id, item.content_hash, result->reason());
     case v1::INGEST_DECISION_UNKNOWN_PUBLISHER:
-      return ItemError(403, "unknown_publisher",
-                       "X-Provenance-Source names no registered, enabled publisher.", item);
+      return ItemError(Answer::kUnknownPublisher, item, retry_after_seconds);
     default:
-      return ItemErrorForStatus(absl::InternalError("no decision"), item, retry_after_seconds);
+      return ItemError(Answer::kVerifierInternal, item, retry_after_seconds);
   }
 }
 
@@ -420,9 +391,10 @@ void IngestHandler::Handle(const HttpRequest& request, http::Respond respond) co
   }
   const v1::EvaluateIngestRequest evaluate = EvaluateRequestFor(request, item);
   verifier_.EvaluateIngest(
-      evaluate, [respond = std::move(respond), item = std::move(item),
-                 request_id = request.request_id, retry_after = options_.retry_after,
-                 accepted = accepted_](absl::StatusOr<v1::EvaluateIngestResponse> result) {
+      request.request_id, evaluate,
+      [respond = std::move(respond), item = std::move(item), request_id = request.request_id,
+       retry_after = options_.retry_after,
+       accepted = accepted_](absl::StatusOr<v1::EvaluateIngestResponse> result) {
         if (!result.ok()) {
           logging::Warn("request_id={} EvaluateIngest failed: {}", request_id,
                         result.status().ToString());
@@ -439,7 +411,7 @@ void IngestHandler::Handle(const HttpRequest& request, http::Respond respond) co
                              result->item_id().empty() ? item.item_id : result->item_id());
         }
         const bool retryable =
-            !result.ok() && status::MappingFor(result.status().code()).retryable;
+            !result.ok() && (RowFor(VerifierFailure(result.status().code())).headers & kRetryAfter);
         respond(IngestResponseFor(result, item, retryable ? retry_after() : 0));
       });
 }

@@ -14,9 +14,9 @@
 #include "boost/json/serialize.hpp"
 #include "common/crypto/sha256.h"
 #include "common/logging/log.h"
+#include "ingest-gateway/src/answers.h"
 #include "ingest-gateway/src/form_decoding.h"
 #include "ingest-gateway/src/rate_limiter.h"
-#include "ingest-gateway/src/status_response.h"
 
 namespace portcullis::gateway {
 namespace {
@@ -267,8 +267,7 @@ void AddFeedCorsHeaders(HttpResponse& response) {
 }
 
 HttpResponse MentionsPreflightResponse() {
-  HttpResponse response;
-  response.status = 204;
+  HttpResponse response = Answered(Answer::kFeedPreflight, {});
   AddFeedCorsHeaders(response);
   response.headers.Set("Access-Control-Allow-Methods", "GET, OPTIONS");
   response.headers.Set("Access-Control-Allow-Headers", "If-None-Match");
@@ -290,7 +289,8 @@ void MentionsFeed::Handle(const http::HttpRequest& request, http::Respond respon
   }
   absl::StatusOr<FeedQuery> query = ParseFeedQuery(request.query);
   if (!query.ok()) {
-    HttpResponse bad = http::JsonError(400, "invalid_request", query.status().message());
+    HttpResponse bad =
+        ErrorAnswer(Answer::kInvalidFeedQuery, {.description = query.status().message()});
     AddFeedCorsHeaders(bad);
     respond(std::move(bad));
     return;
@@ -300,7 +300,7 @@ void MentionsFeed::Handle(const http::HttpRequest& request, http::Respond respon
     if_none_match = std::string(*header);
   }
   verifier_.ListMentions(
-      ToListRequest(*query),
+      request.request_id, ToListRequest(*query),
       [respond = std::move(respond), request_id = request.request_id,
        retry_after = retry_after_seconds_, query = *query,
        if_none_match](absl::StatusOr<v1::ListMentionsResponse> result) {
@@ -329,13 +329,12 @@ void MentionsFeed::Handle(const http::HttpRequest& request, http::Respond respon
           response.headers.Set("Link", absl::StrCat("<", next, ">; rel=\"next\""));
         }
         if (if_none_match && IfNoneMatchMatches(*if_none_match, etag)) {
-          response.status = 304;
-          respond(std::move(response));
+          respond(Answered(Answer::kFeedNotModified, std::move(response)));
           return;
         }
         response.headers.Set("Content-Type", kJf2FeedContentType);
         response.body = std::move(body);
-        respond(std::move(response));
+        respond(Answered(Answer::kFeed, std::move(response)));
       });
 }
 

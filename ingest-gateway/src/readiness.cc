@@ -7,6 +7,7 @@
 #include "common/logging/log.h"
 #include "common/status/status_mapping.h"
 #include "grpcpp/client_context.h"
+#include "ingest-gateway/src/answers.h"
 
 namespace portcullis::gateway {
 
@@ -78,20 +79,20 @@ void Readiness::PollOnce() {
 
 http::HttpResponse Readiness::ReadyzResponse() const {
   if (draining()) {
-    return http::JsonError(503, "not_ready", "The gateway is shutting down.");
+    return ErrorAnswer(Answer::kNotReadyDraining);
   }
   if (!verifier_serving()) {
-    return http::JsonError(503, "not_ready", "The verifier is not reachable.");
+    return ErrorAnswer(Answer::kNotReadyVerifier);
   }
   boost::json::object body;
   body["status"] = "ready";
-  return http::JsonResponse(200, body);
+  return Answered(Answer::kReady, http::JsonResponse(0, body));
 }
 
 http::HttpResponse HealthzResponse() {
   boost::json::object body;
   body["status"] = "ok";
-  return http::JsonResponse(200, body);
+  return Answered(Answer::kHealthy, http::JsonResponse(0, body));
 }
 
 }  // namespace portcullis::gateway

@@ -3,12 +3,15 @@
 #include <functional>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "portcullis/verifier/v1/verifier.pb.h"
 
 namespace portcullis::gateway {
 
 // The gateway's only way to the verifier. Calls are asynchronous: the callback runs exactly once,
-// on a thread of the implementation, and must not block.
+// on a thread of the implementation, and must not block. `request_id` is the id of the HTTP
+// request the call serves (the one echoed in X-Request-Id); it travels with the call so the
+// verifier's log lines for it carry it.
 class VerifierClient {
  public:
   using SubmitCallback = std::function<void(absl::StatusOr<verifier::v1::SubmitMentionResponse>)>;
@@ -20,12 +23,16 @@ class VerifierClient {
 
   virtual ~VerifierClient() = default;
 
-  virtual void SubmitMention(const verifier::v1::SubmitMentionRequest& request,
+  virtual void SubmitMention(absl::string_view request_id,
+                             const verifier::v1::SubmitMentionRequest& request,
                              SubmitCallback callback) = 0;
-  virtual void GetMention(const verifier::v1::GetMentionRequest& request, GetCallback callback) = 0;
-  virtual void EvaluateIngest(const verifier::v1::EvaluateIngestRequest& request,
+  virtual void GetMention(absl::string_view request_id,
+                          const verifier::v1::GetMentionRequest& request, GetCallback callback) = 0;
+  virtual void EvaluateIngest(absl::string_view request_id,
+                              const verifier::v1::EvaluateIngestRequest& request,
                               EvaluateIngestCallback callback) = 0;
-  virtual void ListMentions(const verifier::v1::ListMentionsRequest& request,
+  virtual void ListMentions(absl::string_view request_id,
+                            const verifier::v1::ListMentionsRequest& request,
                             ListMentionsCallback callback) = 0;
 };
 

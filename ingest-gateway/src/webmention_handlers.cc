@@ -14,16 +14,15 @@
 #include "boost/json/array.hpp"
 #include "boost/json/object.hpp"
 #include "common/logging/log.h"
+#include "ingest-gateway/src/answers.h"
 #include "ingest-gateway/src/form_decoding.h"
 #include "ingest-gateway/src/status_page.h"
-#include "ingest-gateway/src/status_response.h"
 
 namespace portcullis::gateway {
 namespace {
 
 using http::HttpRequest;
 using http::HttpResponse;
-using http::JsonError;
 
 boost::json::string_view Json(absl::string_view s) { return {s.data(), s.size()}; }
 
@@ -50,18 +49,15 @@ bool LooksLikeMentionId(absl::string_view id) {
   return true;
 }
 
-HttpResponse NotFoundMention() { return JsonError(404, "not_found", "No mention has this id."); }
-
 }  // namespace
 
 http::HttpResponse RateLimitedResponse(absl::Duration wait, absl::string_view what) {
   const int64_t seconds =
       std::max<int64_t>(1, absl::ToInt64Seconds(absl::Ceil(wait, absl::Seconds(1))));
-  HttpResponse response = JsonError(
-      429, "rate_limited",
-      absl::StrCat("Too many requests from this ", what, "; retry in ", seconds, " seconds."));
-  response.headers.Set("Retry-After", absl::StrCat(seconds));
-  return response;
+  const std::string description =
+      absl::StrCat("Too many requests from this ", what, "; retry in ", seconds, " seconds.");
+  return ErrorAnswer(Answer::kRateLimited, {.retry_after_seconds = static_cast<int>(seconds),
+                                            .description = description});
 }
 
 std::string WebmentionHandlers::ClientKeyOf(const HttpRequest& request) const {
@@ -100,32 +96,30 @@ void WebmentionHandlers::Submit(const HttpRequest& request, http::Respond respon
   }
   const std::optional<absl::string_view> content_type = request.headers.Get("Content-Type");
   if (!content_type || !IsFormContentType(*content_type)) {
-    respond(JsonError(400, "unsupported_content_type",
-                      "Send the webmention as application/x-www-form-urlencoded."));
+    respond(ErrorAnswer(Answer::kUnsupportedContentType));
     return;
   }
   absl::StatusOr<std::vector<FormField>> fields = DecodeForm(request.body);
   if (!fields.ok()) {
-    respond(JsonError(400, "invalid_form",
-                      "The body is not a valid application/x-www-form-urlencoded form."));
+    respond(ErrorAnswer(Answer::kInvalidForm));
     return;
   }
   const std::vector<absl::string_view> sources = FieldValues(*fields, "source");
   const std::vector<absl::string_view> targets = FieldValues(*fields, "target");
   if (sources.empty()) {
-    respond(JsonError(400, "missing_source", "The form has no source parameter."));
+    respond(ErrorAnswer(Answer::kMissingSource));
     return;
   }
   if (sources.size() > 1) {
-    respond(JsonError(400, "duplicate_source", "The form has more than one source parameter."));
+    respond(ErrorAnswer(Answer::kDuplicateSource));
     return;
   }
   if (targets.empty()) {
-    respond(JsonError(400, "missing_target", "The form has no target parameter."));
+    respond(ErrorAnswer(Answer::kMissingTarget));
     return;
   }
   if (targets.size() > 1) {
-    respond(JsonError(400, "duplicate_target", "The form has more than one target parameter."));
+    respond(ErrorAnswer(Answer::kDuplicateTarget));
     return;
   }
 
@@ -139,38 +133,40 @@ void WebmentionHandlers::Submit(const HttpRequest& request, http::Respond respon
   verifier::v1::SubmitMentionRequest submit;
   submit.set_source(std::string(sources.front()));
   submit.set_target(std::string(targets.front()));
-  verifier_.SubmitMention(submit, [respond = std::move(respond), request_id = request.request_id,
-                                   retry_after = retry_after_seconds_](
-                                      absl::StatusOr<verifier::v1::SubmitMentionResponse> result) {
-    if (!result.ok()) {
-      logging::Warn("request_id={} SubmitMention failed: {}", request_id,
-                    result.status().ToString());
-      respond(ResponseForStatus(result.status(), retry_after));
-      return;
-    }
-    switch (result->decision()) {
-      case verifier::v1::DECISION_ACCEPTED: {
-        const std::string status_url = absl::StrCat(kStatusPathPrefix, result->mention_id());
-        boost::json::object body;
-        body["status"] = "accepted";
-        body["mention_id"] = Json(result->mention_id());
-        body["state"] = Json(StateName(result->state()));
-        body["status_url"] = Json(status_url);
-        HttpResponse response = http::JsonResponse(202, body);
-        response.headers.Set("Location", status_url);
-        respond(std::move(response));
-        return;
-      }
-      case verifier::v1::DECISION_REJECTED:
-        respond(JsonError(400, result->reason().empty() ? "rejected" : result->reason(),
-                          result->reason_description()));
-        return;
-      default:
-        logging::Error("request_id={} SubmitMention answered without a decision", request_id);
-        respond(ResponseForStatus(absl::InternalError("no decision"), retry_after));
-        return;
-    }
-  });
+  verifier_.SubmitMention(
+      request.request_id, submit,
+      [respond = std::move(respond), request_id = request.request_id,
+       retry_after =
+           retry_after_seconds_](absl::StatusOr<verifier::v1::SubmitMentionResponse> result) {
+        if (!result.ok()) {
+          logging::Warn("request_id={} SubmitMention failed: {}", request_id,
+                        result.status().ToString());
+          respond(ResponseForStatus(result.status(), retry_after));
+          return;
+        }
+        switch (result->decision()) {
+          case verifier::v1::DECISION_ACCEPTED: {
+            const std::string status_url = absl::StrCat(kStatusPathPrefix, result->mention_id());
+            boost::json::object body;
+            body["status"] = "accepted";
+            body["mention_id"] = Json(result->mention_id());
+            body["state"] = Json(StateName(result->state()));
+            body["status_url"] = Json(status_url);
+            respond(Answered(Answer::kWebmentionAccepted, http::JsonResponse(0, body),
+                             {.location = status_url}));
+            return;
+          }
+          case verifier::v1::DECISION_REJECTED:
+            respond(ErrorAnswer(
+                Answer::kWebmentionRejected,
+                {.error = result->reason(), .description = result->reason_description()}));
+            return;
+          default:
+            logging::Error("request_id={} SubmitMention answered without a decision", request_id);
+            respond(ErrorAnswer(Answer::kVerifierInternal));
+            return;
+        }
+      });
 }
 
 void WebmentionHandlers::Status(const HttpRequest& request, http::Respond respond) const {
@@ -179,63 +175,61 @@ void WebmentionHandlers::Status(const HttpRequest& request, http::Respond respon
     return;
   }
   if (!LooksLikeMentionId(request.path_param)) {
-    respond(NotFoundMention());
+    respond(ErrorAnswer(Answer::kMentionNotFound));
     return;
   }
   const StatusFormat format = NegotiateStatusFormat(request.headers.Get("Accept"));
   if (format == StatusFormat::kNotAcceptable) {
-    respond(JsonError(406, "not_acceptable",
-                      "The status is available as application/json or text/html."));
+    respond(ErrorAnswer(Answer::kStatusNotAcceptable));
     return;
   }
   verifier::v1::GetMentionRequest get;
   get.set_mention_id(request.path_param);
-  verifier_.GetMention(get, [respond = std::move(respond), request_id = request.request_id,
-                             retry_after = retry_after_seconds_,
-                             format](absl::StatusOr<verifier::v1::GetMentionResponse> result) {
-    if (!result.ok()) {
-      // An id the verifier does not know, or cannot read as an id: either way, no such mention.
-      if (result.status().code() == absl::StatusCode::kNotFound ||
-          result.status().code() == absl::StatusCode::kInvalidArgument) {
-        respond(NotFoundMention());
-        return;
-      }
-      logging::Warn("request_id={} GetMention failed: {}", request_id, result.status().ToString());
-      respond(ResponseForStatus(result.status(), retry_after));
-      return;
-    }
-    const verifier::v1::Mention& mention = result->mention();
-    if (format == StatusFormat::kHtml) {
-      respond(StatusHtmlResponse(mention));
-      return;
-    }
-    boost::json::object body;
-    body["mention_id"] = Json(mention.mention_id());
-    body["source"] = Json(mention.source());
-    body["target"] = Json(mention.target());
-    body["state"] = Json(StateName(mention.state()));
-    body["reason"] = Json(mention.reason());
-    body["created_at"] = Rfc3339(mention.created_at());
-    body["updated_at"] = Rfc3339(mention.updated_at());
-    body["type"] = Json(MentionTypeName(mention.type()));
-    if (mention.has_author()) {
-      boost::json::object author;
-      author["name"] = Json(mention.author().name());
-      author["url"] = Json(mention.author().url());
-      author["photo"] = Json(mention.author().photo());
-      body["author"] = std::move(author);
-    }
-    body["verified_at"] = Rfc3339(mention.verified_at());
-    boost::json::array links;
-    for (const std::string& link : mention.links_to_target_host()) {
-      links.emplace_back(Json(link));
-    }
-    body["links_to_target_host"] = std::move(links);
-    HttpResponse response = http::JsonResponse(200, body);
-    response.headers.Set("Vary", "Accept");
-    response.headers.Set("Cache-Control", "no-store");
-    respond(std::move(response));
-  });
+  verifier_.GetMention(request.request_id, get,
+                       [respond = std::move(respond), request_id = request.request_id,
+                        retry_after = retry_after_seconds_,
+                        format](absl::StatusOr<verifier::v1::GetMentionResponse> result) {
+                         if (!result.ok()) {
+                           const Answer answer = GetMentionFailure(result.status().code());
+                           if (answer != Answer::kMentionNotFound) {
+                             logging::Warn("request_id={} GetMention failed: {}", request_id,
+                                           result.status().ToString());
+                           }
+                           respond(ErrorAnswer(answer, {.retry_after_seconds = retry_after}));
+                           return;
+                         }
+                         const verifier::v1::Mention& mention = result->mention();
+                         if (format == StatusFormat::kHtml) {
+                           respond(Answered(Answer::kMentionStatus, StatusHtmlResponse(mention)));
+                           return;
+                         }
+                         boost::json::object body;
+                         body["mention_id"] = Json(mention.mention_id());
+                         body["source"] = Json(mention.source());
+                         body["target"] = Json(mention.target());
+                         body["state"] = Json(StateName(mention.state()));
+                         body["reason"] = Json(mention.reason());
+                         body["created_at"] = Rfc3339(mention.created_at());
+                         body["updated_at"] = Rfc3339(mention.updated_at());
+                         body["type"] = Json(MentionTypeName(mention.type()));
+                         if (mention.has_author()) {
+                           boost::json::object author;
+                           author["name"] = Json(mention.author().name());
+                           author["url"] = Json(mention.author().url());
+                           author["photo"] = Json(mention.author().photo());
+                           body["author"] = std::move(author);
+                         }
+                         body["verified_at"] = Rfc3339(mention.verified_at());
+                         boost::json::array links;
+                         for (const std::string& link : mention.links_to_target_host()) {
+                           links.emplace_back(Json(link));
+                         }
+                         body["links_to_target_host"] = std::move(links);
+                         HttpResponse response = http::JsonResponse(0, body);
+                         response.headers.Set("Vary", "Accept");
+                         response.headers.Set("Cache-Control", "no-store");
+                         respond(Answered(Answer::kMentionStatus, std::move(response)));
+                       });
 }
 
 }  // namespace portcullis::gateway

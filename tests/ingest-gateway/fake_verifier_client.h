@@ -1,46 +1,55 @@
 #pragma once
 
 #include <mutex>
+#include <string>
 #include <vector>
 
 #include "ingest-gateway/src/verifier_client.h"
 
 namespace portcullis::gateway::testing {
 
-// Answers every call at once with the configured result and records the requests.
+// Answers every call at once with the configured result and records the requests and their
+// request ids.
 class FakeVerifierClient final : public VerifierClient {
  public:
-  void SubmitMention(const verifier::v1::SubmitMentionRequest& request,
+  void SubmitMention(absl::string_view request_id,
+                     const verifier::v1::SubmitMentionRequest& request,
                      SubmitCallback callback) override {
     {
       std::lock_guard<std::mutex> lock(mu_);
       submits.push_back(request);
+      request_ids.emplace_back(request_id);
     }
     callback(submit_result);
   }
 
-  void GetMention(const verifier::v1::GetMentionRequest& request, GetCallback callback) override {
+  void GetMention(absl::string_view request_id, const verifier::v1::GetMentionRequest& request,
+                  GetCallback callback) override {
     {
       std::lock_guard<std::mutex> lock(mu_);
       gets.push_back(request);
+      request_ids.emplace_back(request_id);
     }
     callback(get_result);
   }
 
-  void EvaluateIngest(const verifier::v1::EvaluateIngestRequest& request,
+  void EvaluateIngest(absl::string_view request_id,
+                      const verifier::v1::EvaluateIngestRequest& request,
                       EvaluateIngestCallback callback) override {
     {
       std::lock_guard<std::mutex> lock(mu_);
       evaluations.push_back(request);
+      request_ids.emplace_back(request_id);
     }
     callback(evaluate_result);
   }
 
-  void ListMentions(const verifier::v1::ListMentionsRequest& request,
+  void ListMentions(absl::string_view request_id, const verifier::v1::ListMentionsRequest& request,
                     ListMentionsCallback callback) override {
     {
       std::lock_guard<std::mutex> lock(mu_);
       lists.push_back(request);
+      request_ids.emplace_back(request_id);
     }
     callback(list_result);
   }
@@ -57,6 +66,8 @@ class FakeVerifierClient final : public VerifierClient {
   absl::StatusOr<verifier::v1::ListMentionsResponse> list_result =
       absl::UnavailableError("not configured");
   std::vector<verifier::v1::ListMentionsRequest> lists;
+  // The request id of every call, in order.
+  std::vector<std::string> request_ids;
 
  private:
   std::mutex mu_;

@@ -152,8 +152,13 @@ TEST_F(GatewayTest, AdminPortServesProbesAndMetrics) {
 
 TEST_F(GatewayTest, ShutdownMakesReadyz503ThenDrains) {
   gateway_->readiness().PollOnce();
-  gateway_->BeginShutdown();
   TestConnection admin(gateway_->admin_port());
+  // Ready first: /readyz answers 503 before the first check too, so the 503 below must follow a
+  // 200 to say anything about the shutdown.
+  auto ready = admin.Request("GET", "/readyz");
+  ASSERT_TRUE(ready.has_value());
+  ASSERT_EQ(ready->status, 200);
+  gateway_->BeginShutdown();
   auto readyz = admin.Request("GET", "/readyz");
   ASSERT_TRUE(readyz.has_value());
   EXPECT_EQ(readyz->status, 503);

@@ -1,17 +1,26 @@
 #include "ingest-gateway/src/grpc_verifier_client.h"
 
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
+#include "common/grpc/request_id.h"
+#include "gmock/gmock.h"
 #include "grpcpp/health_check_service_interface.h"
 #include "grpcpp/security/server_credentials.h"
 #include "grpcpp/server.h"
 #include "grpcpp/server_builder.h"
 #include "gtest/gtest.h"
+#include "ingest-gateway/src/http/http_server.h"
+#include "ingest-gateway/src/http/router.h"
+#include "ingest-gateway/src/ingest_handler.h"
+#include "ingest-gateway/src/mentions_feed.h"
+#include "ingest-gateway/src/webmention_handlers.h"
 #include "portcullis/verifier/v1/verifier.grpc.pb.h"
 #include "tests/ingest-gateway/http/test_http_client.h"
 
@@ -24,8 +33,28 @@ using verifier::v1::SubmitMentionRequest;
 using verifier::v1::SubmitMentionResponse;
 
 // An in-process verifier: accepts everything, knows one mention id, and never answers for "slow".
+// Records the request id metadata of every call.
 class TestVerifier final : public verifier::v1::Verifier::Service {
  public:
+  // When set, every RPC fails with this status (message and binary details included).
+  std::optional<grpc::Status> fail_with;
+
+  // The kRequestIdMetadata of every call in arrival order ("<none>" when absent).
+  std::vector<std::string> RequestIds() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return request_ids_;
+  }
+
+  // Records the call's request id; the status to fail it with, or OK.
+  grpc::Status Record(const grpc::ServerContext* context) {
+    const auto found = context->client_metadata().find(grpc_metadata::kRequestIdMetadata);
+    std::lock_guard<std::mutex> lock(mu_);
+    request_ids_.push_back(found == context->client_metadata().end()
+                               ? "<none>"
+                               : std::string(found->second.data(), found->second.size()));
+    return fail_with.value_or(grpc::Status::OK);
+  }
+
   // When set, SubmitMention and GetMention answer UNAUTHENTICATED to calls whose `authorization`
   // metadata is not exactly this.
   std::string required_authorization;
@@ -42,6 +71,7 @@ class TestVerifier final : public verifier::v1::Verifier::Service {
 
   grpc::Status SubmitMention(grpc::ServerContext* context, const SubmitMentionRequest* request,
                              SubmitMentionResponse* response) override {
+    if (grpc::Status recorded = Record(context); !recorded.ok()) return recorded;
     if (grpc::Status auth = Authenticate(context); !auth.ok()) return auth;
     response->set_decision(verifier::v1::DECISION_ACCEPTED);
     response->set_mention_id(absl::StrCat("id-for-", request->source()));
@@ -51,6 +81,7 @@ class TestVerifier final : public verifier::v1::Verifier::Service {
 
   grpc::Status GetMention(grpc::ServerContext* context, const GetMentionRequest* request,
                           GetMentionResponse* response) override {
+    if (grpc::Status recorded = Record(context); !recorded.ok()) return recorded;
     if (grpc::Status auth = Authenticate(context); !auth.ok()) return auth;
     if (request->mention_id() == "slow") {
       // Holds the call until the client gives up (its deadline cancels the call).
@@ -67,8 +98,10 @@ class TestVerifier final : public verifier::v1::Verifier::Service {
   }
 
   // One mention of any site; INVALID_ARGUMENT without one.
-  grpc::Status ListMentions(grpc::ServerContext*, const verifier::v1::ListMentionsRequest* request,
+  grpc::Status ListMentions(grpc::ServerContext* context,
+                            const verifier::v1::ListMentionsRequest* request,
                             verifier::v1::ListMentionsResponse* response) override {
+    if (grpc::Status recorded = Record(context); !recorded.ok()) return recorded;
     if (request->domain().empty()) {
       return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "domain required");
     }
@@ -76,6 +109,19 @@ class TestVerifier final : public verifier::v1::Verifier::Service {
     response->set_next_page_token("more");
     return grpc::Status::OK;
   }
+
+  grpc::Status EvaluateIngest(grpc::ServerContext* context,
+                              const verifier::v1::EvaluateIngestRequest* request,
+                              verifier::v1::EvaluateIngestResponse* response) override {
+    if (grpc::Status recorded = Record(context); !recorded.ok()) return recorded;
+    response->set_decision(verifier::v1::INGEST_DECISION_ACCEPTED);
+    response->set_item_id(request->item_id());
+    return grpc::Status::OK;
+  }
+
+ private:
+  std::mutex mu_;
+  std::vector<std::string> request_ids_;
 };
 
 class GatewayGrpcVerifierClientTest : public ::testing::Test {
@@ -116,15 +162,16 @@ class GatewayGrpcVerifierClientTest : public ::testing::Test {
     GetMentionRequest request;
     request.set_mention_id(std::move(id));
     return Wait<GetMentionResponse>(
-        [&](VerifierClient::GetCallback callback) { client.GetMention(request, callback); });
+        [&](VerifierClient::GetCallback callback) { client.GetMention("", request, callback); });
   }
 
   absl::StatusOr<SubmitMentionResponse> Submit(GrpcVerifierClient& client) {
     SubmitMentionRequest request;
     request.set_source("https://a.example/");
     request.set_target("https://b.example/");
-    return Wait<SubmitMentionResponse>(
-        [&](VerifierClient::SubmitCallback callback) { client.SubmitMention(request, callback); });
+    return Wait<SubmitMentionResponse>([&](VerifierClient::SubmitCallback callback) {
+      client.SubmitMention("", request, callback);
+    });
   }
 
   std::string Target() const { return absl::StrCat("127.0.0.1:", port_); }
@@ -162,7 +209,7 @@ TEST_F(GatewayGrpcVerifierClientTest, ListMentionsReturnsThePageAndConvertsStatu
     request.set_domain(domain);
     return Wait<verifier::v1::ListMentionsResponse>(
         [&](VerifierClient::ListMentionsCallback callback) {
-          client->ListMentions(request, callback);
+          client->ListMentions("", request, callback);
         });
   };
   absl::StatusOr<verifier::v1::ListMentionsResponse> page = list("b.example");
@@ -190,7 +237,7 @@ TEST_F(GatewayGrpcVerifierClientTest, DestructionWaitsForCallsInFlight) {
   std::atomic<bool> called{false};
   GetMentionRequest request;
   request.set_mention_id("slow");
-  client->GetMention(request, [&](absl::StatusOr<GetMentionResponse>) { called = true; });
+  client->GetMention("", request, [&](absl::StatusOr<GetMentionResponse>) { called = true; });
   client.reset();
   EXPECT_TRUE(called.load());
 }
@@ -227,6 +274,136 @@ TEST_F(GatewayGrpcVerifierClientTest, ReadinessFailsWhileTheVerifierIsDown) {
   AuthorizedHealthChecker checker(
       MakeVerifierChannel(absl::StrCat("127.0.0.1:", testing::UnusedPort()), kToken));
   EXPECT_FALSE(checker.Check(absl::Milliseconds(300)).ok());
+}
+
+TEST_F(GatewayGrpcVerifierClientTest, EveryCallCarriesItsRequestId) {
+  auto client = Client(Target());
+  SubmitMentionRequest submit;
+  EXPECT_TRUE(Wait<SubmitMentionResponse>([&](VerifierClient::SubmitCallback callback) {
+                client->SubmitMention("req-submit", submit, callback);
+              }).ok());
+  GetMentionRequest get;
+  get.set_mention_id("known");
+  EXPECT_TRUE(Wait<GetMentionResponse>([&](VerifierClient::GetCallback callback) {
+                client->GetMention("req-get", get, callback);
+              }).ok());
+  verifier::v1::EvaluateIngestRequest evaluate;
+  EXPECT_TRUE(Wait<verifier::v1::EvaluateIngestResponse>([&](VerifierClient::EvaluateIngestCallback
+                                                                 callback) {
+                client->EvaluateIngest("req-ingest", evaluate, callback);
+              }).ok());
+  verifier::v1::ListMentionsRequest list;
+  list.set_domain("b.example");
+  EXPECT_TRUE(
+      Wait<verifier::v1::ListMentionsResponse>([&](VerifierClient::ListMentionsCallback callback) {
+        client->ListMentions("req-list", list, callback);
+      }).ok());
+  EXPECT_THAT(service_.RequestIds(),
+              ::testing::ElementsAre("req-submit", "req-get", "req-ingest", "req-list"));
+}
+
+// The public listener's routes over a real GrpcVerifierClient and the in-process verifier.
+class GatewayRequestIdAcrossTheHopTest : public GatewayGrpcVerifierClientTest {
+ protected:
+  void SetUp() override {
+    GatewayGrpcVerifierClientTest::SetUp();
+    client_ = Client(Target());
+    webmention_ = std::make_unique<WebmentionHandlers>(*client_, 5);
+    ingest_ = std::make_unique<IngestHandler>(*client_, IngestHandler::Options{});
+    mentions_ = std::make_unique<MentionsFeed>(*client_, 5);
+    router_.Add("POST", kWebmentionPath, [this](const http::HttpRequest& r, http::Respond done) {
+      webmention_->Submit(r, std::move(done));
+    });
+    router_.Add("GET", kStatusRoute, [this](const http::HttpRequest& r, http::Respond done) {
+      webmention_->Status(r, std::move(done));
+    });
+    router_.Add("POST", kIngestPath, [this](const http::HttpRequest& r, http::Respond done) {
+      ingest_->Handle(r, std::move(done));
+    });
+    router_.Add("GET", kMentionsPath, [this](const http::HttpRequest& r, http::Respond done) {
+      mentions_->Handle(r, std::move(done));
+    });
+    http::HttpServerOptions options;
+    options.listen = config::HostPort{"127.0.0.1", 0};
+    absl::StatusOr<std::unique_ptr<http::HttpServer>> server =
+        http::HttpServer::Create(options, router_.AsHandler());
+    ASSERT_TRUE(server.ok()) << server.status();
+    http_ = *std::move(server);
+    http_->Start();
+  }
+
+  void TearDown() override {
+    http_->Stop();
+    client_.reset();
+    GatewayGrpcVerifierClientTest::TearDown();
+  }
+
+  // One request of each route, with `extra_headers`; the responses.
+  std::vector<testing::TestResponse> EveryRoute(absl::string_view extra_headers) {
+    std::vector<testing::TestResponse> responses;
+    const auto send = [&](absl::string_view method, absl::string_view target,
+                          absl::string_view body, std::string headers) {
+      testing::TestConnection connection(http_->port());
+      std::optional<testing::TestResponse> response =
+          connection.Request(method, target, body, absl::StrCat(headers, extra_headers));
+      EXPECT_TRUE(response.has_value()) << method << " " << target;
+      responses.push_back(response.value_or(testing::TestResponse{}));
+    };
+    send("POST", "/webmention",
+         "source=https%3A%2F%2Fa.example%2F&target=https%3A%2F%2Fb.example%2F",
+         "Content-Type: application/x-www-form-urlencoded\r\n");
+    send("GET", "/webmention/status/0b6e3f5e", "", "");
+    send("POST", "/ingest", R"({"id":"item-1"})",
+         "Content-Type: application/json\r\nX-Provenance-Source: feeds.example\r\n");
+    send("GET", "/mentions?site=b.example", "", "");
+    return responses;
+  }
+
+  std::unique_ptr<GrpcVerifierClient> client_;
+  std::unique_ptr<WebmentionHandlers> webmention_;
+  std::unique_ptr<IngestHandler> ingest_;
+  std::unique_ptr<MentionsFeed> mentions_;
+  http::Router router_;
+  std::unique_ptr<http::HttpServer> http_;
+};
+
+TEST_F(GatewayRequestIdAcrossTheHopTest, TheVerifierGetsTheIdTheSenderSees) {
+  // A sender's own id is echoed and sent on.
+  for (const testing::TestResponse& response : EveryRoute("X-Request-Id: sender-id-7\r\n")) {
+    EXPECT_EQ(response.Header("x-request-id"), "sender-id-7");
+  }
+  EXPECT_THAT(service_.RequestIds(), ::testing::Each("sender-id-7"));
+  EXPECT_EQ(service_.RequestIds().size(), 4u);
+
+  // Without one, the id the gateway made up is the one the verifier gets.
+  const std::vector<testing::TestResponse> responses = EveryRoute("");
+  const std::vector<std::string> ids = service_.RequestIds();
+  ASSERT_EQ(ids.size(), 8u);
+  for (size_t i = 0; i < responses.size(); ++i) {
+    EXPECT_FALSE(responses[i].Header("x-request-id").empty());
+    EXPECT_EQ(ids[4 + i], responses[i].Header("x-request-id")) << i;
+  }
+}
+
+TEST_F(GatewayRequestIdAcrossTheHopTest, TheVerifiersErrorDebugInfoNeverReachesABody) {
+  for (const grpc::StatusCode code :
+       {grpc::StatusCode::UNAVAILABLE, grpc::StatusCode::INTERNAL,
+        grpc::StatusCode::DEADLINE_EXCEEDED, grpc::StatusCode::FAILED_PRECONDITION,
+        grpc::StatusCode::UNAUTHENTICATED, grpc::StatusCode::PERMISSION_DENIED}) {
+    service_.fail_with = grpc::Status(
+        code, "pg at 10.9.8.7:5432 refused; request_id=sender-id-9 store=PgMentionStore",
+        "debug-details-d41d8cd9");
+    for (const testing::TestResponse& response : EveryRoute("X-Request-Id: sender-id-9\r\n")) {
+      SCOPED_TRACE(absl::StrCat("code ", static_cast<int>(code), ": ", response.body));
+      EXPECT_GE(response.status, 400);
+      EXPECT_NE(response.status, 401);
+      EXPECT_THAT(response.body, ::testing::Not(::testing::HasSubstr("10.9.8.7")));
+      EXPECT_THAT(response.body, ::testing::Not(::testing::HasSubstr("PgMentionStore")));
+      EXPECT_THAT(response.body, ::testing::Not(::testing::HasSubstr("sender-id-9")));
+      EXPECT_THAT(response.body, ::testing::Not(::testing::HasSubstr("debug-details")));
+      EXPECT_THAT(response.body, ::testing::HasSubstr("\"error_description\""));
+    }
+  }
 }
 
 }  // namespace

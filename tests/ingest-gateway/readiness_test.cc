@@ -60,6 +60,7 @@ TEST(GatewayReadinessTest, DrainingIsNeverReady) {
   checker.serving = true;
   Readiness readiness(checker, absl::Seconds(1), absl::Milliseconds(300));
   readiness.PollOnce();
+  ASSERT_TRUE(readiness.IsReady()) << "ready before draining, or the 503 below proves nothing";
   readiness.SetDraining();
   EXPECT_FALSE(readiness.IsReady());
   EXPECT_EQ(readiness.ReadyzResponse().status, 503);

@@ -63,8 +63,18 @@ TEST_F(AuthClientsTest, GatewayWithARefusedTokenIsNotReadyAndAsksSendersToComeBa
                   ->StartGateway({absl::StrCat("--verifier_token_file=",
                                                WriteFile("wrong.token", kUnknownToken))})
                   .ok());
-  // The verifier is up and SERVING; only the token is wrong.
-  absl::SleepFor(absl::Seconds(2));
+  // The verifier is up and SERVING; only the token is wrong. /readyz answers 503 before the first
+  // readiness check too, so first see that check run and fail: the gateway logs its first result
+  // either way.
+  const absl::Time checked_by = absl::Now() + absl::Seconds(20);
+  while (!absl::StrContains(stack_->gateway().Log(), "verifier is not serving (") &&
+         absl::Now() < checked_by) {
+    absl::SleepFor(absl::Milliseconds(50));
+  }
+  ASSERT_TRUE(absl::StrContains(stack_->gateway().Log(), "verifier is not serving ("))
+      << "the first readiness check never reported: " << stack_->gateway().Log();
+  EXPECT_FALSE(absl::StrContains(stack_->gateway().Log(), "verifier is serving: ready"))
+      << stack_->gateway().Log();
   const testing::HttpResult readyz = stack_->Get("/readyz");
   EXPECT_EQ(readyz.status, 503) << readyz.body;
 

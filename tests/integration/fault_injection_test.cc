@@ -862,8 +862,9 @@ TEST_F(VerificationFaultTest, ThousandTarpitsAndEndlessSourcesLeaveWorkersAvaila
   rlimit files{};
   ::getrlimit(RLIMIT_NOFILE, &files);
   if (files.rlim_max < 3 * kTarpits + 500) {
-    GTEST_SKIP() << "SKIPPED: needs " << 3 * kTarpits + 500
-                 << " file descriptors, the hard limit is " << files.rlim_max;
+    PORTCULLIS_SKIP_OR_FAIL_UNDER_CI(absl::StrCat("needs ", 3 * kTarpits + 500,
+                                                  " file descriptors, the hard limit is ",
+                                                  files.rlim_max));
   }
   files.rlim_cur = files.rlim_max;  // Inherited by the verifier, restarted below.
   ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &files), 0);
@@ -1244,8 +1245,8 @@ TEST_F(SlowLorisTest, NormalClientsAreServedAndSlowOnesAreCutAtTheHeaderTimeout)
   rlimit files{};
   ::getrlimit(RLIMIT_NOFILE, &files);
   if (files.rlim_max < 2 * kSlow + 500) {
-    GTEST_SKIP() << "SKIPPED: needs " << 2 * kSlow + 500 << " file descriptors, the hard limit is "
-                 << files.rlim_max;
+    PORTCULLIS_SKIP_OR_FAIL_UNDER_CI(absl::StrCat(
+        "needs ", 2 * kSlow + 500, " file descriptors, the hard limit is ", files.rlim_max));
   }
   files.rlim_cur = files.rlim_max;  // Inherited by the gateway, started below.
   ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &files), 0);

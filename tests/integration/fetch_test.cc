@@ -40,6 +40,7 @@
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/support/ci.h"
 #include "tests/support/fake_dns_server.h"
 #include "verifier-service/src/fetch/cares_resolver.h"
 #include "verifier-service/src/fetch/curl_http_client.h"
@@ -551,7 +552,7 @@ TEST_F(FetchIntegrationTest, ConnectTimeCheckRefusesAnAddressThePolicyRefuses) {
 TEST_F(FetchIntegrationTest, PinsToAnIpv6Answer) {
   Origin v6("::1");
   if (!v6.ok()) {
-    GTEST_SKIP() << "no IPv6 loopback here";
+    PORTCULLIS_SKIP_OR_FAIL_UNDER_CI("cannot listen on the IPv6 loopback [::1]");
   }
   v6.Route("/", Html("<p>six</p>"));
   EgressPolicyConfig config;
@@ -804,7 +805,8 @@ TEST_F(FetchIntegrationTest, ThousandTarpitsInFlightDoNotDelayAFastSource) {
   files.rlim_cur = std::max<rlim_t>(files.rlim_cur, std::min<rlim_t>(files.rlim_max, 4096));
   setrlimit(RLIMIT_NOFILE, &files);
   if (files.rlim_cur < 2300) {
-    GTEST_SKIP() << "SKIPPED: needs 2300 file descriptors, the hard limit is " << files.rlim_max;
+    PORTCULLIS_SKIP_OR_FAIL_UNDER_CI(absl::StrCat(
+        "needs 2300 file descriptors, the hard limit is ", files.rlim_max));
   }
   constexpr int kTarpits = 1000;
   TarpitServer tarpit;

@@ -28,7 +28,9 @@
 #include "boost/beast/http.hpp"
 #include "common/crypto/random.h"
 #include "common/logging/log.h"
+#include "ingest-gateway/src/answers.h"
 #include "ingest-gateway/src/http/connection_limits.h"
+#include "ingest-gateway/src/http/request_reader.h"
 
 namespace portcullis::gateway::http {
 namespace {
@@ -44,14 +46,14 @@ constexpr absl::Duration kMaxLinger = absl::Seconds(2);
 // A refused connection's response write and linger: a peer that never reads costs little.
 constexpr absl::Duration kRefusalTimeout = absl::Seconds(1);
 constexpr size_t kReadChunk = 4096;
+// Reads after the first byte (Beast's own read loop uses up to 64 KiB).
+constexpr size_t kBodyReadChunk = 65536;
 constexpr char kContinue[] = "HTTP/1.1 100 Continue\r\n\r\n";
 
 std::chrono::steady_clock::duration ToSteady(absl::Duration d) {
   return std::chrono::duration_cast<std::chrono::steady_clock::duration>(
       absl::ToChronoNanoseconds(d));
 }
-
-absl::string_view ToAbsl(beast::string_view s) { return absl::string_view(s.data(), s.size()); }
 
 class Session;
 
@@ -99,7 +101,10 @@ class Session : public std::enable_shared_from_this<Session> {
         id_(id),
         slot_(std::move(slot)),
         client_address_(std::move(client_address)),
-        accepted_at_(accepted_at) {}
+        accepted_at_(accepted_at),
+        reader_({.max_body_bytes = state_->options.max_body_bytes,
+                 .max_header_bytes = state_->options.max_header_bytes,
+                 .body_limit_for_path = state_->options.body_limit_for_path}) {}
 
   // Every way a connection ends (error, timeout, drain, stop) ends here: its slot is given back.
   ~Session() { state_->Unregister(id_, &slot_); }
@@ -109,18 +114,16 @@ class Session : public std::enable_shared_from_this<Session> {
     net::dispatch(stream_.get_executor(), [self = shared_from_this()] { self->ReadRequest(true); });
   }
 
-  // Answers `response` (with Retry-After) without reading anything, then closes; the write and
-  // the linger after it are short.
-  void Reject(HttpResponse response) {
-    net::dispatch(stream_.get_executor(),
-                  [self = shared_from_this(), response = std::move(response)]() mutable {
-                    self->request_id_ = crypto::RandomHex(16);
-                    self->close_after_response_ = true;
-                    self->refused_ = true;
-                    response.headers.Set("Retry-After",
-                                         absl::StrCat(self->state_->options.retry_after_seconds));
-                    self->SendResponse(std::move(response));
-                  });
+  // Answers `answer` (kServerBusy, kTooManyConnections) without reading anything, then closes;
+  // the write and the linger after it are short.
+  void Reject(Answer answer) {
+    net::dispatch(stream_.get_executor(), [self = shared_from_this(), answer] {
+      self->request_id_ = crypto::RandomHex(16);
+      self->close_after_response_ = true;
+      self->refused_ = true;
+      self->SendResponse(
+          ErrorAnswer(answer, {.retry_after_seconds = self->state_->options.retry_after_seconds}));
+    });
   }
 
   // Drain: closes the connection now when it is between requests; otherwise the response in
@@ -163,15 +166,15 @@ class Session : public std::enable_shared_from_this<Session> {
       Close();
       return;
     }
-    parser_.emplace();
-    parser_->header_limit(options().max_header_bytes);
-    parser_->body_limit(options().max_body_bytes);
+    reader_.Start();
     request_id_.clear();
     request_keep_alive_ = false;
     close_after_response_ = false;
-    if (buffer_.size() > 0) {
+    if (reader_.HasBufferedBytes()) {
       // Pipelined bytes already here: the request has started.
-      StartReadHeader(std::chrono::steady_clock::now() + ToSteady(options().read_timeout));
+      phase_ = Phase::kReading;
+      stream_.expires_at(std::chrono::steady_clock::now() + ToSteady(options().read_timeout));
+      Advance(reader_.Parse());
       return;
     }
     // Wait for the first byte: on a new connection within the read timeout counted from the
@@ -182,135 +185,88 @@ class Session : public std::enable_shared_from_this<Session> {
     } else {
       stream_.expires_after(ToSteady(options().idle_timeout));
     }
-    stream_.async_read_some(buffer_.prepare(kReadChunk), [self = shared_from_this(), first](
-                                                             beast::error_code ec, size_t n) {
-      self->buffer_.commit(n);
-      if (ec) {
-        self->Close();
+    const absl::Span<char> room = reader_.Prepare(kReadChunk);
+    stream_.async_read_some(
+        net::buffer(room.data(), room.size()),
+        [self = shared_from_this(), first](beast::error_code ec, size_t n) {
+          if (ec) {
+            self->Close();
+            return;
+          }
+          self->phase_ = Phase::kReading;
+          self->stream_.expires_at((first ? self->accepted_at_ : std::chrono::steady_clock::now()) +
+                                   ToSteady(self->options().read_timeout));
+          self->Advance(self->reader_.Received(n));
+        });
+  }
+
+  // Does what the reader says next.
+  void Advance(ReadStep step) {
+    switch (step) {
+      case ReadStep::kNeedMore:
+        ReadMore();
         return;
-      }
-      const auto started = std::chrono::steady_clock::now();
-      self->StartReadHeader(first ? self->accepted_at_ + ToSteady(self->options().read_timeout)
-                                  : started + ToSteady(self->options().read_timeout));
-    });
-  }
-
-  void StartReadHeader(std::chrono::steady_clock::time_point deadline) {
-    phase_ = Phase::kReading;
-    stream_.expires_at(deadline);
-    bhttp::async_read_header(
-        stream_, buffer_, *parser_,
-        [self = shared_from_this()](beast::error_code ec, size_t) { self->OnHeader(ec); });
-  }
-
-  void OnHeader(beast::error_code ec) {
-    if (ec) {
-      OnReadError(ec);
-      return;
-    }
-    const auto& header = parser_->get();
-    const auto incoming_id = header.find("X-Request-Id");
-    if (incoming_id != header.end() && IsAcceptableRequestId(ToAbsl(incoming_id->value()))) {
-      request_id_ = std::string(ToAbsl(incoming_id->value()));
-    } else {
-      request_id_ = crypto::RandomHex(16);
-    }
-    uint64_t limit = options().max_body_bytes;
-    if (options().body_limit_for_path) {
-      const absl::string_view target = ToAbsl(header.target());
-      const uint64_t path_limit = options().body_limit_for_path(target.substr(0, target.find('?')));
-      if (path_limit > 0) {
-        limit = std::min(limit, path_limit);
-      }
-    }
-    if (parser_->content_length() && *parser_->content_length() > limit) {
-      OnReadError(bhttp::error::body_limit);
-      return;
-    }
-    parser_->body_limit(limit);
-    if (parser_->is_done()) {
-      OnRequest();
-      return;
-    }
-    const auto expect = header.find(bhttp::field::expect);
-    if (expect != header.end() && beast::iequals(expect->value(), "100-continue")) {
-      net::async_write(stream_, net::buffer(kContinue, sizeof(kContinue) - 1),
-                       [self = shared_from_this()](beast::error_code write_ec, size_t) {
-                         if (write_ec) {
-                           self->Close();
-                           return;
-                         }
-                         self->ReadBody();
-                       });
-      return;
-    }
-    ReadBody();
-  }
-
-  void ReadBody() {
-    bhttp::async_read(stream_, buffer_, *parser_,
-                      [self = shared_from_this()](beast::error_code ec, size_t) {
-                        if (ec) {
-                          self->OnReadError(ec);
-                          return;
-                        }
-                        self->OnRequest();
-                      });
-  }
-
-  void OnReadError(beast::error_code ec) {
-    if (request_id_.empty()) {
-      request_id_ = crypto::RandomHex(16);
-    }
-    if (ec == bhttp::error::body_limit) {
-      SendError(413, "payload_too_large", "The request body is larger than this endpoint accepts.");
-    } else if (ec == bhttp::error::header_limit) {
-      SendError(431, "headers_too_large", "The request header fields are too large.");
-    } else if (ec == bhttp::error::end_of_stream || ec == bhttp::error::partial_message ||
-               ec == beast::error::timeout || ec == net::error::operation_aborted) {
-      if (ec == beast::error::timeout) {
-        logging::Debug("request_id={} {} connection from {} timed out while reading", request_id_,
-                       options().name, client_address_);
-      }
-      Close();
-    } else if (ec.category() == bhttp::make_error_code(bhttp::error::bad_method).category()) {
-      SendError(400, "bad_request", "The request is not valid HTTP/1.1.");
-    } else {
-      Close();
+      case ReadStep::kSendContinue:
+        net::async_write(stream_, net::buffer(kContinue, sizeof(kContinue) - 1),
+                         [self = shared_from_this()](beast::error_code write_ec, size_t) {
+                           if (write_ec) {
+                             self->Close();
+                             return;
+                           }
+                           self->Advance(self->reader_.Parse());
+                         });
+        return;
+      case ReadStep::kRequest:
+        OnRequest(reader_.TakeRequest());
+        return;
+      case ReadStep::kRefuse:
+        request_id_ = reader_.request_id();
+        SendRefusal(reader_.refusal());
+        return;
+      case ReadStep::kClose:
+        Close();
+        return;
     }
   }
 
-  void SendError(int status, absl::string_view code, absl::string_view description) {
+  void ReadMore() {
+    const absl::Span<char> room = reader_.Prepare(kBodyReadChunk);
+    stream_.async_read_some(net::buffer(room.data(), room.size()),
+                            [self = shared_from_this()](beast::error_code ec, size_t n) {
+                              if (ec == net::error::eof) {
+                                self->Advance(self->reader_.ReceivedEnd());
+                              } else if (ec) {
+                                self->OnSocketError(ec);
+                              } else {
+                                self->Advance(self->reader_.Received(n));
+                              }
+                            });
+  }
+
+  // Timeout, reset, cancel: the connection goes without an answer.
+  void OnSocketError(beast::error_code ec) {
+    if (ec == beast::error::timeout) {
+      logging::Debug("request_id={} {} connection from {} timed out while reading",
+                     reader_.request_id().empty() ? "-" : reader_.request_id(), options().name,
+                     client_address_);
+    }
+    Close();
+  }
+
+  // A request the server answers itself (400, 413, 431), then closes.
+  void SendRefusal(Answer answer) {
     if (options().on_protocol_error) {
-      options().on_protocol_error(status);
+      options().on_protocol_error(RowFor(answer).status);
     }
-    close_after_response_ = true;
-    SendResponse(JsonError(status, code, description));
+    close_after_response_ = (RowFor(answer).headers & kClose) != 0;
+    SendResponse(ErrorAnswer(answer));
   }
 
-  void OnRequest() {
-    auto message = parser_->release();
-    parser_.reset();
-    const absl::string_view target = ToAbsl(message.target());
-    if (target.empty() || target.front() != '/') {
-      SendError(400, "bad_request", "The request target must be an absolute path.");
-      return;
-    }
-    HttpRequest request;
-    request.method = std::string(ToAbsl(message.method_string()));
-    const size_t question = target.find('?');
-    request.path = std::string(target.substr(0, question));
-    if (question != absl::string_view::npos) {
-      request.query = std::string(target.substr(question + 1));
-    }
-    for (const auto& field : message) {
-      request.headers.Add(ToAbsl(field.name_string()), ToAbsl(field.value()));
-    }
-    request.body = std::move(message.body());
+  void OnRequest(HttpRequest request) {
     request.client_address = client_address_;
-    request.request_id = request_id_;
-    request_keep_alive_ = message.keep_alive();
-    request_version_ = message.version();
+    request_id_ = request.request_id;
+    request_keep_alive_ = reader_.keep_alive();
+    request_version_ = reader_.version();
     request_method_ = request.method;
     request_path_ = request.path;
 
@@ -332,12 +288,7 @@ class Session : public std::enable_shared_from_this<Session> {
         session->PostResponse(std::move(response));
       }
     };
-    try {
-      state_->handler(std::move(request), respond);
-    } catch (const std::exception& e) {
-      logging::Error("request_id={} handler threw: {}", request_id_, e.what());
-      respond(JsonError(500, "internal_error", "The request could not be processed."));
-    }
+    Dispatch(state_->handler, std::move(request), respond);
   }
 
   void SendResponse(HttpResponse response) {
@@ -429,8 +380,9 @@ class Session : public std::enable_shared_from_this<Session> {
   const std::string client_address_;
   const std::chrono::steady_clock::time_point accepted_at_;
 
+  RequestReader reader_;
+  // Discarded bytes while lingering.
   beast::flat_buffer buffer_;
-  std::optional<bhttp::request_parser<bhttp::string_body>> parser_;
   std::optional<bhttp::response<bhttp::string_body>> response_;
   Phase phase_ = Phase::kIdle;
   bool closed_ = false;
@@ -609,15 +561,13 @@ class BeastHttpServer final : public HttpServer {
         if (state_->options.on_connection_rejected) {
           state_->options.on_connection_rejected();
         }
-        session->Reject(JsonError(503, "unavailable", "The server is busy; retry later."));
+        session->Reject(Answer::kServerBusy);
         break;
       case ConnectionLimits::Verdict::kOverAddressLimit:
         if (state_->options.on_connection_rejected_per_address) {
           state_->options.on_connection_rejected_per_address();
         }
-        session->Reject(JsonError(429, "too_many_connections",
-                                  "Too many open connections from your address; close some or "
-                                  "retry later."));
+        session->Reject(Answer::kTooManyConnections);
         break;
     }
     DoAccept();

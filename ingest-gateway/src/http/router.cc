@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
+#include "ingest-gateway/src/answers.h"
 
 namespace portcullis::gateway::http {
 
@@ -71,13 +72,11 @@ void Router::Handle(HttpRequest request, Respond respond) const {
 
   if (found == nullptr) {
     if (allowed.empty()) {
-      observed(JsonError(404, "not_found", "There is nothing at this address."));
+      observed(ErrorAnswer(Answer::kNoRoute));
       return;
     }
-    HttpResponse response =
-        JsonError(405, "method_not_allowed", "This address does not accept this method.");
-    response.headers.Set("Allow", absl::StrJoin(allowed, ", "));
-    observed(std::move(response));
+    const std::string allow = absl::StrJoin(allowed, ", ");
+    observed(ErrorAnswer(Answer::kMethodNotAllowed, {.allow = allow}));
     return;
   }
   request.path_param = std::move(param);

@@ -88,12 +88,46 @@ TEST_F(LinksConformanceTest, FollowsRedirectsBetweenFixturesAndResolvesAgainstTh
     }})json",
                                            out);
   ASSERT_TRUE(summary.ok()) << summary.status();
-  EXPECT_EQ(summary->passed, 3) << out.str();
+  EXPECT_EQ(summary->passed, 2) << out.str();
   EXPECT_EQ(summary->failed, 2) << out.str();
+  // The 410 body links to the target: "found": false holds for the status, not the matcher.
+  EXPECT_EQ(summary->skipped, 1) << out.str();
+  EXPECT_THAT(out.str(), HasSubstr("SKIP gone http://target.example.com/: the fixture answers 410"));
   EXPECT_THAT(out.str(), HasSubstr("FAIL gone http://target.example.com/: expected a link, but "
                                    "the fixture answers 410"));
   EXPECT_THAT(out.str(), HasSubstr("FAIL away http://target.example.com/: fixture: redirect to "
                                    "http://elsewhere.example/, which is no fixture"));
+}
+
+TEST_F(LinksConformanceTest, ANon200FixturePassesOnlyWhenTheMatcherRanAndAgrees) {
+  // A 404 whose body has no link to the target passes "found": false (the matcher ran and found
+  // none); one whose body does link to it cannot pass: it is skipped with the reason, and a run
+  // of nothing but such cases fails.
+  Fixture("missing", "HTTP/1.1 404 Not Found\r\n\r\n<a href='http://other.example/'>o</a>");
+  Fixture("error", "HTTP/1.1 500 Oops\r\n\r\n<a href='http://target.example.com/'>t</a>");
+  std::ostringstream out;
+  const auto summary = RunLinksConformance(dir_.string(), R"json({"xray_target_link": {
+      "_base": "http://source.example.com/",
+      "missing": [{"target": "http://target.example.com/", "found": false}],
+      "error": [{"target": "http://target.example.com/", "found": false}]
+    }})json",
+                                           out);
+  ASSERT_TRUE(summary.ok()) << summary.status();
+  EXPECT_EQ(summary->passed, 1) << out.str();
+  EXPECT_EQ(summary->skipped, 1) << out.str();
+  EXPECT_THAT(out.str(), HasSubstr("SKIP error http://target.example.com/: the fixture answers "
+                                   "500, from which the verifier reads no links, but its body "
+                                   "links to the target (a[href])"));
+  EXPECT_EQ(out.str().substr(out.str().rfind('\n', out.str().size() - 2) + 1),
+            "1 passed, 0 failed, 1 skipped\n");
+
+  const std::string only_skipped = Expected(R"json({"xray_target_link": {
+      "_base": "http://source.example.com/",
+      "error": [{"target": "http://target.example.com/", "found": false}]}})json");
+  std::ostringstream err;
+  EXPECT_EQ(cli::Run({"conformance", "links", dir_.string(), only_skipped}, {}, out, err),
+            kExitFailed);
+  EXPECT_THAT(err.str(), HasSubstr("all were skipped"));
 }
 
 TEST_F(LinksConformanceTest, RefusesMalformedExpectationsBeforeRunning) {

@@ -109,6 +109,39 @@ TEST_F(Mf2CommandsTest, EmptyDirectoryFails) {
   EXPECT_THAT(err.str(), HasSubstr("no NAME.html + NAME.json pairs"));
 }
 
+TEST_F(Mf2CommandsTest, ReportModeRunsEveryCaseAndExitsZeroWithFailures) {
+  Write("card.html", kCard);
+  Write("card.json", kCardJson);
+  Write("nested/wrong.html", kCard);
+  Write("nested/wrong.json", R"({"items": [], "rels": {}, "rel-urls": {}})");
+  std::ostringstream out;
+  std::ostringstream err;
+  EXPECT_EQ(RunMf2Command({"conformance", "mf2-report", dir_.string()}, "", out, err), kExitOk)
+      << err.str();
+  EXPECT_THAT(out.str(), HasSubstr("FAIL nested/wrong\n"));
+  EXPECT_THAT(out.str(), HasSubstr("\n1 passed, 1 failed\n"));
+  // The gate over the same cases fails.
+  EXPECT_EQ(RunMf2Command({"conformance", "mf2", dir_.string()}, "", out, err), kExitFailed);
+}
+
+TEST_F(Mf2CommandsTest, ReportModeStillFailsWithoutCasesAndWithoutItsDirectoryUnderCi) {
+  std::ostringstream out;
+  std::ostringstream err;
+  // An empty suite reports nothing: a failure, not "0 passed, 0 failed" and exit 0.
+  EXPECT_EQ(RunMf2Conformance(dir_.string(), kDefaultMf2BaseUrl, MissingData::kSkipUnlessCi,
+                              /*ci=*/true, out, err, Mf2Mode::kReport),
+            kExitFailed);
+  EXPECT_THAT(err.str(), HasSubstr("no NAME.html + NAME.json pairs"));
+  const std::string missing = (dir_ / "absent").string();
+  EXPECT_EQ(RunMf2Conformance(missing, kDefaultMf2BaseUrl, MissingData::kSkipUnlessCi,
+                              /*ci=*/true, out, err, Mf2Mode::kReport),
+            kExitFailed);
+  EXPECT_EQ(RunMf2Conformance(missing, kDefaultMf2BaseUrl, MissingData::kSkipUnlessCi,
+                              /*ci=*/false, out, err, Mf2Mode::kReport),
+            kExitSkipped);
+  EXPECT_EQ(RunMf2Command({"conformance", "mf2-report", missing}, "", out, err), kExitFailed);
+}
+
 TEST_F(Mf2CommandsTest, Mf2PrintsTheParseAsJson) {
   Write("card.html", kCard);
   std::ostringstream out;

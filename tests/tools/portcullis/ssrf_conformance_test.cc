@@ -1,6 +1,7 @@
 #include "tools/portcullis/src/ssrf_conformance.h"
 
 #include <filesystem>
+#include <fstream>
 #include <sstream>
 #include <string>
 
@@ -8,6 +9,7 @@
 #include "gtest/gtest.h"
 #include "tests/support/ci.h"
 #include "tools/portcullis/src/cli.h"
+#include "verifier-service/src/fetch/ssrf_conformance.h"
 
 namespace portcullis::cli {
 namespace {
@@ -50,6 +52,83 @@ TEST(PortcullisSsrfConformanceTest, CountsPerKindAndReportsFailuresWithTheirPath
   EXPECT_THAT(text, HasSubstr("lookup x.test -> [10.0.0.1]"));
   EXPECT_THAT(text, HasSubstr("connect http://r.test/ @ 93.184.216.34"));
   EXPECT_THAT(text, Not(HasSubstr("FAIL ok-")));
+}
+
+// "block" vectors that fail for a reason the policy did not decide: each must FAIL, never count
+// as a correct block.
+constexpr char kBlockedForTheWrongReason[] = R"json([
+  {"id": "nxdomain-chain", "kind": "redirect_chain",
+   "input": {"start": "http://a.test/", "dns": {"a.test": ["93.184.216.34"]},
+             "hops": [{"status": 302, "location": "http://unlisted.test/"}]},
+   "expect": "block", "why": "the second name is not in the stub DNS: NXDOMAIN, not a refusal"},
+  {"id": "not-found-chain", "kind": "redirect_chain",
+   "input": {"start": "http://a.test/", "dns": {"a.test": ["93.184.216.34"]},
+             "hops": [{"status": 404}]},
+   "expect": "block", "why": "a 404 is not a refusal"},
+  {"id": "unscripted-rebind", "kind": "dns_rebind",
+   "input": {"url": "http://r.test/", "lookups": [[]]},
+   "expect": "block", "why": "no record at all: dns_not_found, not a refused answer"},
+  {"id": "not-an-address", "kind": "resolved_ip", "input": "999.1.1.1", "expect": "block",
+   "why": "the policy never runs on it"},
+  {"id": "not-an-address-allow", "kind": "resolved_ip", "input": "nope", "expect": "allow",
+   "why": "the policy never runs on it"},
+  {"id": "limit-only-as-scripted", "kind": "redirect_chain",
+   "input": {"start": "http://a.test/", "dns": {"a.test": ["93.184.216.34"]},
+             "hops": [{"status": 302, "location": "/1"}, {"status": 302, "location": "/2"},
+                      {"status": 302, "location": "/3"}, {"status": 302, "location": "/4"}]},
+   "expect": "block", "why": "four redirects: refused by the hop limit, which is expected here"}
+])json";
+
+TEST(PortcullisSsrfConformanceTest, ABlockVectorPassesOnlyWhenThePolicyRefused) {
+  std::ostringstream out;
+  const absl::StatusOr<SsrfConformanceSummary> summary =
+      RunSsrfConformance(kBlockedForTheWrongReason, out);
+  ASSERT_TRUE(summary.ok()) << summary.status();
+  const std::string text = out.str();
+  EXPECT_EQ(summary->failed, 5) << text;
+  EXPECT_EQ(summary->passed, 1) << text;
+  EXPECT_THAT(text, HasSubstr("FAIL nxdomain-chain"));
+  EXPECT_THAT(text, HasSubstr("expected a refusal by the policy (forbidden_address or "
+                              "forbidden_url or bad_scheme), got block (dns_not_found"));
+  EXPECT_THAT(text, HasSubstr("FAIL not-found-chain"));
+  EXPECT_THAT(text, HasSubstr("got block (http_4xx"));
+  EXPECT_THAT(text, HasSubstr("FAIL unscripted-rebind"));
+  EXPECT_THAT(text, HasSubstr("FAIL not-an-address (resolved_ip, expect block)"));
+  EXPECT_THAT(text, HasSubstr("FAIL not-an-address-allow (resolved_ip, expect allow)"));
+  EXPECT_THAT(text, HasSubstr("the egress policy never ran on it"));
+  EXPECT_THAT(text, Not(HasSubstr("FAIL limit-only-as-scripted")));
+}
+
+TEST(PortcullisSsrfConformanceTest, AUrlVectorIsRefusedBeforeDns) {
+  // A refused port (forbidden_url) and a refused scheme (bad_scheme), both before any lookup.
+  std::ostringstream out;
+  const absl::StatusOr<SsrfConformanceSummary> summary = RunSsrfConformance(R"json([
+    {"id": "port", "kind": "url", "input": "http://example.com:6379/", "expect": "block"},
+    {"id": "scheme", "kind": "url", "input": "gopher://example.com/", "expect": "block"}
+  ])json",
+                                                                            out);
+  ASSERT_TRUE(summary.ok()) << summary.status();
+  EXPECT_EQ(summary->passed, 2) << out.str();
+}
+
+TEST(PortcullisSsrfConformanceTest, AnEmptyFileOrAnUnknownKindIsAnError) {
+  std::ostringstream out;
+  std::ostringstream err;
+  const absl::StatusOr<SsrfConformanceSummary> empty = RunSsrfConformance("[]", out);
+  EXPECT_EQ(empty.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(empty.status().message(), HasSubstr("no vector"));
+  const std::string path = ::testing::TempDir() + "/empty-ssrf-vectors.json";
+  std::ofstream(path) << "[]";
+  EXPECT_EQ(RunSsrfConformanceFile(path, MissingData::kFail, false, out, err), kExitFailed);
+  EXPECT_THAT(err.str(), HasSubstr("no vector"));
+  // Built by hand (the parser refuses it already): still nothing passes.
+  verifier::fetch::SsrfVector unknown;
+  unknown.id = "x";
+  unknown.kind = "carrier_pigeon";
+  unknown.expect_block = true;
+  const verifier::fetch::SsrfVectorRun run = verifier::fetch::RunSsrfVector(unknown);
+  EXPECT_FALSE(run.passed);
+  EXPECT_TRUE(run.events.empty());
 }
 
 TEST(PortcullisSsrfConformanceTest, MalformedFilesAreRefusedBeforeRunning) {

@@ -15,8 +15,8 @@ using ::testing::HasSubstr;
 using ::testing::Not;
 
 // One passing http case, one failing (wrong expected pathname), one skipped (file scheme), one
-// skipped relative to an unsupported base, one failure case refused for its scheme, one failure
-// case rejected by the parser, comments in between.
+// skipped relative to an unsupported base, one failure case refused for its scheme (skipped: the
+// scheme alone refused it), one failure case rejected by the parser, comments in between.
 constexpr char kMixed[] = R"json([
   "comment",
   {"input": "HTTP://Example.com:80/a/../b", "base": null, "href": "http://example.com/b",
@@ -41,17 +41,36 @@ TEST(UrlConformanceTest, CountsPassFailSkip) {
   std::ostringstream out;
   const absl::StatusOr<UrlConformanceSummary> summary = RunUrlConformance(kMixed, out);
   ASSERT_TRUE(summary.ok()) << summary.status();
-  EXPECT_EQ(summary->passed, 3);
+  EXPECT_EQ(summary->passed, 2);
   EXPECT_EQ(summary->failed, 1);
-  EXPECT_EQ(summary->skipped, 2);
-  EXPECT_EQ(summary->passed_by_refusing_scheme, 1);
+  EXPECT_EQ(summary->skipped, 3);
+  EXPECT_EQ(summary->skipped_failure_by_scheme, 1);
   EXPECT_EQ(summary->skipped_by_reason.at("input scheme 'file'"), 1);
   EXPECT_EQ(summary->skipped_by_reason.at("relative to a base with scheme 'sc'"), 1);
+  EXPECT_EQ(summary->skipped_by_reason.at("failure case refused only for its scheme 'sc'"), 1);
   const std::string text = out.str();
   EXPECT_THAT(text, HasSubstr("FAIL \"http://h/x\": pathname: got \"/x\", want \"/y\""));
   EXPECT_THAT(text, HasSubstr("1 input scheme 'file'"));
-  EXPECT_THAT(text, HasSubstr("\n3 passed, 1 failed, 2 skipped\n"));
-  EXPECT_EQ(text.substr(text.rfind('\n', text.size() - 2) + 1), "3 passed, 1 failed, 2 skipped\n");
+  const std::string summary_line =
+      "2 passed, 1 failed, 3 skipped (1 of them failure cases refused only for their scheme)\n";
+  EXPECT_THAT(text, HasSubstr("\n" + summary_line));
+  EXPECT_EQ(text.substr(text.rfind('\n', text.size() - 2) + 1), summary_line);
+}
+
+TEST(UrlConformanceTest, AFailureCaseRefusedOnlyForItsSchemeIsSkippedNotPassed) {
+  // Refusing "sc:" says nothing about the error a full parser would find in the URL.
+  std::ostringstream out;
+  const auto summary = RunUrlConformance(
+      R"([{"input": "sc://\u0000/", "base": null, "failure": true},
+          {"input": "non-spec:/.//p", "base": null, "failure": true}])",
+      out);
+  ASSERT_TRUE(summary.ok()) << summary.status();
+  EXPECT_EQ(summary->passed, 0);
+  EXPECT_EQ(summary->skipped, 2);
+  EXPECT_EQ(summary->skipped_failure_by_scheme, 2);
+  EXPECT_THAT(out.str(),
+              HasSubstr("0 passed, 0 failed, 2 skipped (2 of them failure cases refused only for "
+                        "their scheme)\n"));
 }
 
 TEST(UrlConformanceTest, ExpectedFailureThatParsesFailsTheCase) {

@@ -3,6 +3,7 @@
 #include "gtest/gtest.h"
 #include "pqxx/pqxx"
 #include "tests/support/test_database.h"
+#include "verifier-service/src/auth/stored_tokens.h"
 #include "verifier-service/src/auth/token_registry.h"
 #include "verifier-service/src/store/migrator.h"
 
@@ -22,13 +23,13 @@ class VerifierPgTokenStoreTest : public ::testing::Test {
     store_ = std::make_unique<PgTokenStore>(*pool_);
   }
 
-  auth::Caller Caller(const std::string& name, const std::string& scopes,
-                      auth::SiteBinding sites = {}) {
+  TokenHolder Caller(const std::string& name, const std::string& scopes,
+                     auth::SiteBinding sites = {}) {
     auth::Caller caller;
     caller.name = name;
     caller.scopes = auth::ParseScopes(scopes).value();
     caller.sites = std::move(sites);
-    return caller;
+    return auth::HolderOf(caller);
   }
 
   std::unique_ptr<PgConnectionPool> pool_;

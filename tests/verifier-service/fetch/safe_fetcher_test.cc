@@ -13,10 +13,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/support/shared_testdata.h"
+#include "verifier-service/src/fetch/clock.h"
 #include "verifier-service/src/fetch/egress_policy.h"
 #include "verifier-service/src/fetch/ssrf_conformance.h"
 
@@ -303,6 +303,16 @@ TEST_F(VerifierSafeFetcherTest, CreateRefusesBadLimits) {
   EXPECT_FALSE(SafeFetcher::Create({}, nullptr, &resolver_, &http_).ok());
 }
 
+// A clock that moves only when told: the deadline tests move it instead of sleeping.
+class FakeClock final : public Clock {
+ public:
+  absl::Time Now() const override { return now_; }
+  void Advance(absl::Duration by) { now_ += by; }
+
+ private:
+  absl::Time now_ = absl::FromUnixSeconds(1'800'000'000);
+};
+
 // An HttpClient that holds every request until the test answers it.
 class HeldHttpClient final : public HttpClient {
  public:
@@ -395,7 +405,10 @@ TEST_F(VerifierSafeFetcherTest, AQueueEmptyingAtOnceDoesNotRecurse) {
   config.max_in_flight = kWaiting + 1;
   config.max_per_host = kWaiting + 1;
   config.max_per_address = 1;
-  auto fetcher = *SafeFetcher::Create(config, &policy_, &resolver_, &http);
+  // On a fake clock: queueing 20,000 fetches takes seconds on a loaded machine, and on real time
+  // the last ones would start past their hop minimum and end kTimeout instead.
+  FakeClock clock;
+  auto fetcher = *SafeFetcher::Create(config, &policy_, &resolver_, &http, nullptr, &clock);
   int cancelled = 0;
   for (int i = 0; i <= kWaiting; ++i) {
     fetcher->Fetch("http://93.184.216.34/", [&](FetchResult result) {
@@ -427,25 +440,57 @@ TEST(VerifierMinimumHopTimeTest, AQuarterSecondOrATenthOfTheBudget) {
   EXPECT_EQ(MinimumHopTime(absl::ZeroDuration()), absl::ZeroDuration());
 }
 
-// The deadline tests use a 500 ms budget (50 ms minimum per hop) and real time: the first hop is
-// held for 460 ms, so what comes after it has less than the minimum left.
+// The deadline tests use a 500 ms budget (50 ms minimum per hop) on a fake clock: the first hop is
+// held while the clock moves 460 ms, so what comes after it has less than the minimum left.
 constexpr absl::Duration kShortBudget = absl::Milliseconds(500);
 constexpr absl::Duration kMostOfTheBudget = absl::Milliseconds(460);
 
-TEST_F(VerifierSafeFetcherTest, AFetchThatWaitedForItsHostSlotPastTheMinimumNeverConnects) {
+// Two fetches of one host with one host slot and a 500 ms budget; the first is held while the
+// clock moves `waited`, then answered 200. Returns both results, in the order they ended.
+std::vector<FetchResult> SecondFetchAfterWaiting(const EgressPolicy& policy, Resolver& resolver,
+                                                 absl::Duration waited, size_t& requests) {
   HeldHttpClient held;
+  FakeClock clock;
   SafeFetcherConfig config;
   config.max_per_host = 1;
   config.total_timeout = kShortBudget;
-  auto fetcher = *SafeFetcher::Create(config, &policy_, &resolver_, &held);
+  auto fetcher = *SafeFetcher::Create(config, &policy, &resolver, &held, nullptr, &clock);
   std::vector<FetchResult> results;
   for (int i = 0; i < 2; ++i) {
     fetcher->Fetch(absl::StrCat("http://a.test/", i),
                    [&](FetchResult done) { results.push_back(std::move(done)); });
   }
-  ASSERT_EQ(held.held.size(), 1u);
-  absl::SleepFor(kMostOfTheBudget);
+  EXPECT_EQ(held.held.size(), 1u);
+  clock.Advance(waited);
   held.Answer(0, Response(200));
+  if (held.held.size() == 2u) {
+    held.Answer(1, Response(200));
+  }
+  requests = held.held.size();
+  return results;
+}
+
+TEST_F(VerifierSafeFetcherTest, TheHopMinimumIsMeasuredOnTheGivenClock) {
+  // Exactly the minimum (50 ms) left when the slot frees: the hop starts. One microsecond less:
+  // it does not. No real time passes in either run.
+  size_t requests = 0;
+  std::vector<FetchResult> at_minimum = SecondFetchAfterWaiting(
+      policy_, resolver_, kShortBudget - MinimumHopTime(kShortBudget), requests);
+  ASSERT_EQ(at_minimum.size(), 2u);
+  EXPECT_EQ(at_minimum[1].outcome, FetchOutcome::kOk);
+  EXPECT_EQ(requests, 2u);
+  std::vector<FetchResult> past_minimum = SecondFetchAfterWaiting(
+      policy_, resolver_, kShortBudget - MinimumHopTime(kShortBudget) + absl::Microseconds(1),
+      requests);
+  ASSERT_EQ(past_minimum.size(), 2u);
+  EXPECT_EQ(past_minimum[0].outcome, FetchOutcome::kTimeout);
+  EXPECT_EQ(requests, 1u);
+}
+
+TEST_F(VerifierSafeFetcherTest, AFetchThatWaitedForItsHostSlotPastTheMinimumNeverConnects) {
+  size_t requests = 0;
+  const std::vector<FetchResult> results =
+      SecondFetchAfterWaiting(policy_, resolver_, kMostOfTheBudget, requests);
   // The slot passes on before the first fetch reports: the second one ends first.
   ASSERT_EQ(results.size(), 2u);
   EXPECT_EQ(results[1].final_url, "http://a.test/0");
@@ -454,23 +499,14 @@ TEST_F(VerifierSafeFetcherTest, AFetchThatWaitedForItsHostSlotPastTheMinimumNeve
   EXPECT_EQ(results[0].final_url, "http://a.test/1");
   EXPECT_EQ(results[0].outcome, FetchOutcome::kTimeout);
   EXPECT_TRUE(IsTransient(results[0].outcome));
-  EXPECT_EQ(held.held.size(), 1u) << "no request for a hop that could not finish";
+  EXPECT_EQ(requests, 1u) << "no request for a hop that could not finish";
 }
 
 TEST_F(VerifierSafeFetcherTest, AFetchThatWaitedBrieflyStillConnects) {
-  HeldHttpClient held;
-  SafeFetcherConfig config;
-  config.max_per_host = 1;
-  config.total_timeout = kShortBudget;
-  auto fetcher = *SafeFetcher::Create(config, &policy_, &resolver_, &held);
-  std::vector<FetchResult> results;
-  for (int i = 0; i < 2; ++i) {
-    fetcher->Fetch(absl::StrCat("http://a.test/", i),
-                   [&](FetchResult done) { results.push_back(std::move(done)); });
-  }
-  held.Answer(0, Response(200));
-  ASSERT_EQ(held.held.size(), 2u);
-  held.Answer(1, Response(200));
+  size_t requests = 0;
+  const std::vector<FetchResult> results =
+      SecondFetchAfterWaiting(policy_, resolver_, absl::ZeroDuration(), requests);
+  EXPECT_EQ(requests, 2u);
   ASSERT_EQ(results.size(), 2u);
   EXPECT_EQ(results[0].outcome, FetchOutcome::kOk);
   EXPECT_EQ(results[1].outcome, FetchOutcome::kOk);
@@ -478,13 +514,14 @@ TEST_F(VerifierSafeFetcherTest, AFetchThatWaitedBrieflyStillConnects) {
 
 TEST_F(VerifierSafeFetcherTest, ARedirectLateInTheDeadlineIsNotFollowed) {
   HeldHttpClient held;
+  FakeClock clock;
   SafeFetcherConfig config;
   config.total_timeout = kShortBudget;
-  auto fetcher = *SafeFetcher::Create(config, &policy_, &resolver_, &held);
+  auto fetcher = *SafeFetcher::Create(config, &policy_, &resolver_, &held, nullptr, &clock);
   std::optional<FetchResult> result;
   fetcher->Fetch("http://a.test/", [&](FetchResult done) { result = std::move(done); });
   ASSERT_EQ(held.held.size(), 1u);
-  absl::SleepFor(kMostOfTheBudget);
+  clock.Advance(kMostOfTheBudget);
   held.Answer(0, Response(302, "", "http://b.test/next"));
   ASSERT_TRUE(result.has_value());
   EXPECT_EQ(result->outcome, FetchOutcome::kTimeout);

@@ -115,7 +115,7 @@ class VerifierWorkerTest : public ::testing::Test {
     listener_ = std::make_unique<store::PgJobListener>(url);
     store::PgSiteStore sites(*pool_);
     ASSERT_TRUE(sites.AddSite("b.example", {}).ok());
-    const intake::TargetRule all{"https://b.example/", intake::TargetKind::kPrefix, "b.example"};
+    const store::TargetRule all{"https://b.example/", store::TargetKind::kPrefix, "b.example"};
     ASSERT_TRUE(sites.AddTargets({all}, {}).ok());
     url_ = url;
   }

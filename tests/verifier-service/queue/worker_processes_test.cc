@@ -31,7 +31,7 @@ class VerifierWorkerProcessesTest : public ::testing::Test {
     pool_ = *std::move(pool);
     store::PgSiteStore sites(*pool_);
     ASSERT_TRUE(sites.AddSite("b.example", {}).ok());
-    const intake::TargetRule all{"https://b.example/", intake::TargetKind::kPrefix, "b.example"};
+    const store::TargetRule all{"https://b.example/", store::TargetKind::kPrefix, "b.example"};
     ASSERT_TRUE(sites.AddTargets({all}, {}).ok());
     mentions_ = std::make_unique<store::PgMentionStore>(*pool_);
   }

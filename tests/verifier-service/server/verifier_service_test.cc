@@ -10,7 +10,9 @@
 #include "grpcpp/security/server_credentials.h"
 #include "grpcpp/server_builder.h"
 #include "gtest/gtest.h"
+#include "tests/verifier-service/server/service_deps.h"
 #include "tests/verifier-service/server/test_tokens.h"
+#include "verifier-service/src/intake/target_rules.h"
 
 namespace portcullis::verifier::server {
 namespace {
@@ -78,8 +80,11 @@ class VerifierServiceTest : public ::testing::Test {
   void StartServer(int threads = 2, size_t max_queued = 16) {
     pool_ = std::make_unique<BlockingPool>(threads, max_queued);
     tokens_ = test_tokens::StaticRegistry(no_database_, {TestToken()});
-    service_ = std::make_unique<VerifierService>(*tokens_, store_, sites_, *pool_);
-    service_->SetReady(true);
+    parts_.deps.pool = pool_.get();
+    parts_.deps.mentions = &store_;
+    parts_.deps.sites = &sites_;
+    service_ = parts_.Build(*tokens_);
+    ASSERT_NE(service_, nullptr);
     grpc::ServerBuilder builder;
     int port = 0;
     builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
@@ -125,6 +130,7 @@ class VerifierServiceTest : public ::testing::Test {
   MockMentionStore store_;
   MockSiteStore sites_;
   std::unique_ptr<BlockingPool> pool_;
+  test_service::ServiceParts parts_;
   std::unique_ptr<VerifierService> service_;
   std::unique_ptr<grpc::Server> server_;
   std::unique_ptr<v1::Verifier::Stub> stub_;
@@ -360,6 +366,21 @@ TEST_F(VerifierServiceTest, ListSitesPagesWithAToken) {
   test_tokens::AddBearerToken(context, TestToken().token);
   EXPECT_EQ(stub_->ListSites(&context, request, &second).error_code(),
             grpc::StatusCode::INVALID_ARGUMENT);
+}
+
+TEST(VerifierServiceCreateTest, EveryDependencyIsRequiredAndTheMissingOneIsNamed) {
+  test_tokens::NoDatabaseTokens no_database;
+  std::unique_ptr<auth::TokenRegistry> tokens = test_tokens::StaticRegistry(no_database, {});
+  test_service::ServiceParts parts;
+  ASSERT_NE(parts.Build(*tokens), nullptr);
+  VerifierServiceDeps without_blocks = parts.deps;
+  without_blocks.blocks = nullptr;
+  absl::StatusOr<std::unique_ptr<VerifierService>> service = VerifierService::Create(without_blocks);
+  EXPECT_EQ(service.status(), absl::InvalidArgumentError("verifier service: no blocks"));
+  VerifierServiceDeps without_verify_now = parts.deps;
+  without_verify_now.verify_now.pool = nullptr;
+  service = VerifierService::Create(without_verify_now);
+  EXPECT_EQ(service.status(), absl::InvalidArgumentError("verifier service: no verify_now.pool"));
 }
 
 }  // namespace

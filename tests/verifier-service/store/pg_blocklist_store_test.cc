@@ -10,8 +10,6 @@
 namespace portcullis::verifier::store {
 namespace {
 
-using intake::BlockKind;
-
 class VerifierPgBlocklistStoreTest : public ::testing::Test {
  protected:
   void Open(const std::string& url) {
@@ -28,8 +26,7 @@ class VerifierPgBlocklistStoreTest : public ::testing::Test {
     sites_ = std::make_unique<PgSiteStore>(*pool_);
     for (const char* site : {"b.example", "c.example"}) {
       ASSERT_TRUE(sites_->AddSite(site, {}).ok());
-      const intake::TargetRule everything{absl::StrCat("https://", site, "/"),
-                                          intake::TargetKind::kPrefix, site};
+      const TargetRule everything{absl::StrCat("https://", site, "/"), TargetKind::kPrefix, site};
       ASSERT_TRUE(sites_->AddTargets(absl::MakeConstSpan(&everything, 1), {}).ok());
     }
   }
@@ -182,7 +179,7 @@ TEST_F(VerifierPgBlocklistStoreTest, ABoundTokenManagesOnlyItsSitesEntries) {
   Open(db->connection_string());
   Block("", BlockKind::kDomain, "evil.example");
   Block("c.example", BlockKind::kDomain, "spam.example");
-  const auth::SiteBinding b_only = {"b.example"};
+  const SiteBinding b_only = {"b.example"};
   const auto count = [&](const std::string& site) {
     absl::StatusOr<std::vector<BlockRecord>> records = blocks_->ListBlocks(site, "", "", 10, {});
     EXPECT_TRUE(records.ok()) << records.status();
@@ -225,7 +222,7 @@ TEST_F(VerifierPgBlocklistStoreTest, ABoundTokenManagesOnlyItsSitesEntries) {
   EXPECT_TRUE(Blocked("https://evil.example/post", "https://b.example/"));
 
   // Bound to both sites: both sites' entries, still not the global ones.
-  const auth::SiteBinding both = {"b.example", "c.example"};
+  const SiteBinding both = {"b.example", "c.example"};
   absl::StatusOr<std::vector<BlockRecord>> c_entries =
       blocks_->ListBlocks("c.example", "", "", 10, both);
   ASSERT_TRUE(c_entries.ok()) << c_entries.status();

@@ -75,7 +75,7 @@ class VerifierPgJobStoreTest : public ::testing::Test {
     jobs_ = std::make_unique<PgJobStore>(*pool_);
     PgSiteStore sites(*pool_);
     ASSERT_TRUE(sites.AddSite("b.example", {}).ok());
-    const intake::TargetRule all{"https://b.example/", intake::TargetKind::kPrefix, "b.example"};
+    const TargetRule all{"https://b.example/", TargetKind::kPrefix, "b.example"};
     ASSERT_TRUE(sites.AddTargets({all}, {}).ok());
   }
 

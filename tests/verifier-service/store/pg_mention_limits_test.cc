@@ -24,8 +24,7 @@ class VerifierPgMentionLimitsTest : public ::testing::Test {
     store_->SetLimits(limits);
     PgSiteStore sites(*pool_);
     ASSERT_TRUE(sites.AddSite("b.example", {}).ok());
-    const intake::TargetRule everything{"https://b.example/", intake::TargetKind::kPrefix,
-                                        "b.example"};
+    const TargetRule everything{"https://b.example/", TargetKind::kPrefix, "b.example"};
     ASSERT_TRUE(sites.AddTargets(absl::MakeConstSpan(&everything, 1), {}).ok());
   }
 

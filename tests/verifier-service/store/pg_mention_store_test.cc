@@ -30,8 +30,7 @@ class VerifierPgMentionStoreTest : public ::testing::Test {
     sites_ = std::make_unique<PgSiteStore>(*pool_);
     // Every test's targets are on b.example.
     ASSERT_TRUE(sites_->AddSite("b.example", {}).ok());
-    const intake::TargetRule everything{"https://b.example/", intake::TargetKind::kPrefix,
-                                        "b.example"};
+    const TargetRule everything{"https://b.example/", TargetKind::kPrefix, "b.example"};
     ASSERT_TRUE(sites_->AddTargets(absl::MakeConstSpan(&everything, 1), {}).ok());
   }
 
@@ -98,9 +97,9 @@ TEST_F(VerifierPgMentionStoreTest, TargetMustBeOnAServedSiteAndMatchARule) {
   PORTCULLIS_CREATE_TEST_DATABASE_OR_SKIP(db);
   Open(db->connection_string());
   ASSERT_TRUE(sites_->AddSite("blog.example", {}).ok());
-  const std::vector<intake::TargetRule> rules = {
-      {"https://blog.example/about", intake::TargetKind::kExact, "blog.example"},
-      {"https://blog.example/posts/", intake::TargetKind::kPrefix, "blog.example"}};
+  const std::vector<TargetRule> rules = {
+      {"https://blog.example/about", TargetKind::kExact, "blog.example"},
+      {"https://blog.example/posts/", TargetKind::kPrefix, "blog.example"}};
   ASSERT_TRUE(sites_->AddTargets(rules, {}).ok());
 
   const std::pair<const char*, TargetMatch> cases[] = {
@@ -444,7 +443,7 @@ TEST_F(VerifierPgMentionListTest, ListsBySiteAcrossTargetsOnly) {
   PORTCULLIS_CREATE_TEST_DATABASE_OR_SKIP(db);
   Open(db->connection_string());
   ASSERT_TRUE(sites_->AddSite("c.example", {}).ok());
-  const intake::TargetRule c_all{"https://c.example/", intake::TargetKind::kPrefix, "c.example"};
+  const TargetRule c_all{"https://c.example/", TargetKind::kPrefix, "c.example"};
   ASSERT_TRUE(sites_->AddTargets(absl::MakeConstSpan(&c_all, 1), {}).ok());
   const std::string p1 = Add(*db, "https://a.example/1", "https://b.example/p1", "VERIFIED",
                              "like", "2024-01-01T00:00:00Z");
@@ -531,13 +530,13 @@ TEST_F(VerifierPgMentionListTest, ABoundTokenReadsOnlyItsSitesMentions) {
   PORTCULLIS_CREATE_TEST_DATABASE_OR_SKIP(db);
   Open(db->connection_string());
   ASSERT_TRUE(sites_->AddSite("c.example", {}).ok());
-  const intake::TargetRule c_all{"https://c.example/", intake::TargetKind::kPrefix, "c.example"};
+  const TargetRule c_all{"https://c.example/", TargetKind::kPrefix, "c.example"};
   ASSERT_TRUE(sites_->AddTargets(absl::MakeConstSpan(&c_all, 1), {}).ok());
   const std::string b1 = Add(*db, "https://a.example/1", "https://b.example/p1", "VERIFIED", "like",
                              "2024-01-01T00:00:00Z");
   const std::string c1 = Add(*db, "https://secret.example/2", "https://c.example/p1", "VERIFIED",
                              "reply", "2024-02-01T00:00:00Z");
-  const auth::SiteBinding b_only = {"b.example"};
+  const SiteBinding b_only = {"b.example"};
 
   absl::StatusOr<StoredMention> own = store_->Get(b1, b_only);
   ASSERT_TRUE(own.ok()) << own.status();
@@ -575,8 +574,7 @@ TEST_F(VerifierPgMentionListTest, ABoundTokenReadsOnlyItsSitesMentions) {
   EXPECT_EQ(Ids(*own_page), (std::vector<std::string>{b1}));
 
   // Unbound sees every site; a token bound to both sites sees both.
-  for (const auth::SiteBinding& binding :
-       {auth::SiteBinding{}, auth::SiteBinding{"c.example", "b.example"}}) {
+  for (const SiteBinding& binding : {SiteBinding{}, SiteBinding{"c.example", "b.example"}}) {
     EXPECT_TRUE(store_->Get(b1, binding).ok());
     absl::StatusOr<StoredMention> theirs = store_->Get(c1, binding);
     ASSERT_TRUE(theirs.ok()) << theirs.status();

@@ -8,9 +8,6 @@
 namespace portcullis::verifier::store {
 namespace {
 
-using intake::TargetKind;
-using intake::TargetRule;
-
 class VerifierPgSiteStoreTest : public ::testing::Test {
  protected:
   void Open(const std::string& url) {
@@ -171,7 +168,7 @@ class VerifierPgSiteTenancyTest : public VerifierPgSiteStoreTest {
     ASSERT_TRUE(store_->AddTargets(rules, {}).ok());
   }
 
-  std::vector<std::string> Sites(const auth::SiteBinding& binding) {
+  std::vector<std::string> Sites(const SiteBinding& binding) {
     std::vector<std::string> domains;
     absl::StatusOr<std::vector<SiteRecord>> sites = store_->ListSites("", 100, binding);
     EXPECT_TRUE(sites.ok()) << sites.status();
@@ -181,7 +178,7 @@ class VerifierPgSiteTenancyTest : public VerifierPgSiteStoreTest {
     return domains;
   }
 
-  std::vector<std::string> Targets(const std::string& domain, const auth::SiteBinding& binding) {
+  std::vector<std::string> Targets(const std::string& domain, const SiteBinding& binding) {
     std::vector<std::string> urls;
     absl::StatusOr<std::vector<TargetRecord>> targets =
         store_->ListTargets(domain, std::nullopt, 100, binding);
@@ -192,7 +189,7 @@ class VerifierPgSiteTenancyTest : public VerifierPgSiteStoreTest {
     return urls;
   }
 
-  const auth::SiteBinding a_only_ = {"a.example"};
+  const SiteBinding a_only_ = {"a.example"};
   const std::vector<std::string> all_sites_ = {"a.example", "b.example"};
   const std::vector<std::string> all_targets_ = {"https://a.example/", "https://b.example/",
                                                  "https://b.example/x"};
@@ -261,7 +258,7 @@ TEST_F(VerifierPgSiteTenancyTest, ABindingCannotBreakOutOfItsArray) {
   PORTCULLIS_CREATE_TEST_DATABASE_OR_SKIP(db);
   OpenTwoSites(db->connection_string());
   // Were the elements pasted unquoted, these would match a.example or b.example.
-  const auth::SiteBinding crafted = {R"(x","a.example)", "b.example}", "a.example,b.example"};
+  const SiteBinding crafted = {R"(x","a.example)", "b.example}", "a.example,b.example"};
   EXPECT_TRUE(Sites(crafted).empty());
   EXPECT_TRUE(Targets("", crafted).empty());
 }

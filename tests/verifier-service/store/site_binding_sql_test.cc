@@ -18,7 +18,7 @@ TEST(VerifierSiteBindingSqlTest, EachDomainIsOneQuotedElement) {
 }
 
 TEST(VerifierSiteBindingSqlTest, ABoundCallerSeesItsDomainsExactly) {
-  const auth::SiteBinding binding = {"a.example", "b.example"};
+  const SiteBinding binding = {"a.example", "b.example"};
   EXPECT_TRUE(SiteVisible(binding, "a.example"));
   EXPECT_TRUE(SiteVisible(binding, "b.example"));
   EXPECT_FALSE(SiteVisible(binding, "c.example"));

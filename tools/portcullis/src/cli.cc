@@ -79,7 +79,10 @@ std::string Usage() {
          "                                 http://example.com/); prints the JSON\n"
          "  conformance mf2 [--base-url URL] DIR  run every NAME.html/NAME.json pair under DIR;\n"
          "                                 prints differences and 'N passed, M failed'\n"
-         "  conformance mf2-if-present DIR  the same; a missing DIR exits 77 unless CI=true\n" +
+         "  conformance mf2-if-present DIR  the same; a missing DIR exits 77 unless CI=true\n"
+         "  conformance mf2-report[-if-present] [--base-url URL] DIR  the same, but exits 0 once\n"
+         "                                 every case ran, however many failed (a report); no\n"
+         "                                 case, or a crash, is still a failure\n" +
          IngestUsage() + BlockUsage() + TokenUsage() +
          "The verifier defaults to $PORTCULLIS_VERIFIER, else 127.0.0.1:50051. Every call to it\n"
          "carries an API token: --token_file=PATH, else $PORTCULLIS_TOKEN, else the file named by\n"
@@ -217,7 +220,8 @@ int Run(const std::vector<std::string>& args, const CliOptions& options, std::os
   }
   if (args[0] == "mf2" ||
       (args[0] == "conformance" && args.size() >= 2 &&
-       (args[1] == "mf2" || args[1] == "mf2-if-present"))) {
+       (args[1] == "mf2" || args[1] == "mf2-if-present" || args[1] == "mf2-report" ||
+        args[1] == "mf2-report-if-present"))) {
     return RunMf2Command(args, options.base_url, out, err);
   }
   if (args[0] == "conformance" && args.size() >= 2 &&

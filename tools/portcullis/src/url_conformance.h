@@ -20,12 +20,15 @@ struct UrlConformanceSummary {
   int passed = 0;
   int failed = 0;
   int skipped = 0;
-  // Why cases were skipped ("input scheme 'file'", "relative to a base with scheme 'sc'"), each
-  // with its count; the counts add up to `skipped`.
+  // Why cases were skipped ("input scheme 'file'", "relative to a base with scheme 'sc'",
+  // "failure case refused only for its scheme 'sc'"), each with its count; the counts add up to
+  // `skipped`.
   std::map<std::string, int> skipped_by_reason;
-  // Of `passed`: `failure: true` cases whose URL has a scheme we do not handle, passed because we
-  // refuse that scheme (not because we found the exact error a full parser would).
-  int passed_by_refusing_scheme = 0;
+  // Of `skipped`: `failure: true` cases whose URL has a scheme we do not handle. They are refused
+  // for the scheme alone, which says nothing about whether we would find the error a full parser
+  // finds, so they are skipped, never passed. No case with an http(s) input, base or answer is
+  // ever skipped: refusing one is a failure.
+  int skipped_failure_by_scheme = 0;
   // Cases that fail for a listed, explained reason (a newer Unicode version in the data than in
   // ICU 72). Each is printed with its reason; none is counted in `failed`.
   int known_differences = 0;
@@ -35,7 +38,8 @@ struct UrlConformanceSummary {
 // `input`, `base` and `failure` or the expected components) or the toascii.json format (objects
 // with `input` and `output`, null meaning failure), told apart by the shape of the first case.
 // Writes one line per failing case, the skip breakdown and the final line
-// "N passed, M failed, K skipped" to `out`. Fails (InvalidArgument) on malformed JSON or a case
+// "N passed, M failed, K skipped" to `out` (followed by " (J of them failure cases refused only
+// for their scheme)" when there are such). Fails (InvalidArgument) on malformed JSON or a case
 // of neither shape, before running anything.
 absl::StatusOr<UrlConformanceSummary> RunUrlConformance(absl::string_view json_text,
                                                         std::ostream& out);

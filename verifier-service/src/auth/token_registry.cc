@@ -1,17 +1,33 @@
 #include "verifier-service/src/auth/token_registry.h"
 
+#include <memory>
 #include <thread>
+#include <utility>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "common/logging/log.h"
+#include "verifier-service/src/auth/stored_tokens.h"
 
 namespace portcullis::verifier::auth {
 
 TokenRegistry::TokenRegistry(ActiveTokenSource& source, std::vector<ActiveToken> static_tokens,
                              absl::Duration refresh_interval)
     : source_(source),
+      static_tokens_(std::move(static_tokens)),
+      refresh_interval_(refresh_interval) {}
+
+TokenRegistry::TokenRegistry(store::TokenStore& tokens, std::vector<ActiveToken> static_tokens,
+                             absl::Duration refresh_interval)
+    : TokenRegistry(std::make_unique<StoredTokenSource>(tokens), std::move(static_tokens),
+                    refresh_interval) {}
+
+TokenRegistry::TokenRegistry(std::unique_ptr<ActiveTokenSource> owned_source,
+                             std::vector<ActiveToken> static_tokens,
+                             absl::Duration refresh_interval)
+    : owned_source_(std::move(owned_source)),
+      source_(*owned_source_),
       static_tokens_(std::move(static_tokens)),
       refresh_interval_(refresh_interval) {}
 

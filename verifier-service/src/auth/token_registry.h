@@ -1,8 +1,8 @@
 #pragma once
 
 #include <memory>
-#include <thread>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -12,6 +12,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "verifier-service/src/auth/caller.h"
+#include "verifier-service/src/store/token_store.h"
 
 namespace portcullis::verifier::auth {
 
@@ -38,6 +39,10 @@ class TokenRegistry {
  public:
   TokenRegistry(ActiveTokenSource& source, std::vector<ActiveToken> static_tokens,
                 absl::Duration refresh_interval);
+  // Over the token table: the store's active tokens (StoredTokenSource). `tokens` must outlive
+  // the registry.
+  TokenRegistry(store::TokenStore& tokens, std::vector<ActiveToken> static_tokens,
+                absl::Duration refresh_interval);
   ~TokenRegistry();  // Stops the refresher.
   TokenRegistry(const TokenRegistry&) = delete;
   TokenRegistry& operator=(const TokenRegistry&) = delete;
@@ -54,8 +59,11 @@ class TokenRegistry {
   absl::StatusOr<Caller> Authenticate(absl::string_view authorization) const;
 
  private:
+  TokenRegistry(std::unique_ptr<ActiveTokenSource> owned_source,
+                std::vector<ActiveToken> static_tokens, absl::Duration refresh_interval);
   void RefreshLoop();
 
+  const std::unique_ptr<ActiveTokenSource> owned_source_;  // Set when built over a TokenStore.
   ActiveTokenSource& source_;
   const std::vector<ActiveToken> static_tokens_;
   const absl::Duration refresh_interval_;

@@ -88,11 +88,13 @@ class SafeFetcher::Limiter {
  public:
   using Granted = absl::AnyInvocable<void() &&>;
 
-  Limiter(int per_host, int per_address, int in_flight, FetchObserver* observer)
+  Limiter(int per_host, int per_address, int in_flight, FetchObserver* observer,
+          const Clock* clock)
       : per_host_(per_host),
         per_address_(per_address),
         in_flight_(in_flight),
-        observer_(observer) {}
+        observer_(observer),
+        clock_(clock) {}
 
   void AcquireGlobal(Granted granted) {
     Acquire(kGlobalKey, in_flight_, "global", std::move(granted));
@@ -126,7 +128,7 @@ class SafeFetcher::Limiter {
       absl::MutexLock lock(&mutex_);
       Slots& slots = slots_[key];
       if (slots.in_use >= limit) {
-        slots.waiting.push_back(Waiter{std::move(granted), absl::Now()});
+        slots.waiting.push_back(Waiter{std::move(granted), clock_->Now()});
         observer_->OnQueued(label);
         return;
       }
@@ -154,7 +156,7 @@ class SafeFetcher::Limiter {
     if (!next.has_value()) {
       return;
     }
-    observer_->OnDequeued(label, absl::Now() - next->since);
+    observer_->OnDequeued(label, clock_->Now() - next->since);
     // A granted waiter can end its fetch at once (a refusal, a client shutting down) and so
     // release again: run such nested grants one after another here, not one inside the other,
     // so that a thousand waiters never make a thousand-deep stack.
@@ -180,6 +182,7 @@ class SafeFetcher::Limiter {
   const int per_address_;
   const int in_flight_;
   FetchObserver* const observer_;
+  const Clock* const clock_;
   absl::Mutex mutex_;
   std::map<std::string, Slots> slots_ ABSL_GUARDED_BY(mutex_);
 };
@@ -212,14 +215,15 @@ FetchObserver* NoObserver() {
 }  // namespace
 
 SafeFetcher::SafeFetcher(SafeFetcherConfig config, const EgressPolicy* policy, Resolver* resolver,
-                         HttpClient* http, FetchObserver* observer)
+                         HttpClient* http, FetchObserver* observer, const Clock* clock)
     : config_(std::move(config)),
       policy_(policy),
       resolver_(resolver),
       http_(http),
       observer_(observer != nullptr ? observer : NoObserver()),
+      clock_(clock != nullptr ? clock : RealClock()),
       limiter_(std::make_unique<Limiter>(config_.max_per_host, config_.max_per_address,
-                                         config_.max_in_flight, observer_)) {}
+                                         config_.max_in_flight, observer_, clock_)) {}
 
 SafeFetcher::~SafeFetcher() = default;
 
@@ -227,7 +231,8 @@ absl::StatusOr<std::unique_ptr<SafeFetcher>> SafeFetcher::Create(SafeFetcherConf
                                                                  const EgressPolicy* policy,
                                                                  Resolver* resolver,
                                                                  HttpClient* http,
-                                                                 FetchObserver* observer) {
+                                                                 FetchObserver* observer,
+                                                                 const Clock* clock) {
   if (policy == nullptr || resolver == nullptr || http == nullptr) {
     return absl::InvalidArgumentError("SafeFetcher needs a policy, a resolver and an HTTP client");
   }
@@ -240,7 +245,7 @@ absl::StatusOr<std::unique_ptr<SafeFetcher>> SafeFetcher::Create(SafeFetcherConf
         "max_per_host, max_per_address and max_in_flight >= 1");
   }
   return std::unique_ptr<SafeFetcher>(
-      new SafeFetcher(std::move(config), policy, resolver, http, observer));
+      new SafeFetcher(std::move(config), policy, resolver, http, observer, clock));
 }
 
 std::string SafeFetcher::RefusalReason(const net::IpAddress& address) const {
@@ -294,11 +299,11 @@ void SafeFetcher::Fetch(absl::string_view input, FetchLimits limits, Callback do
   fetch->input = std::string(input);
   fetch->done = std::move(done);
   fetch->result.final_url = fetch->input;
-  fetch->accepted = absl::Now();
+  fetch->accepted = clock_->Now();
   observer_->OnFetchStarted();
   limiter_->AcquireGlobal([this, fetch]() mutable {
     fetch->holds_global = true;
-    fetch->deadline = absl::Now() + fetch->limits.total_timeout;
+    fetch->deadline = clock_->Now() + fetch->limits.total_timeout;
     absl::StatusOr<url::Url> url = policy_->ParseAndCheckUrl(fetch->input);
     if (!url.ok()) {
       Finish(fetch, RefusedUrl("url", url.status(), fetch->input, nullptr),
@@ -315,7 +320,7 @@ void SafeFetcher::StartHop(std::shared_ptr<FetchState> fetch) {
   const std::string host = fetch->current->host();
   limiter_->AcquireHost(host, [this, fetch, host]() mutable {
     fetch->host_slot = host;
-    const absl::Duration left = fetch->deadline - absl::Now();
+    const absl::Duration left = fetch->deadline - clock_->Now();
     if (left < MinimumHopTime(fetch->limits.total_timeout) || left <= absl::ZeroDuration()) {
       Finish(fetch, FetchOutcome::kTimeout, "too little of the deadline left to start a hop");
       return;
@@ -330,7 +335,7 @@ void SafeFetcher::StartHop(std::shared_ptr<FetchState> fetch) {
       Connect(std::move(fetch), *literal);
       return;
     }
-    fetch->lookup_started = absl::Now();
+    fetch->lookup_started = clock_->Now();
     resolver_->Resolve(host,
                        [this, fetch](absl::StatusOr<std::vector<net::IpAddress>> answers) mutable {
                          Resolved(std::move(fetch), std::move(answers));
@@ -340,7 +345,7 @@ void SafeFetcher::StartHop(std::shared_ptr<FetchState> fetch) {
 
 void SafeFetcher::Resolved(std::shared_ptr<FetchState> fetch,
                            absl::StatusOr<std::vector<net::IpAddress>> answers) {
-  observer_->OnLookup(answers.status(), absl::Now() - fetch->lookup_started);
+  observer_->OnLookup(answers.status(), clock_->Now() - fetch->lookup_started);
   if (!answers.ok()) {
     const FetchOutcome outcome =
         answers.status().code() == absl::StatusCode::kNotFound    ? FetchOutcome::kDnsNotFound
@@ -376,7 +381,7 @@ void SafeFetcher::Connect(std::shared_ptr<FetchState> fetch, const net::IpAddres
 }
 
 void SafeFetcher::ConnectPinned(std::shared_ptr<FetchState> fetch, const net::IpAddress& address) {
-  const absl::Duration left = fetch->deadline - absl::Now();
+  const absl::Duration left = fetch->deadline - clock_->Now();
   if (left < MinimumHopTime(fetch->limits.total_timeout) || left <= absl::ZeroDuration()) {
     Finish(std::move(fetch), FetchOutcome::kTimeout, "too little of the deadline left to connect");
     return;
@@ -515,7 +520,7 @@ void SafeFetcher::Finish(std::shared_ptr<FetchState> fetch, FetchOutcome outcome
   if (holds_global) {
     limiter_->ReleaseGlobal();
   }
-  observer_->OnFetchFinished(result, absl::Now() - accepted);
+  observer_->OnFetchFinished(result, clock_->Now() - accepted);
   std::move(done)(std::move(result));
 }
 

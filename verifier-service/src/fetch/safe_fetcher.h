@@ -22,6 +22,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "verifier-service/src/fetch/clock.h"
 #include "verifier-service/src/fetch/egress_policy.h"
 #include "verifier-service/src/fetch/fetch_observer.h"
 #include "verifier-service/src/fetch/http_client.h"
@@ -118,11 +119,13 @@ class SafeFetcher {
   using Callback = absl::AnyInvocable<void(FetchResult) &&>;
 
   // Borrows all of them; they must outlive the fetcher and every fetch it started. `observer`
-  // (e.g. FetchMetrics) may be null. kInvalidArgument for limits that are not positive.
+  // (e.g. FetchMetrics) may be null. `clock` decides the deadlines (and the observer's queue
+  // times); null is RealClock(). kInvalidArgument for limits that are not positive.
   static absl::StatusOr<std::unique_ptr<SafeFetcher>> Create(SafeFetcherConfig config,
                                                              const EgressPolicy* policy,
                                                              Resolver* resolver, HttpClient* http,
-                                                             FetchObserver* observer = nullptr);
+                                                             FetchObserver* observer = nullptr,
+                                                             const Clock* clock = nullptr);
   ~SafeFetcher();
 
   // Fetches `url` (user input: parsed and checked here); calls `done` exactly once, on any thread
@@ -142,7 +145,7 @@ class SafeFetcher {
   struct FetchState;
 
   SafeFetcher(SafeFetcherConfig config, const EgressPolicy* policy, Resolver* resolver,
-              HttpClient* http, FetchObserver* observer);
+              HttpClient* http, FetchObserver* observer, const Clock* clock);
 
   void StartHop(std::shared_ptr<FetchState> fetch);
   void Resolved(std::shared_ptr<FetchState> fetch,
@@ -163,6 +166,7 @@ class SafeFetcher {
   Resolver* const resolver_;
   HttpClient* const http_;
   FetchObserver* const observer_;
+  const Clock* const clock_;
   std::unique_ptr<Limiter> limiter_;
 };
 

@@ -1,5 +1,6 @@
 #include "verifier-service/src/fetch/ssrf_conformance.h"
 
+#include <algorithm>
 #include <memory>
 #include <utility>
 
@@ -220,6 +221,9 @@ absl::StatusOr<std::vector<SsrfVector>> ParseSsrfVectors(absl::string_view json_
     return absl::InvalidArgumentError(
         absl::StrCat("SSRF vectors: not a JSON array: ", error ? error.message() : "not an array"));
   }
+  if (root.as_array().empty()) {
+    return absl::InvalidArgumentError("SSRF vectors: the file holds no vector");
+  }
   std::vector<SsrfVector> vectors;
   for (const json::value& item : root.as_array()) {
     const json::object* object = item.if_object();
@@ -264,14 +268,13 @@ SsrfVectorRun RunSsrfVector(const SsrfVector& vector) {
     fetch_url = kResolvedIpUrl;
     absl::StatusOr<net::IpAddress> address = net::IpAddress::Parse(vector.text);
     if (!address.ok()) {
-      // A resolver never hands the fetch path something that is not an address.
-      run.blocked = true;
+      // A resolver never hands the fetch path something that is not an address, so the policy
+      // cannot be run on it: whatever the vector expects, it proves nothing and fails.
       run.result.outcome = FetchOutcome::kBadUrl;
       run.result.detail = std::string(address.status().message());
-      run.passed = vector.expect_block;
-      if (!run.passed) {
-        run.problems.push_back(absl::StrCat("expected allow, got block: ", run.result.detail));
-      }
+      run.problems.push_back(absl::StrCat("the input is not an IP address (",
+                                          address.status().message(),
+                                          "): the egress policy never ran on it"));
       return run;
     }
     dns = [address = *address](absl::string_view) -> absl::StatusOr<std::vector<net::IpAddress>> {
@@ -328,6 +331,9 @@ SsrfVectorRun RunSsrfVector(const SsrfVector& vector) {
       response.location = request.url.href();
       return response;
     };
+  } else {
+    run.problems.push_back(absl::StrCat("unknown kind \"", vector.kind, "\": nothing was run"));
+    return run;
   }
 
   ScriptedResolver resolver(dns, &run.events);
@@ -347,16 +353,58 @@ SsrfVectorRun RunSsrfVector(const SsrfVector& vector) {
   done.WaitForNotification();
 
   run.blocked = run.result.outcome != FetchOutcome::kOk;
+  const std::string got =
+      run.blocked ? absl::StrCat("block (", FetchOutcomeName(run.result.outcome), ": ",
+                                 run.result.detail, ")")
+                  : "allow";
   if (run.blocked != vector.expect_block) {
     run.problems.push_back(
-        absl::StrCat("expected ", vector.expect_block ? "block" : "allow", ", got ",
-                     run.blocked ? absl::StrCat("block (", FetchOutcomeName(run.result.outcome),
-                                                ": ", run.result.detail, ")")
-                                 : "allow"));
+        absl::StrCat("expected ", vector.expect_block ? "block" : "allow", ", got ", got));
+  } else if (vector.expect_block) {
+    const std::vector<FetchOutcome> expected =
+        ExpectedRefusals(vector, (*fetcher)->config().max_redirects);
+    if (std::find(expected.begin(), expected.end(), run.result.outcome) == expected.end()) {
+      std::vector<std::string> names;
+      for (const FetchOutcome outcome : expected) {
+        names.push_back(std::string(FetchOutcomeName(outcome)));
+      }
+      run.problems.push_back(absl::StrCat("expected a refusal by the policy (",
+                                          absl::StrJoin(names, " or "), "), got ", got));
+    }
+    if (vector.kind == "url") {
+      for (const FetchEvent& event : run.events) {
+        if (event.kind == FetchEvent::Kind::kLookup) {
+          run.problems.push_back(absl::StrCat("a lookup of ", event.host,
+                                              " before the refusal: a url vector is refused "
+                                              "before DNS"));
+          break;
+        }
+      }
+    }
   }
   CheckPath(run.events, run.problems);
   run.passed = run.problems.empty();
   return run;
+}
+
+std::vector<FetchOutcome> ExpectedRefusals(const SsrfVector& vector, int max_redirects) {
+  if (vector.kind == "url") {
+    return {FetchOutcome::kBadUrl, FetchOutcome::kBadScheme, FetchOutcome::kForbiddenUrl,
+            FetchOutcome::kForbiddenAddress};
+  }
+  if (vector.kind == "redirect_chain") {
+    std::vector<FetchOutcome> expected = {FetchOutcome::kForbiddenAddress,
+                                          FetchOutcome::kForbiddenUrl, FetchOutcome::kBadScheme};
+    const int redirects = static_cast<int>(
+        std::count_if(vector.hops.begin(), vector.hops.end(),
+                      [](const SsrfHop& hop) { return hop.status >= 300 && hop.status < 400; }));
+    if (redirects > max_redirects) {
+      expected.push_back(FetchOutcome::kTooManyRedirects);
+    }
+    return expected;
+  }
+  // resolved_ip, dns_rebind: an answer the policy refused.
+  return {FetchOutcome::kForbiddenAddress};
 }
 
 std::string DescribeEvents(const std::vector<FetchEvent>& events) {

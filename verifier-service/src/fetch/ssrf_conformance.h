@@ -14,8 +14,9 @@
 //   dns_rebind      fetch `url`; the n-th lookup is answered by lookups[n] (past them: NXDOMAIN);
 //                   every connection but the last scripted one is answered 302 to the same URL,
 //                   so each lookup is a hop, the last 200 HTML.
-// A vector passes when the fetch is refused (`block`) or succeeds (`allow`) as expected AND the
-// recorded path is clean: no connection attempted to an address the policy refuses; exactly one
+// A vector passes when the fetch succeeds (`allow`), or is refused (`block`) for the reason its
+// kind means (ExpectedRefusals: a policy refusal, never a stub's NXDOMAIN, a 404 or a failed
+// connection), AND the recorded path is clean: no connection attempted to an address the policy refuses; exactly one
 // lookup before each connection to a name (none for an IP literal), for the connection's host;
 // each connection to an address that lookup answered (pinned); at most one lookup after the last.
 
@@ -95,8 +96,20 @@ struct SsrfVector {
 };
 
 // Reads a vectors file. kInvalidArgument naming the first malformed vector (unknown kind
-// included); nothing is run on a malformed file.
+// included), or for a file without vectors; nothing is run on a malformed file.
 absl::StatusOr<std::vector<SsrfVector>> ParseSsrfVectors(absl::string_view json_text);
+
+// The outcomes that count as the refusal a `block` vector of this kind expects (SSRF-POLICY.md
+// "The test vectors"):
+//   resolved_ip     forbidden_address: the policy refused the resolver's answer;
+//   url             bad_url, bad_scheme, forbidden_url or forbidden_address, before any lookup
+//                   (refused before DNS, or by its literal or special-use name);
+//   redirect_chain  forbidden_address, forbidden_url or bad_scheme at some hop; too_many_redirects
+//                   too when the script holds more redirects than the fetcher follows;
+//   dns_rebind      forbidden_address: an answer of some lookup was refused.
+// Every other outcome (dns_not_found, http_4xx, connection_failed, ...) is a fetch that failed for
+// a reason the policy did not decide: a `block` vector refused that way fails.
+std::vector<FetchOutcome> ExpectedRefusals(const SsrfVector& vector, int max_redirects);
 
 struct SsrfVectorRun {
   bool passed = false;

@@ -84,8 +84,4 @@ absl::StatusOr<TargetRule> ParseTargetRule(absl::string_view input, TargetKind k
   return rule;
 }
 
-absl::string_view TargetKindName(TargetKind kind) {
-  return kind == TargetKind::kPrefix ? "PREFIX" : "EXACT";
-}
-
 }  // namespace portcullis::verifier::intake

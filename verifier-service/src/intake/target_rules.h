@@ -6,6 +6,7 @@
 #include "absl/strings/string_view.h"
 #include "common/url/normalize.h"
 #include "common/url/url.h"
+#include "verifier-service/src/store/target_rule.h"
 
 // What a site and a target rule are, as values: parsing and checking the admin input (no I/O).
 // The store keeps the values these functions produce and matches submissions against them.
@@ -14,20 +15,10 @@ namespace portcullis::verifier::intake {
 // Longest domain accepted, in bytes (a DNS name is at most 253).
 inline constexpr size_t kMaxDomainBytes = 253;
 
-// How a target rule matches (the `kind` column).
-enum class TargetKind { kExact, kPrefix };
-
-// A validated target rule.
-struct TargetRule {
-  // EXACT: url::Normalize of the URL given (no fragment, no tracking parameters). PREFIX: the
-  // URL as serialized (path ending in "/", no query, no fragment).
-  std::string url;
-  TargetKind kind = TargetKind::kExact;
-  // The site it belongs to: the URL's serialized host.
-  std::string domain;
-
-  friend bool operator==(const TargetRule&, const TargetRule&) = default;
-};
+// A validated target rule and how it matches: the store's plain value (store/target_rule.h).
+using TargetKind = store::TargetKind;
+using TargetRule = store::TargetRule;
+using store::TargetKindName;
 
 // Reads a site domain as the WHATWG URL parser reads a host: "Blog.Example" → "blog.example",
 // "bücher.example" → "xn--bcher-kva.example", "127.1" → "127.0.0.1", "[::1]" → "[::1]".
@@ -40,8 +31,5 @@ absl::StatusOr<std::string> ParseSiteDomain(absl::string_view input);
 // InvalidArgument (one sentence, safe to show) otherwise.
 absl::StatusOr<TargetRule> ParseTargetRule(absl::string_view input, TargetKind kind,
                                            const url::TrackingParameters& tracking);
-
-// "EXACT" / "PREFIX", as stored.
-absl::string_view TargetKindName(TargetKind kind);
 
 }  // namespace portcullis::verifier::intake

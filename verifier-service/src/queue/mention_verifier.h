@@ -9,6 +9,15 @@
 
 namespace portcullis::verifier::queue {
 
+// Where verification meets the store: a verifier sees a claimed job and answers with what the
+// store keeps of a verified mention, by these names (verification/ includes no store header).
+using Job = store::JobRecord;
+using MentionContent = store::MentionContent;
+using LinkDiagnostic = store::LinkDiagnostic;
+// The failure reasons the store gives a meaning to (see store/job_store.h).
+using store::kReasonNoLink;
+using store::kReasonSourceGone;
+
 // What verifying one mention came to.
 struct VerificationOutcome {
   enum class Kind {
@@ -20,16 +29,16 @@ struct VerificationOutcome {
   // A machine-readable code for kFailed ("no_link", "gone", ...) and kRetry ("timeout", ...).
   std::string reason;
   // For kVerified: what the source says.
-  store::MentionContent content;
+  MentionContent content;
   // For kFailed "no_link": links to the target's host found instead.
-  store::LinkDiagnostic links_to_target_host;
+  LinkDiagnostic links_to_target_host;
 
-  static VerificationOutcome Verified(store::MentionContent content = {}) {
+  static VerificationOutcome Verified(MentionContent content = {}) {
     VerificationOutcome outcome;
     outcome.content = std::move(content);
     return outcome;
   }
-  static VerificationOutcome Failed(std::string reason, store::LinkDiagnostic links = {}) {
+  static VerificationOutcome Failed(std::string reason, LinkDiagnostic links = {}) {
     VerificationOutcome outcome;
     outcome.kind = Kind::kFailed;
     outcome.reason = std::move(reason);
@@ -51,13 +60,13 @@ struct VerificationOutcome {
 class MentionVerifier {
  public:
   virtual ~MentionVerifier() = default;
-  virtual VerificationOutcome Verify(const store::JobRecord& job) = 0;
+  virtual VerificationOutcome Verify(const Job& job) = 0;
 
   using Done = absl::AnyInvocable<void(VerificationOutcome) &&>;
   // Starts verifying `job` and calls `done` exactly once with the outcome, on any thread
   // (possibly before VerifyAsync returns). An event-driven implementation holds no thread while
   // it waits for the network; this default runs Verify on the calling thread.
-  virtual void VerifyAsync(const store::JobRecord& job, Done done) { std::move(done)(Verify(job)); }
+  virtual void VerifyAsync(const Job& job, Done done) { std::move(done)(Verify(job)); }
 };
 
 }  // namespace portcullis::verifier::queue

@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "common/logging/log.h"
+#include "common/status/status_macros.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/health_check_service_interface.h"
 #include "grpcpp/security/server_credentials.h"
@@ -75,169 +76,178 @@ int ClampToIntMillis(absl::Duration duration) {
 
 }  // namespace
 
-VerifierServer::VerifierServer(const VerifierConfig& config) : config_(config) {}
+VerifierServer::VerifierServer(const VerifierConfig& config, absl::AnyInvocable<void()> on_fatal)
+    : config_(config), on_fatal_(std::move(on_fatal)) {}
 
 absl::StatusOr<std::unique_ptr<VerifierServer>> VerifierServer::Start(
     const VerifierConfig& config, absl::AnyInvocable<void()> on_fatal,
     queue::MentionVerifier* verifier) {
   // The gRPC port's credentials first: a missing or wrong certificate file is a startup
   // misconfiguration (InvalidArgument naming the flag), found before anything else starts.
-  absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> credentials =
-      grpc_tls::MakeServerCredentials(config.tls);
-  if (!credentials.ok()) {
-    return credentials.status();
-  }
-  std::unique_ptr<VerifierServer> server(new VerifierServer(config));
-  server->on_fatal_ = std::move(on_fatal);
-  server->verifier_ = verifier;
+  ASSIGN_OR_RETURN(std::shared_ptr<grpc::ServerCredentials> credentials,
+                   grpc_tls::MakeServerCredentials(config.tls));
+  // Each step builds members; on a failure the members built so far are destroyed in reverse
+  // order of declaration (the pools stop, the fetcher's loops stop) with nothing started yet.
+  std::unique_ptr<VerifierServer> server(new VerifierServer(config, std::move(on_fatal)));
+  RETURN_IF_ERROR(server->OpenDatabase());
+  RETURN_IF_ERROR(server->BuildTokens());
+  server->BuildIngest();
+  RETURN_IF_ERROR(server->StartFetcher());
+  server->BuildVerifier(verifier);
+  RETURN_IF_ERROR(server->StartAdmin());
+  RETURN_IF_ERROR(server->BuildService());
+  RETURN_IF_ERROR(server->StartGrpc(std::move(credentials)));
+  RETURN_IF_ERROR(server->StartHealthPort());
+  server->SetServing(false);
+  server->readiness_thread_ = std::thread([raw = server.get()] { raw->ReadinessLoop(); });
+  return server;
+}
 
-  absl::StatusOr<std::vector<store::Migration>> migrations = store::BuiltinMigrations();
-  if (!migrations.ok()) {
-    return migrations.status();
-  }
-  server->migrator_ = std::make_unique<store::Migrator>(*std::move(migrations));
-
-  absl::StatusOr<std::unique_ptr<store::PgConnectionPool>> db_pool =
-      store::PgConnectionPool::Create({config.database_url, config.db_pool_size,
-                                       config.db_acquire_timeout, config.db_statement_timeout});
-  if (!db_pool.ok()) {
-    return db_pool.status();
-  }
-  server->db_pool_ = *std::move(db_pool);
+absl::Status VerifierServer::OpenDatabase() {
+  ASSIGN_OR_RETURN(std::vector<store::Migration> migrations, store::BuiltinMigrations());
+  migrator_ = std::make_unique<store::Migrator>(std::move(migrations));
+  ASSIGN_OR_RETURN(db_pool_, store::PgConnectionPool::Create(
+                                 {config_.database_url, config_.db_pool_size,
+                                  config_.db_acquire_timeout, config_.db_statement_timeout}));
   // The health checker has its own connection, so a busy pool does not read as a dead database.
-  absl::StatusOr<std::unique_ptr<store::PgConnectionPool>> health_db_pool =
-      store::PgConnectionPool::Create(
-          {config.database_url, 1, config.db_acquire_timeout, config.db_statement_timeout});
-  if (!health_db_pool.ok()) {
-    return health_db_pool.status();
-  }
-  server->health_db_pool_ = *std::move(health_db_pool);
-  server->store_ =
-      std::make_unique<store::PgMentionStore>(*server->db_pool_, config.failed_retention);
-  server->store_->SetLimits({config.max_pending_per_source_host, config.max_queue_length});
-  server->job_store_ = std::make_unique<store::PgJobStore>(*server->db_pool_);
-  server->health_store_ = std::make_unique<store::PgMentionStore>(*server->health_db_pool_);
+  ASSIGN_OR_RETURN(health_db_pool_,
+                   store::PgConnectionPool::Create({config_.database_url, 1,
+                                                    config_.db_acquire_timeout,
+                                                    config_.db_statement_timeout}));
+  store_ = std::make_unique<store::PgMentionStore>(*db_pool_, config_.failed_retention);
+  store_->SetLimits({config_.max_pending_per_source_host, config_.max_queue_length});
+  job_store_ = std::make_unique<store::PgJobStore>(*db_pool_);
+  health_store_ = std::make_unique<store::PgMentionStore>(*health_db_pool_);
   // One thread per database connection: more threads would only wait for connections.
-  server->blocking_pool_ =
-      std::make_unique<BlockingPool>(config.db_pool_size, config.max_queued_work);
-  server->site_store_ = std::make_unique<store::PgSiteStore>(*server->db_pool_);
-  server->blocklist_store_ = std::make_unique<store::PgBlocklistStore>(*server->db_pool_);
-  absl::StatusOr<std::vector<auth::ActiveToken>> static_tokens =
-      ReadStaticTokens(config.tokens_file);
-  if (!static_tokens.ok()) {
-    server->blocking_pool_->Stop();
-    return static_tokens.status();
-  }
-  if (static_tokens->empty()) {
+  blocking_pool_ = std::make_unique<BlockingPool>(config_.db_pool_size, config_.max_queued_work);
+  site_store_ = std::make_unique<store::PgSiteStore>(*db_pool_);
+  blocklist_store_ = std::make_unique<store::PgBlocklistStore>(*db_pool_);
+  return absl::OkStatus();
+}
+
+absl::Status VerifierServer::BuildTokens() {
+  ASSIGN_OR_RETURN(std::vector<auth::ActiveToken> static_tokens,
+                   ReadStaticTokens(config_.tokens_file));
+  if (static_tokens.empty()) {
     logging::Info("no static API tokens (--tokens_file): only tokens in the database are accepted");
   }
-  server->token_store_ = std::make_unique<store::PgTokenStore>(*server->db_pool_);
-  server->token_registry_ = std::make_unique<auth::TokenRegistry>(
-      *server->token_store_, *std::move(static_tokens), config.token_refresh_interval);
-  server->publisher_store_ = std::make_unique<store::PgPublisherStore>(*server->db_pool_);
-  server->ingest_store_ = std::make_unique<store::PgIngestStore>(*server->db_pool_);
+  token_store_ = std::make_unique<store::PgTokenStore>(*db_pool_);
+  token_registry_ = std::make_unique<auth::TokenRegistry>(
+      *token_store_, std::move(static_tokens), config_.token_refresh_interval);
+  return absl::OkStatus();
+}
+
+void VerifierServer::BuildIngest() {
+  publisher_store_ = std::make_unique<store::PgPublisherStore>(*db_pool_);
+  ingest_store_ = std::make_unique<store::PgIngestStore>(*db_pool_);
   ingest::IngestEvaluatorOptions ingest_options;
-  ingest_options.require_registration = config.ingest_require_registration;
-  ingest_options.default_retention = config.ingest_default_retention;
-  ingest_options.publisher_cache_ttl = config.ingest_publisher_cache_ttl;
-  ingest_options.signature_limits.tolerance = config.ingest_signature_tolerance;
-  server->ingest_evaluator_ = std::make_unique<ingest::IngestEvaluator>(
-      *server->publisher_store_, *server->ingest_store_, std::move(ingest_options));
+  ingest_options.require_registration = config_.ingest_require_registration;
+  ingest_options.default_retention = config_.ingest_default_retention;
+  ingest_options.publisher_cache_ttl = config_.ingest_publisher_cache_ttl;
+  ingest_options.signature_limits.tolerance = config_.ingest_signature_tolerance;
+  ingest_evaluator_ = std::make_unique<ingest::IngestEvaluator>(
+      *publisher_store_, *ingest_store_, std::move(ingest_options));
   ingest::DecisionSweeperOptions sweeper_options;
-  sweeper_options.interval = config.ingest_sweep_interval;
-  sweeper_options.batch = config.ingest_sweep_batch;
-  server->decision_sweeper_ =
-      std::make_unique<ingest::DecisionSweeper>(*server->ingest_store_, sweeper_options);
-  if (absl::Status status = server->StartFetcher(); !status.ok()) {
-    server->blocking_pool_->Stop();
-    return status;
-  }
+  sweeper_options.interval = config_.ingest_sweep_interval;
+  sweeper_options.batch = config_.ingest_sweep_batch;
+  decision_sweeper_ = std::make_unique<ingest::DecisionSweeper>(*ingest_store_, sweeper_options);
+}
+
+void VerifierServer::BuildVerifier(queue::MentionVerifier* verifier) {
   if (verifier == nullptr) {
     // The real pipeline, over the fetcher just built: what the workers and VerifyNow run.
-    server->BuildSourceVerifier();
-    verifier = server->source_verifier_.get();
-    server->verifier_ = verifier;
+    BuildSourceVerifier();
+    verifier = source_verifier_.get();
   }
-  if (absl::Status status = server->StartAdmin(); !status.ok()) {
-    server->blocking_pool_->Stop();
-    return status;
-  }
-  server->in_flight_verifier_ = std::make_unique<InFlightVerifier>(verifier, *server->registry_);
-  if (config.admin_listen.has_value()) {
+  in_flight_verifier_ = std::make_unique<InFlightVerifier>(verifier, *registry_);
+  if (config_.admin_listen.has_value()) {
     // Only when /metrics is served: otherwise nobody would read the samples.
-    server->queue_depth_sampler_ = std::make_unique<QueueDepthSampler>(
-        [pool = server->db_pool_.get()] { return store::CountDueJobs(*pool, kQueueDepthCap); },
-        kQueueDepthInterval, *server->registry_);
+    queue_depth_sampler_ = std::make_unique<QueueDepthSampler>(
+        [pool = db_pool_.get()] { return store::CountDueJobs(*pool, kQueueDepthCap); },
+        kQueueDepthInterval, *registry_);
   }
-  server->service_ = std::make_unique<VerifierService>(
-      *server->token_registry_, *server->store_, *server->site_store_, *server->blocking_pool_,
-      FetchBackend{server->egress_policy_.get(), server->resolver_.get(), server->fetcher_.get()});
+  verify_now_pool_ = std::make_unique<BlockingPool>(config_.verify_now_concurrency, kVerifyNowQueue);
+}
 
+absl::Status VerifierServer::BuildService() {
+  VerifierServiceDeps deps;
+  deps.tokens = token_registry_.get();
+  deps.pool = blocking_pool_.get();
+  deps.mentions = store_.get();
+  deps.sites = site_store_.get();
+  deps.blocks = blocklist_store_.get();
+  deps.token_store = token_store_.get();
+  deps.policy = egress_policy_.get();
+  deps.resolver = resolver_.get();
+  deps.fetcher = fetcher_.get();
+  deps.evaluator = ingest_evaluator_.get();
+  deps.publishers = publisher_store_.get();
+  deps.ingest = ingest_store_.get();
+  deps.verify_now = {job_store_.get(),
+                     in_flight_verifier_.get(),
+                     verify_now_pool_.get(),
+                     queue::MakeWorkerOwner() + "/verify-now",
+                     config_.worker_lease,
+                     queue::RetryPolicy{config_.retry_base, config_.retry_cap,
+                                        config_.retry_max_attempts},
+                     config_.fetcher.total_timeout +
+                         config_.verification.author_limits.total_timeout};
+  ASSIGN_OR_RETURN(service_, VerifierService::Create(deps));
+  return absl::OkStatus();
+}
+
+absl::Status VerifierServer::StartGrpc(std::shared_ptr<grpc::ServerCredentials> credentials) {
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
   int bound_port = 0;
-  builder.AddListeningPort(config.grpc_listen.ToString(), *credentials, &bound_port);
-  server->service_->SetIngestBackend({server->ingest_evaluator_.get(),
-                                      server->publisher_store_.get(),
-                                      server->ingest_store_.get()});
-  server->service_->SetBlocklistStore(server->blocklist_store_.get());
-  server->service_->SetTokenStore(server->token_store_.get());
-  server->verify_now_pool_ =
-      std::make_unique<BlockingPool>(config.verify_now_concurrency, kVerifyNowQueue);
-  server->service_->SetVerifyNowBackend(
-      {server->job_store_.get(), server->in_flight_verifier_.get(), server->verify_now_pool_.get(),
-       queue::MakeWorkerOwner() + "/verify-now", config.worker_lease,
-       queue::RetryPolicy{config.retry_base, config.retry_cap, config.retry_max_attempts},
-       config.fetcher.total_timeout + config.verification.author_limits.total_timeout});
-  builder.RegisterService(server->service_.get());
+  builder.AddListeningPort(config_.grpc_listen.ToString(), std::move(credentials), &bound_port);
+  builder.RegisterService(service_.get());
   // portcullis_verifier_grpc_requests_total{method, code} (rpc_metrics.h).
-  builder.experimental().SetInterceptorCreators(MakeRpcMetricsInterceptors(*server->registry_));
+  builder.experimental().SetInterceptorCreators(MakeRpcMetricsInterceptors(*registry_));
   // A port already in use is a startup error, not a silently shared port.
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   // Close connections after a while so clients of a headless Service reconnect and spread over
   // new pods; in-flight calls get the drain timeout to finish.
   builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_AGE_MS,
-                             ClampToIntMillis(config.max_connection_age));
+                             ClampToIntMillis(config_.max_connection_age));
   builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_AGE_GRACE_MS,
-                             ClampToIntMillis(config.drain_timeout));
-  server->grpc_server_ = builder.BuildAndStart();
-  if (server->grpc_server_ == nullptr || bound_port == 0) {
-    server->grpc_server_.reset();
-    server->blocking_pool_->Stop();
-    return absl::UnavailableError(absl::StrCat("cannot listen on ", config.grpc_listen.ToString()));
+                             ClampToIntMillis(config_.drain_timeout));
+  grpc_server_ = builder.BuildAndStart();
+  if (grpc_server_ == nullptr || bound_port == 0) {
+    grpc_server_.reset();
+    return absl::UnavailableError(absl::StrCat("cannot listen on ", config_.grpc_listen.ToString()));
   }
-  if (config.health_listen.has_value()) {
-    // No service registered: the default health service is all it serves.
-    grpc::ServerBuilder health_builder;
-    int health_port = 0;
-    health_builder.AddListeningPort(config.health_listen->ToString(),
-                                    grpc::InsecureServerCredentials(), &health_port);
-    health_builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
-    server->health_server_ = health_builder.BuildAndStart();
-    if (server->health_server_ == nullptr || health_port == 0) {
-      server->health_server_.reset();
-      server->grpc_server_->Shutdown(absl::ToChronoTime(absl::Now()));
-      server->grpc_server_.reset();
-      server->blocking_pool_->Stop();
-      return absl::UnavailableError(
-          absl::StrCat("cannot listen on ", config.health_listen->ToString()));
-    }
-    server->health_address_ = config.health_listen;
-    server->health_address_->port = static_cast<uint16_t>(health_port);
-    logging::Info("listening health={} (plaintext, grpc.health.v1 only)",
-                  server->health_address_->ToString());
-  }
-  server->SetServing(false);
-  server->address_ = config.grpc_listen;
-  server->address_.port = static_cast<uint16_t>(bound_port);
-  logging::Info("listening grpc={} tls={}", server->address_.ToString(),
-                !config.tls.enabled()                 ? "off"
-                : config.tls.client_ca_file.empty() ? "server"
-                                                      : "mutual");
+  address_ = config_.grpc_listen;
+  address_.port = static_cast<uint16_t>(bound_port);
+  logging::Info("listening grpc={} tls={}", address_.ToString(),
+                !config_.tls.enabled()                 ? "off"
+                : config_.tls.client_ca_file.empty() ? "server"
+                                                       : "mutual");
+  return absl::OkStatus();
+}
 
-  server->readiness_thread_ = std::thread([raw = server.get()] { raw->ReadinessLoop(); });
-  return server;
+absl::Status VerifierServer::StartHealthPort() {
+  if (!config_.health_listen.has_value()) {
+    return absl::OkStatus();
+  }
+  // No service registered: the default health service is all it serves.
+  grpc::ServerBuilder builder;
+  int port = 0;
+  builder.AddListeningPort(config_.health_listen->ToString(), grpc::InsecureServerCredentials(),
+                           &port);
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+  health_server_ = builder.BuildAndStart();
+  if (health_server_ == nullptr || port == 0) {
+    health_server_.reset();
+    return absl::UnavailableError(
+        absl::StrCat("cannot listen on ", config_.health_listen->ToString()));
+  }
+  health_address_ = config_.health_listen;
+  health_address_->port = static_cast<uint16_t>(port);
+  logging::Info("listening health={} (plaintext, grpc.health.v1 only)",
+                health_address_->ToString());
+  return absl::OkStatus();
 }
 
 absl::Status VerifierServer::StartFetcher() {
@@ -324,7 +334,11 @@ void VerifierServer::StopFetcher() {
   fetcher_.reset();
 }
 
-VerifierServer::~VerifierServer() { Shutdown(); }
+VerifierServer::~VerifierServer() {
+  if (readiness_thread_.joinable()) {
+    Shutdown();  // Started. A failed Start leaves nothing running but what members stop.
+  }
+}
 
 absl::Status VerifierServer::fatal_error() const {
   absl::MutexLock lock(&mu_);

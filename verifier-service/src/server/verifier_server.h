@@ -91,14 +91,29 @@ class VerifierServer {
   void Shutdown();
 
  private:
-  explicit VerifierServer(const VerifierConfig& config);
+  VerifierServer(const VerifierConfig& config, absl::AnyInvocable<void()> on_fatal);
 
+  // The steps of Start, in order; each builds its members or fails with one line.
+  // The migrator, the connection pools, the stores and the blocking pool.
+  absl::Status OpenDatabase();
+  // --tokens_file and the token registry.
+  absl::Status BuildTokens();
+  // The ingest stores, the evaluator and the decision sweeper.
+  void BuildIngest();
   // Builds the egress policy, resolver, HTTP client and fetcher from the config.
   absl::Status StartFetcher();
+  // What the workers and VerifyNow run: `verifier`, or (null) the real pipeline over fetcher_;
+  // counted in flight; the queue depth sampler; VerifyNow's pool.
+  void BuildVerifier(queue::MentionVerifier* verifier);
   // The real verification pipeline over fetcher_ (when Start was given no verifier).
   void BuildSourceVerifier();
   // GET /metrics on config_.admin_listen, when set.
   absl::Status StartAdmin();
+  // VerifierService::Create over everything above.
+  absl::Status BuildService();
+  // The gRPC server on config_.grpc_listen; then the plaintext health port, when set.
+  absl::Status StartGrpc(std::shared_ptr<grpc::ServerCredentials> credentials);
+  absl::Status StartHealthPort();
   // After the gRPC server drained: stops the resolver and HTTP client loops, then the fetcher.
   void StopFetcher();
   void ReadinessLoop();
@@ -130,7 +145,6 @@ class VerifierServer {
   std::unique_ptr<ingest::DecisionSweeper> decision_sweeper_;
   std::unique_ptr<store::PgJobStore> job_store_;
   std::unique_ptr<store::PgJobListener> job_listener_;
-  queue::MentionVerifier* verifier_ = nullptr;
   std::unique_ptr<queue::VerificationWorker> worker_;
   std::unique_ptr<store::Migrator> migrator_;
   std::unique_ptr<BlockingPool> blocking_pool_;
@@ -162,6 +176,7 @@ class VerifierServer {
   std::unique_ptr<grpc::Server> health_server_;
   std::optional<config::HostPort> health_address_;
   absl::AnyInvocable<void()> on_fatal_;
+  // Started last: joinable means Start succeeded.
   std::thread readiness_thread_;
 
   mutable absl::Mutex mu_;

@@ -1,18 +1,19 @@
 #pragma once
 
 #include <atomic>
+#include <memory>
 
-#include "absl/types/optional.h"
+#include "absl/status/statusor.h"
 #include "common/url/normalize.h"
 #include "portcullis/verifier/v1/verifier.grpc.pb.h"
+#include "verifier-service/src/auth/token_registry.h"
 #include "verifier-service/src/fetch/egress_policy.h"
 #include "verifier-service/src/fetch/resolver.h"
 #include "verifier-service/src/fetch/safe_fetcher.h"
 #include "verifier-service/src/ingest/ingest_evaluator.h"
-#include "verifier-service/src/auth/token_registry.h"
-#include "verifier-service/src/server/authorized_call.h"
 #include "verifier-service/src/server/blocking_pool.h"
-#include "verifier-service/src/server/verify_now_rpc.h"
+#include "verifier-service/src/server/unary_rpc.h"
+#include "verifier-service/src/server/verify_now_rpcs.h"
 #include "verifier-service/src/store/blocklist_store.h"
 #include "verifier-service/src/store/ingest_store.h"
 #include "verifier-service/src/store/mention_store.h"
@@ -22,56 +23,43 @@
 
 namespace portcullis::verifier::server {
 
-// What CheckUrl and SafeFetch run on; borrowed, they must outlive the service. When `fetcher` is
-// null those RPCs answer UNIMPLEMENTED.
-struct FetchBackend {
+// Everything the service runs on; borrowed: each must outlive the service and any call in flight.
+// Every pointer is required (VerifierService::Create names the first one missing).
+struct VerifierServiceDeps {
+  auth::TokenRegistry* tokens = nullptr;
+  // The database calls' threads.
+  BlockingPool* pool = nullptr;
+  store::MentionStore* mentions = nullptr;
+  store::SiteStore* sites = nullptr;
+  store::BlocklistStore* blocks = nullptr;
+  store::TokenStore* token_store = nullptr;
+  // CheckUrl and SafeFetch.
   const fetch::EgressPolicy* policy = nullptr;
   fetch::Resolver* resolver = nullptr;
   fetch::SafeFetcher* fetcher = nullptr;
-};
-
-// What the ingest, publisher and dead-letter RPCs run on; borrowed, they must outlive the service.
-// When unset those RPCs answer UNIMPLEMENTED.
-struct IngestBackend {
-  bool configured() const {
-    return evaluator != nullptr && publishers != nullptr && ingest != nullptr;
-  }
-
+  // The ingest, publisher and dead-letter RPCs.
   ingest::IngestEvaluator* evaluator = nullptr;
   store::PublisherStore* publishers = nullptr;
   store::IngestStore* ingest = nullptr;
+  // VerifyNow (its jobs, verifier and pool are required).
+  VerifyNowBackend verify_now;
 };
 
-// portcullis.verifier.v1.Verifier on the gRPC callback API. Every call is first authorized in
-// memory (authorized_call.h: ready, bearer token, scope, site binding), then validated inline
-// (cheap, no I/O); store calls run on the blocking pool, which finishes the reactor, and get the
-// caller's site binding so that another site's data never leaves the database. When the pool's
-// queue is full, or before the database schema is ready, calls are answered UNAVAILABLE at once.
-// CheckUrl and SafeFetch need no database: they run on the resolver's and the fetcher's event
-// loops, whose callbacks finish the reactor.
+// portcullis.verifier.v1.Verifier on the gRPC callback API. Every RPC goes through
+// UnaryRpcs::Serve (unary_rpc.h): authorized in memory (authorized_call.h: ready, bearer token,
+// scope, site binding), validated inline (cheap, no I/O), then its work: store calls on the
+// blocking pool, with the caller's site binding so that another site's data never leaves the
+// database; CheckUrl and SafeFetch on the resolver's and the fetcher's event loops. One file per
+// RPC family (<family>_rpcs.{h,cc}) holds its validation, its proto mapping and its handlers.
 class VerifierService final : public portcullis::verifier::v1::Verifier::CallbackService {
  public:
-  // `tokens`, the stores and `pool` must outlive the service and any call in flight.
-  VerifierService(auth::TokenRegistry& tokens, store::MentionStore& store, store::SiteStore& sites,
-                  BlockingPool& pool, FetchBackend fetch = {})
-      : tokens_(tokens), store_(store), sites_(sites), pool_(pool), fetch_(fetch) {}
-
-  // Before the server starts: enables CreateToken, ListTokens, RevokeToken (token_rpc.cc);
-  // borrowed.
-  void SetTokenStore(store::TokenStore* token_store) { token_store_ = token_store; }
-
-  // Before the server starts: enables VerifyNow (verify_now_rpc.cc).
-  void SetVerifyNowBackend(VerifyNowBackend backend) { verify_now_ = std::move(backend); }
-
-  // Before the server starts: enables the ingest RPCs (verifier_service_ingest.cc).
-  void SetIngestBackend(IngestBackend backend) { ingest_ = backend; }
-
-  // Before the server starts: enables the blocklist admin RPCs (blocklist_rpc.cc); borrowed.
-  void SetBlocklistStore(store::BlocklistStore* blocks) { blocks_ = blocks; }
+  // The whole service, or INVALID_ARGUMENT naming the first missing dependency.
+  static absl::StatusOr<std::unique_ptr<VerifierService>> Create(const VerifierServiceDeps& deps);
 
   // Calls are answered UNAVAILABLE until this is set (migrations applied).
   void SetReady(bool ready) { ready_.store(ready); }
 
+  // mention_rpcs.cc
   grpc::ServerUnaryReactor* SubmitMention(
       grpc::CallbackServerContext* context,
       const portcullis::verifier::v1::SubmitMentionRequest* request,
@@ -82,12 +70,12 @@ class VerifierService final : public portcullis::verifier::v1::Verifier::Callbac
       const portcullis::verifier::v1::GetMentionRequest* request,
       portcullis::verifier::v1::GetMentionResponse* response) override;
 
-  // Read (mention_read_rpc.h holds the validation and the mapping).
   grpc::ServerUnaryReactor* ListMentions(
       grpc::CallbackServerContext* context,
       const portcullis::verifier::v1::ListMentionsRequest* request,
       portcullis::verifier::v1::ListMentionsResponse* response) override;
 
+  // site_rpcs.cc (sites and their targets)
   grpc::ServerUnaryReactor* AddSite(grpc::CallbackServerContext* context,
                                     const portcullis::verifier::v1::AddSiteRequest* request,
                                     portcullis::verifier::v1::AddSiteResponse* response) override;
@@ -122,6 +110,7 @@ class VerifierService final : public portcullis::verifier::v1::Verifier::Callbac
       const portcullis::verifier::v1::RemoveTargetRequest* request,
       portcullis::verifier::v1::RemoveTargetResponse* response) override;
 
+  // fetch_rpcs.cc
   grpc::ServerUnaryReactor* CheckUrl(grpc::CallbackServerContext* context,
                                      const portcullis::verifier::v1::CheckUrlRequest* request,
                                      portcullis::verifier::v1::CheckUrlResponse* response) override;
@@ -131,13 +120,13 @@ class VerifierService final : public portcullis::verifier::v1::Verifier::Callbac
       const portcullis::verifier::v1::SafeFetchRequest* request,
       portcullis::verifier::v1::SafeFetchResponse* response) override;
 
-  // Synchronous verification (verify_now_rpc.cc).
+  // verify_now_rpcs.cc
   grpc::ServerUnaryReactor* VerifyNow(
       grpc::CallbackServerContext* context,
       const portcullis::verifier::v1::VerifyNowRequest* request,
       portcullis::verifier::v1::VerifyNowResponse* response) override;
 
-  // Ingest (verifier_service_ingest.cc).
+  // ingest_rpcs.cc (EvaluateIngest, dead letters, accepted items), publisher_rpcs.cc
   grpc::ServerUnaryReactor* EvaluateIngest(
       grpc::CallbackServerContext* context,
       const portcullis::verifier::v1::EvaluateIngestRequest* request,
@@ -188,7 +177,7 @@ class VerifierService final : public portcullis::verifier::v1::Verifier::Callbac
       const portcullis::verifier::v1::ListAcceptedItemsRequest* request,
       portcullis::verifier::v1::ListAcceptedItemsResponse* response) override;
 
-  // Source blocklist (blocklist_rpc.cc).
+  // blocklist_rpcs.cc
   grpc::ServerUnaryReactor* AddBlock(grpc::CallbackServerContext* context,
                                      const portcullis::verifier::v1::AddBlockRequest* request,
                                      portcullis::verifier::v1::AddBlockResponse* response) override;
@@ -201,7 +190,7 @@ class VerifierService final : public portcullis::verifier::v1::Verifier::Callbac
       const portcullis::verifier::v1::RemoveBlockRequest* request,
       portcullis::verifier::v1::RemoveBlockResponse* response) override;
 
-  // API tokens (token_rpc.cc).
+  // token_rpcs.cc
   grpc::ServerUnaryReactor* CreateToken(
       grpc::CallbackServerContext* context,
       const portcullis::verifier::v1::CreateTokenRequest* request,
@@ -216,33 +205,22 @@ class VerifierService final : public portcullis::verifier::v1::Verifier::Callbac
       portcullis::verifier::v1::RevokeTokenResponse* response) override;
 
  private:
-  // AuthorizeCall (authorized_call.h) on this call: the caller, or nullopt after finishing
-  // `reactor` with the refusal. The first thing every handler does.
-  absl::optional<auth::Caller> Admit(grpc::CallbackServerContext* context,
-                                     grpc::ServerUnaryReactor* reactor, Access access);
+  explicit VerifierService(const VerifierServiceDeps& deps) : deps_(deps) {}
 
-  // Finishes `reactor` with UNIMPLEMENTED `message` (and returns true) unless the backend an RPC
-  // needs was set before the server started: the guard of the ingest, blocklist and token RPCs.
-  static bool FinishIfUnconfigured(bool configured, const char* message,
-                                   grpc::ServerUnaryReactor* reactor);
-
-  // Finishes `reactor` at once when not ready or the pool is full; otherwise runs `work` on the
-  // pool (skipped when the call was cancelled meanwhile), which returns the call's status.
-  void RunOnPool(const char* rpc, grpc::CallbackServerContext* context,
-                 grpc::ServerUnaryReactor* reactor, absl::AnyInvocable<absl::Status() &&> work);
-
-  auth::TokenRegistry& tokens_;
-  store::MentionStore& store_;
-  store::SiteStore& sites_;
-  BlockingPool& pool_;
-  const FetchBackend fetch_;
+  const VerifierServiceDeps deps_;
   // Query parameters left out of the de-duplication key.
   const url::TrackingParameters tracking_ = url::TrackingParameters::Default();
   std::atomic<bool> ready_{false};
-  IngestBackend ingest_;
-  VerifyNowBackend verify_now_;
-  store::BlocklistStore* blocks_ = nullptr;
-  store::TokenStore* token_store_ = nullptr;
+  const UnaryRpcs rpcs_{*deps_.tokens, ready_};
 };
 
 }  // namespace portcullis::verifier::server
+
+// Defines VerifierService::Name, the handler of the RPC `Name` (the override of the generated
+// CallbackService method), whose parameters are `context`, `request` (const v1::NameRequest*)
+// and `response` (v1::NameResponse*). Each family's file defines its RPCs' handlers with it.
+#define PORTCULLIS_VERIFIER_RPC(Name)                                                       \
+  grpc::ServerUnaryReactor* ::portcullis::verifier::server::VerifierService::Name(          \
+      grpc::CallbackServerContext* context,                                                 \
+      const ::portcullis::verifier::v1::Name##Request* request,                             \
+      ::portcullis::verifier::v1::Name##Response* response)

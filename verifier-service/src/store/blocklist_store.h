@@ -6,15 +6,15 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "verifier-service/src/auth/api_token.h"
-#include "verifier-service/src/intake/source_block.h"
+#include "verifier-service/src/store/site_binding.h"
+#include "verifier-service/src/store/source_block.h"
 
 namespace portcullis::verifier::store {
 
 // One blocklist entry. `site` is the served site's domain, empty for a global entry.
 struct BlockEntry {
   std::string site;
-  intake::BlockKind kind = intake::BlockKind::kDomain;
+  BlockKind kind = BlockKind::kDomain;
   std::string value;  // As intake::NormalizeBlockValue stores it.
 };
 
@@ -39,18 +39,20 @@ class BlocklistStore {
   // Adds `entry` (value already normalized). created=false when it was already there.
   // NOT_FOUND when `entry.site` is set and not a served site.
   virtual absl::StatusOr<bool> AddBlock(const BlockEntry& entry,
-                                        const auth::SiteBinding& visible_sites) = 0;
+                                        const SiteBinding& visible_sites) = 0;
 
   // Entries of one scope: `site` empty lists the global ones. Ordered by (kind, value), at most
   // `limit`, after the (kind, value) pair `after_kind`/`after_value` (empty after_value: from
   // the start).
-  virtual absl::StatusOr<std::vector<BlockRecord>> ListBlocks(
-      const std::string& site, const std::string& after_kind, const std::string& after_value,
-      int limit, const auth::SiteBinding& visible_sites) = 0;
+  virtual absl::StatusOr<std::vector<BlockRecord>> ListBlocks(const std::string& site,
+                                                              const std::string& after_kind,
+                                                              const std::string& after_value,
+                                                              int limit,
+                                                              const SiteBinding& visible_sites) = 0;
 
   // Removes the entry; false when there was none.
   virtual absl::StatusOr<bool> RemoveBlock(const BlockEntry& entry,
-                                           const auth::SiteBinding& visible_sites) = 0;
+                                           const SiteBinding& visible_sites) = 0;
 };
 
 }  // namespace portcullis::verifier::store

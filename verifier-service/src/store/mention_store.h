@@ -9,8 +9,8 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "common/crypto/sha256.h"
-#include "verifier-service/src/auth/api_token.h"
 #include "verifier-service/src/store/mention_content.h"
+#include "verifier-service/src/store/site_binding.h"
 #include "verifier-service/src/store/uuid.h"
 
 namespace portcullis::verifier::store {
@@ -135,7 +135,7 @@ class MentionStore {
   // is one but of a site outside the binding (decided by an existence check alone: nothing of it
   // is read), INVALID_ARGUMENT when `mention_id` is not a UUID.
   virtual absl::StatusOr<StoredMention> Get(absl::string_view mention_id,
-                                            const auth::SiteBinding& visible_sites) = 0;
+                                            const SiteBinding& visible_sites) = 0;
 
   // One page of the mentions `query` names, of the sites in `visible_sites` only (empty: every
   // site; filtered in the SQL). INVALID_ARGUMENT when the query is malformed (neither or both of
@@ -143,7 +143,7 @@ class MentionStore {
   // PERMISSION_DENIED when `query.domain` is outside the binding, or when a page by target comes
   // back empty because the target's mentions are of a site outside it.
   virtual absl::StatusOr<MentionPage> List(const MentionQuery& query,
-                                           const auth::SiteBinding& visible_sites) = 0;
+                                           const SiteBinding& visible_sites) = 0;
 
   // OK when the database answers a trivial query.
   virtual absl::Status Ping() = 0;

@@ -41,7 +41,7 @@ const char* OrNull(const std::optional<std::string>& value) {
 // The site's id, nullopt for the global scope; sets *missing when the site is not served (or is
 // outside the binding).
 std::optional<std::string> SiteId(pqxx::transaction_base& transaction, const std::string& site,
-                                  const auth::SiteBinding& visible_sites, bool* missing) {
+                                  const SiteBinding& visible_sites, bool* missing) {
   *missing = false;
   if (site.empty()) {
     return std::nullopt;
@@ -59,7 +59,7 @@ absl::Status NoSuchSite() { return absl::NotFoundError("no served site has this 
 
 // PERMISSION_DENIED when a caller bound to `visible_sites` may not touch the entries of `site`
 // (the global ones when empty): decided before any SQL, whether or not the site is served.
-absl::Status CheckScope(const std::string& site, const auth::SiteBinding& visible_sites) {
+absl::Status CheckScope(const std::string& site, const SiteBinding& visible_sites) {
   if (visible_sites.empty()) {
     return absl::OkStatus();
   }
@@ -72,7 +72,7 @@ absl::Status CheckScope(const std::string& site, const auth::SiteBinding& visibl
 }  // namespace
 
 absl::StatusOr<bool> PgBlocklistStore::AddBlock(const BlockEntry& entry,
-                                                 const auth::SiteBinding& visible_sites) {
+                                                const SiteBinding& visible_sites) {
   if (absl::Status scope = CheckScope(entry.site, visible_sites); !scope.ok()) {
     return scope;
   }
@@ -85,10 +85,9 @@ absl::StatusOr<bool> PgBlocklistStore::AddBlock(const BlockEntry& entry,
     if (missing) {
       return;
     }
-    created = transaction
-                  .exec_params(kInsert, OrNull(site_id), intake::BlockKindName(entry.kind),
-                               entry.value)
-                  .affected_rows() == 1;
+    created =
+        transaction.exec_params(kInsert, OrNull(site_id), BlockKindName(entry.kind), entry.value)
+            .affected_rows() == 1;
     transaction.commit();
   });
   if (!status.ok()) {
@@ -102,7 +101,7 @@ absl::StatusOr<bool> PgBlocklistStore::AddBlock(const BlockEntry& entry,
 
 absl::StatusOr<std::vector<BlockRecord>> PgBlocklistStore::ListBlocks(
     const std::string& site, const std::string& after_kind, const std::string& after_value,
-    int limit, const auth::SiteBinding& visible_sites) {
+    int limit, const SiteBinding& visible_sites) {
   if (absl::Status scope = CheckScope(site, visible_sites); !scope.ok()) {
     return scope;
   }
@@ -124,8 +123,8 @@ absl::StatusOr<std::vector<BlockRecord>> PgBlocklistStore::ListBlocks(
     for (const pqxx::row& row : rows) {
       BlockRecord record;
       record.entry.site = site;
-      record.entry.kind = row[0].as<std::string>() == "PREFIX" ? intake::BlockKind::kPrefix
-                                                               : intake::BlockKind::kDomain;
+      record.entry.kind =
+          row[0].as<std::string>() == "PREFIX" ? BlockKind::kPrefix : BlockKind::kDomain;
       record.entry.value = row[1].as<std::string>();
       record.created_at = absl::FromUnixMicros(row[2].as<int64_t>());
       records.push_back(std::move(record));
@@ -142,7 +141,7 @@ absl::StatusOr<std::vector<BlockRecord>> PgBlocklistStore::ListBlocks(
 }
 
 absl::StatusOr<bool> PgBlocklistStore::RemoveBlock(const BlockEntry& entry,
-                                                    const auth::SiteBinding& visible_sites) {
+                                                   const SiteBinding& visible_sites) {
   if (absl::Status scope = CheckScope(entry.site, visible_sites); !scope.ok()) {
     return scope;
   }
@@ -155,10 +154,9 @@ absl::StatusOr<bool> PgBlocklistStore::RemoveBlock(const BlockEntry& entry,
     if (missing) {
       return;
     }
-    removed = transaction
-                  .exec_params(kDelete, OrNull(site_id), intake::BlockKindName(entry.kind),
-                               entry.value)
-                  .affected_rows() > 0;
+    removed =
+        transaction.exec_params(kDelete, OrNull(site_id), BlockKindName(entry.kind), entry.value)
+            .affected_rows() > 0;
     transaction.commit();
   });
   if (!status.ok()) {

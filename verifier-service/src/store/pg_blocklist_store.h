@@ -11,13 +11,13 @@ class PgBlocklistStore final : public BlocklistStore {
   // `pool` must outlive the store.
   explicit PgBlocklistStore(PgConnectionPool& pool) : pool_(pool) {}
 
-  absl::StatusOr<bool> AddBlock(const BlockEntry& entry,
-                                const auth::SiteBinding& visible_sites) override;
-  absl::StatusOr<std::vector<BlockRecord>> ListBlocks(
-      const std::string& site, const std::string& after_kind, const std::string& after_value,
-      int limit, const auth::SiteBinding& visible_sites) override;
+  absl::StatusOr<bool> AddBlock(const BlockEntry& entry, const SiteBinding& visible_sites) override;
+  absl::StatusOr<std::vector<BlockRecord>> ListBlocks(const std::string& site,
+                                                      const std::string& after_kind,
+                                                      const std::string& after_value, int limit,
+                                                      const SiteBinding& visible_sites) override;
   absl::StatusOr<bool> RemoveBlock(const BlockEntry& entry,
-                                   const auth::SiteBinding& visible_sites) override;
+                                   const SiteBinding& visible_sites) override;
 
  private:
   PgConnectionPool& pool_;

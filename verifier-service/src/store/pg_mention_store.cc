@@ -6,14 +6,14 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "verifier-service/src/intake/source_block.h"
-#include "verifier-service/src/store/mention_page_token.h"
-#include "verifier-service/src/store/site_binding_sql.h"
 #include "pqxx/array"
 #include "pqxx/nontransaction"
 #include "pqxx/result"
 #include "pqxx/row"
 #include "pqxx/transaction"
+#include "verifier-service/src/store/mention_page_token.h"
+#include "verifier-service/src/store/site_binding_sql.h"
+#include "verifier-service/src/store/source_block.h"
 
 namespace portcullis::verifier::store {
 namespace {
@@ -356,8 +356,8 @@ absl::StatusOr<SubmitResult> PgMentionStore::Submit(const NewMention& mention) {
   absl::Status refusal;
   const std::string& normalized_source =
       mention.normalized_source.empty() ? mention.source : mention.normalized_source;
-  const std::string source_host = intake::HostOfSerializedUrl(normalized_source);
-  const std::string block_keys = TextArrayLiteral(intake::DomainBlockKeys(source_host));
+  const std::string source_host = HostOfSerializedUrl(normalized_source);
+  const std::string block_keys = TextArrayLiteral(DomainBlockKeys(source_host));
   const std::string source_hash = crypto::ToHex(mention.source_hash);
   const std::string target_hash = crypto::ToHex(mention.target_hash);
   const std::optional<std::string> target_domain = NullIfEmpty(mention.target_domain);
@@ -492,7 +492,7 @@ absl::StatusOr<SubmitResult> PgMentionStore::Submit(const NewMention& mention) {
 }
 
 absl::StatusOr<StoredMention> PgMentionStore::Get(absl::string_view mention_id,
-                                                  const auth::SiteBinding& visible_sites) {
+                                                  const SiteBinding& visible_sites) {
   if (!IsUuid(mention_id)) {
     return absl::InvalidArgumentError("mention id is not a UUID");
   }
@@ -535,7 +535,7 @@ absl::StatusOr<StoredMention> PgMentionStore::Get(absl::string_view mention_id,
 }
 
 absl::StatusOr<MentionPage> PgMentionStore::List(const MentionQuery& query,
-                                                 const auth::SiteBinding& visible_sites) {
+                                                 const SiteBinding& visible_sites) {
   if (query.domain.empty() == !query.target_hash.has_value()) {
     return absl::InvalidArgumentError("exactly one of domain and target is required");
   }

@@ -24,9 +24,9 @@ class PgMentionStore final : public MentionStore {
 
   absl::StatusOr<SubmitResult> Submit(const NewMention& mention) override;
   absl::StatusOr<StoredMention> Get(absl::string_view mention_id,
-                                    const auth::SiteBinding& visible_sites) override;
+                                    const SiteBinding& visible_sites) override;
   absl::StatusOr<MentionPage> List(const MentionQuery& query,
-                                   const auth::SiteBinding& visible_sites) override;
+                                   const SiteBinding& visible_sites) override;
   absl::Status Ping() override;
 
  private:

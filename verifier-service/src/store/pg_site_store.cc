@@ -12,8 +12,6 @@
 namespace portcullis::verifier::store {
 namespace {
 
-using intake::TargetKind;
-
 #define PORTCULLIS_MICROS(column) "(extract(epoch FROM " column ") * 1000000)::bigint"
 
 // Every statement filters by the caller's site binding (the last parameter; see
@@ -69,7 +67,7 @@ constexpr char kTargetExists[] =
 
 #undef PORTCULLIS_MICROS
 
-std::string KindText(TargetKind kind) { return std::string(intake::TargetKindName(kind)); }
+std::string KindText(TargetKind kind) { return std::string(TargetKindName(kind)); }
 
 TargetRecord TargetFromRow(const pqxx::row& row) {
   TargetRecord record;
@@ -84,7 +82,7 @@ TargetRecord TargetFromRow(const pqxx::row& row) {
 }  // namespace
 
 absl::StatusOr<AddSiteResult> PgSiteStore::AddSite(const std::string& domain,
-                                                   const auth::SiteBinding& visible_sites) {
+                                                   const SiteBinding& visible_sites) {
   if (!SiteVisible(visible_sites, domain)) {
     return SiteNotVisible(domain);
   }
@@ -112,8 +110,8 @@ absl::StatusOr<AddSiteResult> PgSiteStore::AddSite(const std::string& domain,
   return result;
 }
 
-absl::StatusOr<std::vector<SiteRecord>> PgSiteStore::ListSites(
-    const std::string& after, int limit, const auth::SiteBinding& visible_sites) {
+absl::StatusOr<std::vector<SiteRecord>> PgSiteStore::ListSites(const std::string& after, int limit,
+                                                               const SiteBinding& visible_sites) {
   std::vector<SiteRecord> sites;
   absl::Status status = pool_.Run("list_sites", [&](pqxx::connection& connection) {
     pqxx::nontransaction transaction(connection);
@@ -132,7 +130,7 @@ absl::StatusOr<std::vector<SiteRecord>> PgSiteStore::ListSites(
 }
 
 absl::StatusOr<int64_t> PgSiteStore::RemoveSite(const std::string& domain,
-                                                const auth::SiteBinding& visible_sites) {
+                                                const SiteBinding& visible_sites) {
   if (!SiteVisible(visible_sites, domain)) {
     return SiteNotVisible(domain);
   }
@@ -156,8 +154,8 @@ absl::StatusOr<int64_t> PgSiteStore::RemoveSite(const std::string& domain,
   return removed_targets;
 }
 
-absl::StatusOr<AddTargetsResult> PgSiteStore::AddTargets(
-    absl::Span<const intake::TargetRule> rules, const auth::SiteBinding& visible_sites) {
+absl::StatusOr<AddTargetsResult> PgSiteStore::AddTargets(absl::Span<const TargetRule> rules,
+                                                         const SiteBinding& visible_sites) {
   for (size_t i = 0; i < rules.size(); ++i) {
     if (!SiteVisible(visible_sites, rules[i].domain)) {
       return absl::PermissionDeniedError(
@@ -172,7 +170,7 @@ absl::StatusOr<AddTargetsResult> PgSiteStore::AddTargets(
     result = AddTargetsResult();
     pqxx::work transaction(connection);
     for (size_t i = 0; i < rules.size(); ++i) {
-      const intake::TargetRule& rule = rules[i];
+      const TargetRule& rule = rules[i];
       const pqxx::result rows =
           transaction.exec_params(kAddTarget, rule.domain, KindText(rule.kind), rule.url, binding);
       if (rows.empty()) {
@@ -197,8 +195,8 @@ absl::StatusOr<AddTargetsResult> PgSiteStore::AddTargets(
 }
 
 absl::StatusOr<std::vector<TargetRecord>> PgSiteStore::ListTargets(
-    const std::string& domain, const std::optional<intake::TargetRule>& after, int limit,
-    const auth::SiteBinding& visible_sites) {
+    const std::string& domain, const std::optional<TargetRule>& after, int limit,
+    const SiteBinding& visible_sites) {
   if (!domain.empty() && !SiteVisible(visible_sites, domain)) {
     return SiteNotVisible(domain);
   }
@@ -231,9 +229,8 @@ absl::StatusOr<std::vector<TargetRecord>> PgSiteStore::ListTargets(
   return targets;
 }
 
-absl::StatusOr<TargetRecord> PgSiteStore::RemoveTarget(const std::string& url,
-                                                       intake::TargetKind kind,
-                                                       const auth::SiteBinding& visible_sites) {
+absl::StatusOr<TargetRecord> PgSiteStore::RemoveTarget(const std::string& url, TargetKind kind,
+                                                       const SiteBinding& visible_sites) {
   std::optional<TargetRecord> removed;
   bool elsewhere = false;
   absl::Status status = pool_.Run("remove_target", [&](pqxx::connection& connection) {

@@ -13,18 +13,19 @@ class PgSiteStore final : public SiteStore {
   explicit PgSiteStore(PgConnectionPool& pool) : pool_(pool) {}
 
   absl::StatusOr<AddSiteResult> AddSite(const std::string& domain,
-                                        const auth::SiteBinding& visible_sites) override;
-  absl::StatusOr<std::vector<SiteRecord>> ListSites(
-      const std::string& after, int limit, const auth::SiteBinding& visible_sites) override;
+                                        const SiteBinding& visible_sites) override;
+  absl::StatusOr<std::vector<SiteRecord>> ListSites(const std::string& after, int limit,
+                                                    const SiteBinding& visible_sites) override;
   absl::StatusOr<int64_t> RemoveSite(const std::string& domain,
-                                     const auth::SiteBinding& visible_sites) override;
-  absl::StatusOr<AddTargetsResult> AddTargets(absl::Span<const intake::TargetRule> rules,
-                                              const auth::SiteBinding& visible_sites) override;
-  absl::StatusOr<std::vector<TargetRecord>> ListTargets(
-      const std::string& domain, const std::optional<intake::TargetRule>& after, int limit,
-      const auth::SiteBinding& visible_sites) override;
-  absl::StatusOr<TargetRecord> RemoveTarget(const std::string& url, intake::TargetKind kind,
-                                            const auth::SiteBinding& visible_sites) override;
+                                     const SiteBinding& visible_sites) override;
+  absl::StatusOr<AddTargetsResult> AddTargets(absl::Span<const TargetRule> rules,
+                                              const SiteBinding& visible_sites) override;
+  absl::StatusOr<std::vector<TargetRecord>> ListTargets(const std::string& domain,
+                                                        const std::optional<TargetRule>& after,
+                                                        int limit,
+                                                        const SiteBinding& visible_sites) override;
+  absl::StatusOr<TargetRecord> RemoveTarget(const std::string& url, TargetKind kind,
+                                            const SiteBinding& visible_sites) override;
 
  private:
   PgConnectionPool& pool_;

@@ -28,22 +28,18 @@ constexpr char kListActive[] =
 
 #undef PORTCULLIS_MICROS
 
-auth::Caller CallerFrom(const pqxx::row& row, int first) {
-  auth::Caller caller;
-  caller.token_id = row[first].as<std::string>();
-  caller.name = row[first + 1].as<std::string>();
-  // Stored scopes passed the table's CHECK; an unknown one could only come from a newer schema.
-  caller.scopes = auth::ParseScopes(row[first + 2].as<std::string>()).value_or(0);
-  for (absl::string_view site : absl::StrSplit(row[first + 3].as<std::string>(), ',',
-                                               absl::SkipEmpty())) {
-    caller.sites.emplace_back(site);
-  }
-  return caller;
+TokenHolder HolderFrom(const pqxx::row& row, int first) {
+  TokenHolder holder;
+  holder.token_id = row[first].as<std::string>();
+  holder.name = row[first + 1].as<std::string>();
+  holder.scopes = absl::StrSplit(row[first + 2].as<std::string>(), ',', absl::SkipEmpty());
+  holder.sites = absl::StrSplit(row[first + 3].as<std::string>(), ',', absl::SkipEmpty());
+  return holder;
 }
 
 TokenRecord RecordFrom(const pqxx::row& row) {
   TokenRecord record;
-  record.caller = CallerFrom(row, 0);
+  record.caller = HolderFrom(row, 0);
   record.created_at = absl::FromUnixMicros(row[4].as<int64_t>());
   if (!row[5].is_null()) record.revoked_at = absl::FromUnixMicros(row[5].as<int64_t>());
   return record;
@@ -51,12 +47,12 @@ TokenRecord RecordFrom(const pqxx::row& row) {
 
 }  // namespace
 
-absl::StatusOr<std::vector<auth::ActiveToken>> PgTokenStore::ListActiveTokens() {
-  std::vector<auth::ActiveToken> tokens;
+absl::StatusOr<std::vector<ActiveTokenRow>> PgTokenStore::ListActiveTokens() {
+  std::vector<ActiveTokenRow> tokens;
   absl::Status status = pool_.Run("list_active_tokens", [&](pqxx::connection& connection) {
     pqxx::read_transaction transaction(connection);
     for (const pqxx::row& row : transaction.exec(kListActive)) {
-      tokens.push_back({row[0].as<std::string>(), CallerFrom(row, 1)});
+      tokens.push_back({row[0].as<std::string>(), HolderFrom(row, 1)});
     }
   });
   if (!status.ok()) return status;
@@ -64,7 +60,7 @@ absl::StatusOr<std::vector<auth::ActiveToken>> PgTokenStore::ListActiveTokens() 
 }
 
 absl::StatusOr<TokenRecord> PgTokenStore::CreateToken(const std::string& token_hash,
-                                                      const auth::Caller& caller) {
+                                                      const TokenHolder& holder) {
   TokenRecord record;
   absl::Status status = pool_.Run("create_token", [&](pqxx::connection& connection) {
     pqxx::work transaction(connection);
@@ -73,8 +69,8 @@ absl::StatusOr<TokenRecord> PgTokenStore::CreateToken(const std::string& token_h
                      "VALUES ($1, $2, string_to_array($3, ','), "
                      "coalesce(string_to_array(nullif($4, ''), ','), '{}')) RETURNING ",
                      kColumns),
-        token_hash, caller.name, auth::FormatScopes(caller.scopes),
-        absl::StrJoin(caller.sites, ",")));
+        token_hash, holder.name, absl::StrJoin(holder.scopes, ","),
+        absl::StrJoin(holder.sites, ",")));
     transaction.commit();
   });
   if (!status.ok()) return status;

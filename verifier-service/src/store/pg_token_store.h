@@ -11,9 +11,9 @@ class PgTokenStore final : public TokenStore {
   // `pool` must outlive the store.
   explicit PgTokenStore(PgConnectionPool& pool) : pool_(pool) {}
 
-  absl::StatusOr<std::vector<auth::ActiveToken>> ListActiveTokens() override;
+  absl::StatusOr<std::vector<ActiveTokenRow>> ListActiveTokens() override;
   absl::StatusOr<TokenRecord> CreateToken(const std::string& token_hash,
-                                          const auth::Caller& caller) override;
+                                          const TokenHolder& holder) override;
   absl::StatusOr<std::vector<TokenRecord>> ListTokens() override;
   absl::StatusOr<TokenRecord> RevokeToken(const std::string& token_id) override;
 

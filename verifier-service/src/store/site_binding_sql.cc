@@ -7,11 +7,11 @@
 
 namespace portcullis::verifier::store {
 
-std::string SiteBindingParameter(const auth::SiteBinding& visible_sites) {
+std::string SiteBindingParameter(const SiteBinding& visible_sites) {
   return TextArrayLiteral(visible_sites);
 }
 
-bool SiteVisible(const auth::SiteBinding& visible_sites, absl::string_view domain) {
+bool SiteVisible(const SiteBinding& visible_sites, absl::string_view domain) {
   return visible_sites.empty() ||
          std::find(visible_sites.begin(), visible_sites.end(), domain) != visible_sites.end();
 }

@@ -9,8 +9,8 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "absl/types/span.h"
-#include "verifier-service/src/auth/api_token.h"
-#include "verifier-service/src/intake/target_rules.h"
+#include "verifier-service/src/store/site_binding.h"
+#include "verifier-service/src/store/target_rule.h"
 
 namespace portcullis::verifier::store {
 
@@ -23,7 +23,7 @@ struct SiteRecord {
 
 // One registered target rule.
 struct TargetRecord {
-  intake::TargetRule rule;
+  TargetRule rule;
   absl::Time created_at;
 };
 
@@ -53,36 +53,35 @@ class SiteStore {
 
   // Serves `domain` (a value of intake::ParseSiteDomain); idempotent.
   virtual absl::StatusOr<AddSiteResult> AddSite(const std::string& domain,
-                                                const auth::SiteBinding& visible_sites) = 0;
+                                                const SiteBinding& visible_sites) = 0;
 
   // Up to `limit` sites with a domain after `after` (empty: from the first), by domain; only
   // those in the binding.
-  virtual absl::StatusOr<std::vector<SiteRecord>> ListSites(
-      const std::string& after, int limit, const auth::SiteBinding& visible_sites) = 0;
+  virtual absl::StatusOr<std::vector<SiteRecord>> ListSites(const std::string& after, int limit,
+                                                            const SiteBinding& visible_sites) = 0;
 
   // Stops serving `domain`, with its targets; returns how many targets went. NOT_FOUND when
   // the domain is not served.
   virtual absl::StatusOr<int64_t> RemoveSite(const std::string& domain,
-                                             const auth::SiteBinding& visible_sites) = 0;
+                                             const SiteBinding& visible_sites) = 0;
 
   // Registers `rules` in one transaction, all or nothing. FAILED_PRECONDITION naming the index
   // of the first rule whose domain is not a served site, PERMISSION_DENIED naming the first
   // whose domain is outside the binding; nothing is stored then.
-  virtual absl::StatusOr<AddTargetsResult> AddTargets(
-      absl::Span<const intake::TargetRule> rules, const auth::SiteBinding& visible_sites) = 0;
+  virtual absl::StatusOr<AddTargetsResult> AddTargets(absl::Span<const TargetRule> rules,
+                                                      const SiteBinding& visible_sites) = 0;
 
   // Up to `limit` targets after `after` (nullopt: from the first), by (url, kind); only those of
   // `domain` unless it is empty, and only of sites in the binding. NOT_FOUND when `domain` is
   // given and not served.
   virtual absl::StatusOr<std::vector<TargetRecord>> ListTargets(
-      const std::string& domain, const std::optional<intake::TargetRule>& after, int limit,
-      const auth::SiteBinding& visible_sites) = 0;
+      const std::string& domain, const std::optional<TargetRule>& after, int limit,
+      const SiteBinding& visible_sites) = 0;
 
   // Removes the rule (url, kind) and returns it as it was. NOT_FOUND when it is not registered,
   // PERMISSION_DENIED when it is but of a site outside the binding (then nothing changes).
-  virtual absl::StatusOr<TargetRecord> RemoveTarget(const std::string& url,
-                                                    intake::TargetKind kind,
-                                                    const auth::SiteBinding& visible_sites) = 0;
+  virtual absl::StatusOr<TargetRecord> RemoveTarget(const std::string& url, TargetKind kind,
+                                                    const SiteBinding& visible_sites) = 0;
 };
 
 }  // namespace portcullis::verifier::store

@@ -11,7 +11,7 @@
 namespace portcullis::verifier::verification {
 namespace {
 
-void SetAuthor(const html::Author& author, store::MentionContent& content) {
+void SetAuthor(const html::Author& author, queue::MentionContent& content) {
   content.author_name = author.name;
   content.author_url = author.url;
   content.author_photo = author.photo;
@@ -42,7 +42,7 @@ SourceAnalysis HtmlSourceAnalyzer::Analyze(absl::string_view body, const url::Ur
     mf2 = boost::json::object{};
   }
   html::MentionEntry entry = html::ClassifyMention(*mf2, final_url, &*target_url, entry_);
-  store::MentionContent& content = analysis.content;
+  queue::MentionContent& content = analysis.content;
   content.type = std::move(entry.type);
   content.rsvp = std::move(entry.rsvp);
   content.name = std::move(entry.name);

@@ -11,7 +11,7 @@
 
 #include "absl/strings/string_view.h"
 #include "common/url/url.h"
-#include "verifier-service/src/store/mention_content.h"
+#include "verifier-service/src/queue/mention_verifier.h"
 #include "verifier-service/src/verification/author_cache.h"
 
 namespace portcullis::verifier::verification {
@@ -20,10 +20,10 @@ struct SourceAnalysis {
   // The source links to the target (a[href], img[src], ..., a u-* value; never text or comments).
   bool links_to_target = false;
   // When it does not: the links to the target's host it has (near misses for the status page).
-  store::LinkDiagnostic links_to_target_host;
+  queue::LinkDiagnostic links_to_target_host;
   // When it does: type, entry and content, and the author when the page itself names one (or,
   // with author_page_url, what to keep when that page names nobody).
-  store::MentionContent content;
+  queue::MentionContent content;
   // When it does and the authorship algorithm ends at a rel=author page: that page's absolute URL;
   // the author is then read from it (AuthorFromPage) and filled into `content`.
   std::optional<std::string> author_page_url;

@@ -12,7 +12,7 @@ namespace {
 using queue::VerificationOutcome;
 
 // Fills what the rel=author page says into the author fields it has values for.
-void MergeAuthor(const AuthorCard& card, store::MentionContent& content) {
+void MergeAuthor(const AuthorCard& card, queue::MentionContent& content) {
   const auto take = [](const std::string& from, std::string& to) {
     if (!from.empty()) {
       to = from;
@@ -28,7 +28,7 @@ void MergeAuthor(const AuthorCard& card, store::MentionContent& content) {
 
 VerificationOutcome OutcomeOfFailedFetch(const fetch::FetchResult& result) {
   if (result.outcome == fetch::FetchOutcome::kGone) {
-    return VerificationOutcome::Failed(store::kReasonSourceGone);
+    return VerificationOutcome::Failed(queue::kReasonSourceGone);
   }
   const std::string reason(fetch::FetchOutcomeName(result.outcome));
   if (fetch::IsTransient(result.outcome)) {
@@ -44,7 +44,7 @@ SourceVerifier::SourceVerifier(PageFetcher& fetcher, const SourceAnalyzer& analy
       config_(std::move(config)),
       author_cache_(config_.author_cache_entries, config_.author_cache_ttl, std::move(clock)) {}
 
-VerificationOutcome SourceVerifier::Verify(const store::JobRecord& job) {
+VerificationOutcome SourceVerifier::Verify(const queue::Job& job) {
   return Verify(job.source, job.target);
 }
 
@@ -75,7 +75,7 @@ SourceVerifier::PageVerdict SourceVerifier::Judge(const fetch::FetchResult& page
       analyzer_.Analyze(html::DecodeToUtf8(page.body, page.content_type).utf8, *final_url, target);
   if (!analysis.links_to_target) {
     return {
-        VerificationOutcome::Failed(store::kReasonNoLink, std::move(analysis.links_to_target_host)),
+        VerificationOutcome::Failed(queue::kReasonNoLink, std::move(analysis.links_to_target_host)),
         std::nullopt};
   }
   return {VerificationOutcome::Verified(std::move(analysis.content)),
@@ -117,7 +117,7 @@ void SourceVerifier::RunCpu(absl::AnyInvocable<void() &&> task) const {
   }
 }
 
-void SourceVerifier::VerifyAsync(const store::JobRecord& job, Done done) {
+void SourceVerifier::VerifyAsync(const queue::Job& job, Done done) {
   VerifyAsync(job.source, job.target, std::move(done));
 }
 

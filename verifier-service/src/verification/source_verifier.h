@@ -3,11 +3,11 @@
 // SourceVerifier: the verification pipeline of one mention, as the queue and VerifyNow run it.
 //
 //   fetch the source (PageFetcher: SSRF-guarded, redirects followed, body capped)
-//   → not ok: 410 → FAILED source_gone (store::kReasonSourceGone); transient (timeout,
+//   → not ok: 410 → FAILED source_gone (queue::kReasonSourceGone); transient (timeout,
 //     connection, DNS temporary, 5xx, 429) → RETRY with the fetcher's reason; any other outcome
 //     → FAILED with the fetcher's reason
 //   → ok: analyze the page with the final URL as base (SourceAnalyzer)
-//     → no link → FAILED no_link (store::kReasonNoLink) with the links to the target's host
+//     → no link → FAILED no_link (queue::kReasonNoLink) with the links to the target's host
 //     → link → the author from the rel=author page when the page itself does not name one
 //       (fetched with a small budget of its own, remembered in an AuthorCache) → VERIFIED
 
@@ -49,7 +49,7 @@ class SourceVerifier final : public queue::MentionVerifier {
       PageFetcher& fetcher, const SourceAnalyzer& analyzer, SourceVerifierConfig config = {},
       AuthorCache::Clock clock = [] { return absl::Now(); });
 
-  queue::VerificationOutcome Verify(const store::JobRecord& job) override;
+  queue::VerificationOutcome Verify(const queue::Job& job) override;
   // The same for a pair (`source`, `target` as submitted).
   queue::VerificationOutcome Verify(absl::string_view source, absl::string_view target);
 
@@ -57,7 +57,7 @@ class SourceVerifier final : public queue::MentionVerifier {
   // needed and not cached) go through PageFetcher::FetchAsync, and the CPU work after each (parse,
   // link match, mf2, classify, sanitize) runs on the CPU executor, never on the fetcher's event
   // loop. `done` is called exactly once, on an executor thread (or inline for synchronous fakes).
-  void VerifyAsync(const store::JobRecord& job, Done done) override;
+  void VerifyAsync(const queue::Job& job, Done done) override;
   void VerifyAsync(absl::string_view source, absl::string_view target, Done done);
 
   // Runs one piece of CPU work, on a thread of its own choosing; must run every task it is given.

@@ -1,0 +1,253 @@
+#pragma once
+
+// A whole VerifierService for tests that need no database: null implementations of every store
+// (each call answers INTERNAL "unused", so a test that reaches one it did not mean to sees the
+// error, which the service answers UNAVAILABLE), a real SafeFetcher over a resolver and an HTTP
+// client that know no host, a real IngestEvaluator over the null stores, and small pools. A test
+// points the parts it exercises at its own fakes or mocks before Build().
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "verifier-service/src/fetch/egress_policy.h"
+#include "verifier-service/src/fetch/http_client.h"
+#include "verifier-service/src/fetch/resolver.h"
+#include "verifier-service/src/fetch/safe_fetcher.h"
+#include "verifier-service/src/intake/target_rules.h"
+#include "verifier-service/src/ingest/ingest_evaluator.h"
+#include "verifier-service/src/server/blocking_pool.h"
+#include "verifier-service/src/server/verifier_service.h"
+#include "verifier-service/src/store/job_store.h"
+
+namespace portcullis::verifier::test_service {
+
+inline absl::Status Unused() { return absl::InternalError("unused"); }
+
+class NullMentionStore final : public store::MentionStore {
+ public:
+  absl::StatusOr<store::SubmitResult> Submit(const store::NewMention&) override {
+    return Unused();
+  }
+  absl::StatusOr<store::StoredMention> Get(absl::string_view, const auth::SiteBinding&) override {
+    return Unused();
+  }
+  absl::StatusOr<store::MentionPage> List(const store::MentionQuery&,
+                                          const auth::SiteBinding&) override {
+    return Unused();
+  }
+  absl::Status Ping() override { return absl::OkStatus(); }
+};
+
+class NullSiteStore final : public store::SiteStore {
+ public:
+  absl::StatusOr<store::AddSiteResult> AddSite(const std::string&,
+                                               const auth::SiteBinding&) override {
+    return Unused();
+  }
+  absl::StatusOr<std::vector<store::SiteRecord>> ListSites(const std::string&, int,
+                                                           const auth::SiteBinding&) override {
+    return Unused();
+  }
+  absl::StatusOr<int64_t> RemoveSite(const std::string&, const auth::SiteBinding&) override {
+    return Unused();
+  }
+  absl::StatusOr<store::AddTargetsResult> AddTargets(absl::Span<const intake::TargetRule>,
+                                                     const auth::SiteBinding&) override {
+    return Unused();
+  }
+  absl::StatusOr<std::vector<store::TargetRecord>> ListTargets(
+      const std::string&, const std::optional<intake::TargetRule>&, int,
+      const auth::SiteBinding&) override {
+    return Unused();
+  }
+  absl::StatusOr<store::TargetRecord> RemoveTarget(const std::string&, intake::TargetKind,
+                                                   const auth::SiteBinding&) override {
+    return Unused();
+  }
+};
+
+class NullBlocklistStore final : public store::BlocklistStore {
+ public:
+  absl::StatusOr<bool> AddBlock(const store::BlockEntry&, const auth::SiteBinding&) override {
+    return Unused();
+  }
+  absl::StatusOr<std::vector<store::BlockRecord>> ListBlocks(const std::string&,
+                                                             const std::string&,
+                                                             const std::string&, int,
+                                                             const auth::SiteBinding&) override {
+    return Unused();
+  }
+  absl::StatusOr<bool> RemoveBlock(const store::BlockEntry&, const auth::SiteBinding&) override {
+    return Unused();
+  }
+};
+
+class NullTokenStore final : public store::TokenStore {
+ public:
+  absl::StatusOr<std::vector<store::ActiveTokenRow>> ListActiveTokens() override {
+    return std::vector<store::ActiveTokenRow>();
+  }
+  absl::StatusOr<store::TokenRecord> CreateToken(const std::string&,
+                                                 const store::TokenHolder&) override {
+    return Unused();
+  }
+  absl::StatusOr<std::vector<store::TokenRecord>> ListTokens() override { return Unused(); }
+  absl::StatusOr<store::TokenRecord> RevokeToken(const std::string&) override { return Unused(); }
+};
+
+class NullPublisherStore final : public store::PublisherStore {
+ public:
+  absl::StatusOr<std::optional<store::PublisherRecord>> GetPublisher(const std::string&) override {
+    return Unused();
+  }
+  absl::StatusOr<store::AddPublisherResult> AddPublisher(const store::PublisherSettings&) override {
+    return Unused();
+  }
+  absl::StatusOr<std::vector<store::PublisherRecord>> ListPublishers(const std::string&,
+                                                                     int) override {
+    return Unused();
+  }
+  absl::StatusOr<store::PublisherRecord> SetEnabled(const std::string&, bool) override {
+    return Unused();
+  }
+  absl::StatusOr<store::AddKeyResult> AddKey(const std::string&, const std::string&,
+                                             const std::string&) override {
+    return Unused();
+  }
+  absl::StatusOr<store::PublisherKeyRecord> RevokeKey(const std::string&,
+                                                      const std::string&) override {
+    return Unused();
+  }
+};
+
+class NullIngestStore final : public store::IngestStore {
+ public:
+  absl::StatusOr<std::optional<store::DecisionRecord>> FindDecision(const std::string&,
+                                                                    const std::string&,
+                                                                    absl::Time) override {
+    return Unused();
+  }
+  absl::StatusOr<store::RecordResult> Record(const store::NewDecision&, absl::Time) override {
+    return Unused();
+  }
+  absl::StatusOr<int64_t> SweepExpired(absl::Time, int) override { return Unused(); }
+  absl::StatusOr<std::vector<store::DeadLetterRecord>> ListDeadLetters(
+      const std::string&, const std::optional<store::DeadLetterPosition>&, int) override {
+    return Unused();
+  }
+  absl::StatusOr<std::optional<store::DeadLetterRecord>> GetDeadLetter(
+      const std::string&) override {
+    return Unused();
+  }
+  absl::Status DiscardDeadLetter(const std::string&) override { return Unused(); }
+  absl::StatusOr<std::vector<store::AcceptedItemRecord>> ListAcceptedItems(int64_t,
+                                                                           int) override {
+    return Unused();
+  }
+};
+
+class NullJobStore final : public store::JobStore {
+ public:
+  absl::StatusOr<std::vector<store::JobRecord>> Claim(const std::string&, int,
+                                                      absl::Duration) override {
+    return Unused();
+  }
+  absl::StatusOr<int> RenewLeases(const std::string&, absl::Span<const int64_t>,
+                                  absl::Duration) override {
+    return Unused();
+  }
+  absl::Status Finish(int64_t, const std::string&, const store::JobResult&) override {
+    return Unused();
+  }
+  absl::Status ReleaseAll(const std::string&) override { return Unused(); }
+  absl::StatusOr<std::optional<absl::Duration>> NextDueIn() override { return Unused(); }
+  absl::StatusOr<store::MentionClaim> ClaimMention(const std::string&, const std::string&,
+                                                   absl::Duration) override {
+    return Unused();
+  }
+};
+
+class NullVerifier final : public queue::MentionVerifier {
+ public:
+  queue::VerificationOutcome Verify(const store::JobRecord&) override {
+    return {queue::VerificationOutcome::Kind::kRetry, "unused"};
+  }
+};
+
+// Knows no host: NXDOMAIN.
+class NullResolver final : public fetch::Resolver {
+ public:
+  void Resolve(absl::string_view host, Callback callback) override {
+    std::move(callback)(absl::NotFoundError(absl::StrCat(host, ": NXDOMAIN")));
+  }
+};
+
+// Reaches no server.
+class NullHttpClient final : public fetch::HttpClient {
+ public:
+  void Fetch(fetch::HttpRequest, Callback callback) override {
+    std::move(callback)(absl::UnavailableError("connection refused"));
+  }
+};
+
+// The parts of a whole service. Point any of the pointers at another implementation, then
+// Build(); the parts must outlive the service.
+struct ServiceParts {
+  ServiceParts() {
+    deps.pool = &pool;
+    deps.mentions = &mentions;
+    deps.sites = &sites;
+    deps.blocks = &blocks;
+    deps.token_store = &token_store;
+    deps.policy = &policy;
+    deps.resolver = &resolver;
+    deps.evaluator = &evaluator;
+    deps.publishers = &publishers;
+    deps.ingest = &ingest;
+    deps.verify_now.jobs = &jobs;
+    deps.verify_now.verifier = &verifier;
+    deps.verify_now.pool = &verify_now_pool;
+  }
+
+  // The service over `deps` (a SafeFetcher over deps.resolver and `http` unless deps.fetcher is
+  // set), ready.
+  std::unique_ptr<server::VerifierService> Build(auth::TokenRegistry& tokens,
+                                                 fetch::HttpClient* http_client = nullptr) {
+    deps.tokens = &tokens;
+    if (deps.fetcher == nullptr) {
+      fetcher = *fetch::SafeFetcher::Create(fetch::SafeFetcherConfig(), deps.policy, deps.resolver,
+                                            http_client != nullptr ? http_client : &http);
+      deps.fetcher = fetcher.get();
+    }
+    absl::StatusOr<std::unique_ptr<server::VerifierService>> service =
+        server::VerifierService::Create(deps);
+    EXPECT_TRUE(service.ok()) << service.status();
+    if (!service.ok()) {
+      return nullptr;
+    }
+    (*service)->SetReady(true);
+    return *std::move(service);
+  }
+
+  server::BlockingPool pool{2, 16};
+  server::BlockingPool verify_now_pool{1, 4};
+  NullMentionStore mentions;
+  NullSiteStore sites;
+  NullBlocklistStore blocks;
+  NullTokenStore token_store;
+  fetch::EgressPolicy policy;
+  NullResolver resolver;
+  NullHttpClient http;
+  std::unique_ptr<fetch::SafeFetcher> fetcher;
+  NullPublisherStore publishers;
+  NullIngestStore ingest;
+  ingest::IngestEvaluator evaluator{publishers, ingest, ingest::IngestEvaluatorOptions()};
+  NullJobStore jobs;
+  NullVerifier verifier;
+  server::VerifierServiceDeps deps;
+};
+
+}  // namespace portcullis::verifier::test_service

@@ -1,0 +1,283 @@
+#include "verifier-service/src/server/mention_rpcs.h"
+
+#include <utility>
+#include <variant>
+
+#include "absl/strings/str_cat.h"
+#include "common/crypto/sha256.h"
+#include "common/url/url.h"
+#include "common/status/status_macros.h"
+#include "verifier-service/src/intake/target_rules.h"
+#include "verifier-service/src/server/verifier_service.h"
+#include "verifier-service/src/store/mention_page_token.h"
+#include "verifier-service/src/store/uuid.h"
+
+namespace portcullis::verifier::server {
+namespace {
+
+namespace v1 = portcullis::verifier::v1;
+
+struct TypeRow {
+  v1::MentionType type;
+  const char* name;
+};
+
+// The one table between MentionType and MentionContent::type.
+constexpr TypeRow kTypes[] = {
+    {v1::MENTION_TYPE_MENTION, "mention"}, {v1::MENTION_TYPE_REPLY, "reply"},
+    {v1::MENTION_TYPE_LIKE, "like"},       {v1::MENTION_TYPE_REPOST, "repost"},
+    {v1::MENTION_TYPE_BOOKMARK, "bookmark"}, {v1::MENTION_TYPE_RSVP, "rsvp"},
+};
+
+v1::MentionState ToProto(store::MentionState state) {
+  switch (state) {
+    case store::MentionState::kPending:
+      return v1::MENTION_STATE_PENDING;
+    case store::MentionState::kVerified:
+      return v1::MENTION_STATE_VERIFIED;
+    case store::MentionState::kFailed:
+      return v1::MENTION_STATE_FAILED;
+  }
+  return v1::MENTION_STATE_UNSPECIFIED;
+}
+
+// The mention key's target half of `target`, as intake computes it.
+absl::StatusOr<crypto::Sha256Digest> TargetHash(const std::string& target,
+                                                const url::TrackingParameters& tracking) {
+  if (target.size() > kMaxListTargetBytes) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("target must be at most ", kMaxListTargetBytes, " bytes."));
+  }
+  for (const char c : target) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte <= 0x20 || byte == 0x7f) {
+      return absl::InvalidArgumentError("target must not contain whitespace or control characters.");
+    }
+  }
+  absl::StatusOr<url::Url> parsed = url::ParseUrl(target);
+  if (!parsed.ok() || parsed->has_credentials()) {
+    return absl::InvalidArgumentError(
+        "target must be an absolute http or https URL without credentials.");
+  }
+  return crypto::Sha256(url::Normalize(*parsed, tracking));
+}
+
+// The site a validated ListMentions request reads: its domain, or its target's serialized host
+// (the site a mention of that target is on).
+std::string QueriedSite(const v1::ListMentionsRequest& request, const store::MentionQuery& query) {
+  if (!query.domain.empty()) {
+    return query.domain;
+  }
+  absl::StatusOr<url::Url> target = url::ParseUrl(request.target());
+  return target.ok() ? target->host() : std::string();
+}
+
+}  // namespace
+
+absl::StatusOr<OrRejection<store::NewMention>> ValidateSubmission(
+    const std::string& source, const std::string& target, const url::TrackingParameters& tracking,
+    const auth::Caller& caller) {
+  v1::SubmitMentionRequest request;
+  request.set_source(source);
+  request.set_target(target);
+  intake::SubmitMentionValidation validation = intake::Validate(request, tracking);
+  if (auto* rejection = std::get_if<intake::Rejection>(&validation)) {
+    return OrRejection<store::NewMention>(std::move(*rejection));
+  }
+  const auto& normalized = std::get<intake::NormalizedMention>(validation);
+  RETURN_IF_ERROR(RequireSite(caller, normalized.target_domain));
+  return OrRejection<store::NewMention>(store::NewMention{
+      source, target, normalized.key.source_hash, normalized.key.target_hash,
+      normalized.target_domain, normalized.key.normalized_target,
+      normalized.key.normalized_source});
+}
+
+std::optional<intake::Rejection> UnservedTarget(store::TargetMatch match) {
+  switch (match) {
+    case store::TargetMatch::kServed:
+      return std::nullopt;
+    case store::TargetMatch::kUnknownSite:
+      return intake::Rejection{std::string(intake::kTargetNotSupported),
+                               "The target is not on a site that receives webmentions here."};
+    case store::TargetMatch::kUnknownResource:
+      break;
+  }
+  return intake::Rejection{std::string(intake::kTargetNotFound),
+                           "The target is not a page of this site that receives webmentions."};
+}
+
+absl::Status ValidateMentionId(const v1::GetMentionRequest& request) {
+  if (!store::IsUuid(request.mention_id())) {
+    return absl::InvalidArgumentError("mention_id must be a UUID");
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<store::MentionQuery> Validate(const v1::ListMentionsRequest& request,
+                                             const url::TrackingParameters& tracking,
+                                             const auth::Caller& caller) {
+  ASSIGN_OR_RETURN(store::MentionQuery query, Validate(request, tracking));
+  RETURN_IF_ERROR(RequireSite(caller, QueriedSite(request, query)));
+  return query;
+}
+
+std::string TypeName(v1::MentionType type) {
+  for (const TypeRow& row : kTypes) {
+    if (row.type == type) {
+      return row.name;
+    }
+  }
+  return "";
+}
+
+v1::MentionType TypeOf(absl::string_view name) {
+  for (const TypeRow& row : kTypes) {
+    if (name == row.name) {
+      return row.type;
+    }
+  }
+  return v1::MENTION_TYPE_UNSPECIFIED;
+}
+
+absl::StatusOr<store::MentionQuery> Validate(const v1::ListMentionsRequest& request,
+                                             const url::TrackingParameters& tracking) {
+  if (request.domain().empty() == request.target().empty()) {
+    return absl::InvalidArgumentError("Exactly one of domain and target is required.");
+  }
+  store::MentionQuery query;
+  if (!request.domain().empty()) {
+    absl::StatusOr<std::string> domain = intake::ParseSiteDomain(request.domain());
+    if (!domain.ok()) {
+      return domain.status();
+    }
+    query.domain = *std::move(domain);
+  } else {
+    absl::StatusOr<crypto::Sha256Digest> hash = TargetHash(request.target(), tracking);
+    if (!hash.ok()) {
+      return hash.status();
+    }
+    query.target_hash = *hash;
+  }
+  switch (request.state()) {
+    case v1::MENTION_STATE_UNSPECIFIED:
+      break;
+    case v1::MENTION_STATE_PENDING:
+      query.state = store::MentionState::kPending;
+      break;
+    case v1::MENTION_STATE_VERIFIED:
+      query.state = store::MentionState::kVerified;
+      break;
+    case v1::MENTION_STATE_FAILED:
+      query.state = store::MentionState::kFailed;
+      break;
+    default:
+      return absl::InvalidArgumentError("state is not a known MentionState.");
+  }
+  if (request.type() != v1::MENTION_TYPE_UNSPECIFIED) {
+    query.type = TypeName(request.type());
+    if (query.type.empty()) {
+      return absl::InvalidArgumentError("type is not a known MentionType.");
+    }
+  }
+  if (request.page_size() < 0 || request.page_size() > store::kMaxMentionPageSize) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("page_size must be from 0 (default ", store::kDefaultMentionPageSize,
+                     ") to ", store::kMaxMentionPageSize, "."));
+  }
+  query.page_size =
+      request.page_size() == 0 ? store::kDefaultMentionPageSize : request.page_size();
+  if (!request.page_token().empty()) {
+    absl::StatusOr<store::MentionCursor> cursor =
+        store::DecodeMentionPageToken(request.page_token());
+    if (!cursor.ok()) {
+      return cursor.status();
+    }
+    query.page_token = request.page_token();
+  }
+  return query;
+}
+
+void ToProto(const store::StoredMention& mention, v1::Mention* out) {
+  out->set_mention_id(mention.mention_id);
+  out->set_source(mention.source);
+  out->set_target(mention.target);
+  out->set_state(ToProto(mention.state));
+  out->set_reason(mention.reason);
+  *out->mutable_created_at() = TimestampProto(mention.created_at);
+  *out->mutable_updated_at() = TimestampProto(mention.updated_at);
+  const store::MentionContent& content = mention.content;
+  out->set_type(TypeOf(content.type));
+  out->set_rsvp(content.rsvp);
+  if (!content.author_name.empty() || !content.author_url.empty() ||
+      !content.author_photo.empty() || !content.author_note.empty()) {
+    v1::Author* author = out->mutable_author();
+    author->set_name(content.author_name);
+    author->set_url(content.author_url);
+    author->set_photo(content.author_photo);
+    author->set_note(content.author_note);
+  }
+  out->set_name(content.name);
+  out->set_published(content.published);
+  out->set_url(content.url);
+  out->set_content_text(content.content_text);
+  out->set_content_html(content.content_html);
+  out->set_content_truncated(content.content_truncated);
+  if (mention.verified_at.has_value()) {
+    *out->mutable_verified_at() = TimestampProto(*mention.verified_at);
+  }
+  for (const std::string& link : mention.links_to_target_host) {
+    out->add_links_to_target_host(link);
+  }
+  out->set_attempts(mention.attempts);
+}
+
+PORTCULLIS_VERIFIER_RPC(SubmitMention) {
+  return rpcs_.Serve(
+      "SubmitMention", context, request, response, kSubmitAccess,
+      [this](const v1::SubmitMentionRequest& request, const auth::Caller& caller) {
+        return ValidateSubmission(request.source(), request.target(), tracking_, caller);
+      },
+      OnPool(*deps_.pool,
+             [this, response](store::NewMention mention, const RpcCall&) -> absl::Status {
+               ASSIGN_OR_RETURN(store::SubmitResult result, deps_.mentions->Submit(mention));
+               if (std::optional<intake::Rejection> rejection = UnservedTarget(result.target)) {
+                 WriteRejection(*rejection, response);
+                 return absl::OkStatus();
+               }
+               response->set_decision(v1::DECISION_ACCEPTED);
+               response->set_mention_id(result.mention_id);
+               response->set_state(ToProto(result.state));
+               response->set_created(result.created);
+               response->set_queued(result.queued);
+               return absl::OkStatus();
+             }));
+}
+
+PORTCULLIS_VERIFIER_RPC(GetMention) {
+  return rpcs_.Serve("GetMention", context, request, response, kReadAccess, ValidateMentionId,
+                     OnPool(*deps_.pool, [this, request, response](const RpcCall& call) -> absl::Status {
+                       ASSIGN_OR_RETURN(store::StoredMention mention,
+                                        deps_.mentions->Get(request->mention_id(), call.sites()));
+                       ToProto(mention, response->mutable_mention());
+                       return absl::OkStatus();
+                     }));
+}
+
+PORTCULLIS_VERIFIER_RPC(ListMentions) {
+  return rpcs_.Serve(
+      "ListMentions", context, request, response, kReadAccess,
+      [this](const v1::ListMentionsRequest& request, const auth::Caller& caller) {
+        return Validate(request, tracking_, caller);
+      },
+      OnPool(*deps_.pool,
+             [this, response](store::MentionQuery query, const RpcCall& call) -> absl::Status {
+               ASSIGN_OR_RETURN(store::MentionPage page, deps_.mentions->List(query, call.sites()));
+               for (const store::StoredMention& mention : page.mentions) {
+                 ToProto(mention, response->add_mentions());
+               }
+               response->set_next_page_token(page.next_page_token);
+               return absl::OkStatus();
+             }));
+}
+
+}  // namespace portcullis::verifier::server

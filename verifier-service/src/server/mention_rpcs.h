@@ -1,0 +1,58 @@
+#pragma once
+
+// The mention RPCs (SubmitMention, GetMention, ListMentions): request validation, the mapping of
+// stored mentions to the proto, and the handlers (VerifierService members, mention_rpcs.cc).
+
+#include <optional>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "common/url/normalize.h"
+#include "portcullis/verifier/v1/verifier.pb.h"
+#include "verifier-service/src/auth/caller.h"
+#include "verifier-service/src/server/unary_rpc.h"
+#include "verifier-service/src/store/mention_store.h"
+
+namespace portcullis::verifier::server {
+
+// Longest target URL ListMentions accepts, as SubmitMention.
+inline constexpr size_t kMaxListTargetBytes = 2048;
+
+// The rules written on ListMentionsRequest, as a store query: exactly one of `domain` (a host,
+// as AddSite reads it) and `target` (an absolute http(s) URL without credentials, at most 2048
+// bytes, matched by its mention key), a known state and type (unspecified: any), page_size 0
+// (100) to 1000, a page token this service returned. INVALID_ARGUMENT, with a sentence safe to
+// return, otherwise.
+absl::StatusOr<store::MentionQuery> Validate(
+    const portcullis::verifier::v1::ListMentionsRequest& request,
+    const url::TrackingParameters& tracking);
+
+// The above, and PERMISSION_DENIED unless the site it reads is within the caller's binding.
+absl::StatusOr<store::MentionQuery> Validate(
+    const portcullis::verifier::v1::ListMentionsRequest& request,
+    const url::TrackingParameters& tracking, const auth::Caller& caller);
+
+// SubmitMention's rules (intake::Validate) on `source` and `target`: the mention to store, or
+// the rejection that answers the call; PERMISSION_DENIED when the target's site is outside the
+// caller's binding. VerifyNow takes the same.
+absl::StatusOr<OrRejection<store::NewMention>> ValidateSubmission(
+    const std::string& source, const std::string& target, const url::TrackingParameters& tracking,
+    const auth::Caller& caller);
+
+// The rejection that answers a mention whose target the store found not served; nullopt for
+// kServed.
+std::optional<intake::Rejection> UnservedTarget(store::TargetMatch match);
+
+// GetMention: mention_id must be a UUID (INVALID_ARGUMENT).
+absl::Status ValidateMentionId(const portcullis::verifier::v1::GetMentionRequest& request);
+
+// The stored type name ("reply") of a MentionType; empty for UNSPECIFIED or unknown values.
+std::string TypeName(portcullis::verifier::v1::MentionType type);
+// The MentionType of a stored type name; UNSPECIFIED for "" or unknown names.
+portcullis::verifier::v1::MentionType TypeOf(absl::string_view name);
+
+// Every field of `mention` into `out` (author only when the mention has one).
+void ToProto(const store::StoredMention& mention, portcullis::verifier::v1::Mention* out);
+
+}  // namespace portcullis::verifier::server
