@@ -6,6 +6,7 @@
 #include "common/metrics/text_exposition.h"
 #include "common/status/status_macros.h"
 #include "ingest-gateway/src/grpc_verifier_client.h"
+#include "ingest-gateway/src/status_page.h"
 
 namespace portcullis::gateway {
 namespace {
@@ -75,6 +76,9 @@ Gateway::Gateway(const GatewayConfig& config, std::unique_ptr<VerifierClient> ve
                      [this](const http::HttpRequest& request, http::Respond respond) {
                        webmention_.Status(request, std::move(respond));
                      });
+  public_router_.Add("GET", kStatusStylesheetPath, [](const http::HttpRequest&, http::Respond respond) {
+    respond(StatusStylesheetResponse());
+  });
   public_router_.Add("POST", kIngestPath,
                      [this](const http::HttpRequest& request, http::Respond respond) {
                        ingest_.Handle(request, std::move(respond));

@@ -1,8 +1,11 @@
 #include "ingest-gateway/src/gateway_metrics.h"
 
 #include <string>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "ingest-gateway/src/ingest_handler.h"
+#include "ingest-gateway/src/webmention_handlers.h"
 
 namespace portcullis::gateway {
 namespace {
@@ -14,6 +17,25 @@ const prometheus::Histogram::BucketBoundaries& DurationBuckets() {
 }
 
 }  // namespace
+
+absl::string_view WebmentionDecision(int status) {
+  if (status == 202) {
+    return "accepted";
+  }
+  if (status == 429) {
+    return "rate_limited";
+  }
+  return status >= 500 ? "refused_5xx" : "refused_4xx";
+}
+
+absl::string_view IngestActionLabel(std::optional<absl::string_view> x_ingest_action) {
+  for (absl::string_view action : {"accept", "drop", "duplicate", "quarantine", "retry"}) {
+    if (x_ingest_action == action) {
+      return action;
+    }
+  }
+  return "none";
+}
 
 GatewayMetrics::GatewayMetrics(prometheus::Registry& registry)
     : requests_total_(prometheus::BuildCounter()
@@ -59,9 +81,27 @@ void GatewayMetrics::OnProtocolError(int status) {
 
 void GatewayMetrics::OnRequestFinished(absl::string_view route, int status,
                                        absl::Duration elapsed) {
+  Finished(route, status, {}, elapsed);
+}
+
+void GatewayMetrics::OnResponse(absl::string_view route, const http::HttpResponse& response,
+                                absl::Duration elapsed) {
+  prometheus::Labels extra;
+  if (route == kIngestPath) {
+    extra.emplace("action", IngestActionLabel(response.headers.Get(kIngestActionHeader)));
+  } else if (route == kWebmentionPath) {
+    extra.emplace("decision", WebmentionDecision(response.status));
+  }
+  Finished(route, response.status, std::move(extra), elapsed);
+}
+
+void GatewayMetrics::Finished(absl::string_view route, int status, prometheus::Labels extra,
+                              absl::Duration elapsed) {
   in_flight_.Decrement();
   const std::string route_label(route);
-  requests_total_.Add({{"route", route_label}, {"status", absl::StrCat(status)}}).Increment();
+  extra.emplace("route", route_label);
+  extra.emplace("status", absl::StrCat(status));
+  requests_total_.Add(extra).Increment();
   request_duration_.Add({{"route", route_label}}, DurationBuckets())
       .Observe(absl::ToDoubleSeconds(elapsed));
 }

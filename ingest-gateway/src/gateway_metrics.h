@@ -1,5 +1,7 @@
 #pragma once
 
+#include <optional>
+
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "ingest-gateway/src/http/router.h"
@@ -11,7 +13,19 @@
 
 namespace portcullis::gateway {
 
-// Every metric of the gateway. Labels are route patterns, never raw paths.
+// Every metric of the gateway. Labels are route patterns, never raw paths, and bounded values:
+// portcullis_gateway_http_requests_total{route,status} carries, on POST /ingest, `action` (the
+// X-Ingest-Action: accept, drop, duplicate, quarantine, retry; "none" for the errors that have
+// none) and, on POST /webmention, `decision` (WebmentionDecision) — both answer 200 or 202, so
+// the status alone does not tell a drop from a duplicate.
+// POST /webmention's decision label: "accepted" (202), "rate_limited" (429: ours or the
+// verifier's), "refused_4xx" (the sender's request: a form error or the verifier's rejection) or
+// "refused_5xx" (ours: the verifier unavailable, an internal error).
+absl::string_view WebmentionDecision(int status);
+
+// POST /ingest's action label: `x_ingest_action` when it is one of the five actions, else "none".
+absl::string_view IngestActionLabel(std::optional<absl::string_view> x_ingest_action);
+
 class GatewayMetrics final : public http::RouteObserver {
  public:
   // Registers the metrics in `registry`, which must outlive this object.
@@ -19,6 +33,8 @@ class GatewayMetrics final : public http::RouteObserver {
 
   void OnRequestStarted(absl::string_view route) override;
   void OnRequestFinished(absl::string_view route, int status, absl::Duration elapsed) override;
+  void OnResponse(absl::string_view route, const http::HttpResponse& response,
+                  absl::Duration elapsed) override;
 
   // A connection refused for being over --max_connections.
   void OnConnectionRejected() { connections_rejected_.Increment(); }
@@ -32,6 +48,9 @@ class GatewayMetrics final : public http::RouteObserver {
   void SetReady(bool ready) { ready_.Set(ready ? 1 : 0); }
 
  private:
+  void Finished(absl::string_view route, int status, prometheus::Labels extra,
+                absl::Duration elapsed);
+
   prometheus::Family<prometheus::Counter>& requests_total_;
   prometheus::Family<prometheus::Histogram>& request_duration_;
   prometheus::Gauge& in_flight_;

@@ -93,15 +93,37 @@ std::vector<absl::string_view> HeaderValues(const http::HeaderMap& headers,
   return values;
 }
 
-// The first present of `names`, or "".
-std::string FirstHeader(const http::HeaderMap& headers,
-                        std::initializer_list<absl::string_view> names) {
-  for (absl::string_view name : names) {
-    if (std::optional<absl::string_view> value = headers.Get(name)) {
-      return std::string(absl::StripAsciiWhitespace(*value));
+// The Standard Webhooks fields of `headers` into `item` (kProvenanceHeaderAliases): each the one
+// value its names carry, whitespace-trimmed; a 422 when a value is too long or a field has two
+// different values.
+std::optional<HttpResponse> ReadProvenanceHeaders(const http::HeaderMap& headers,
+                                                  IngestItem* item) {
+  std::string* const fields[] = {&item->signature, &item->message_id, &item->timestamp};
+  static_assert(std::size(kProvenanceHeaderAliases) == std::size(fields));
+  for (size_t i = 0; i < std::size(kProvenanceHeaderAliases); ++i) {
+    const ProvenanceHeaderAliases& aliases = kProvenanceHeaderAliases[i];
+    absl::string_view found_name;
+    std::optional<absl::string_view> found;
+    for (absl::string_view name : aliases.names) {
+      for (absl::string_view raw : HeaderValues(headers, name)) {
+        if (raw.size() > kMaxProvenanceHeaderBytes) {
+          return SchemaViolation(name, absl::StrCat(name, " is longer than ",
+                                                    kMaxProvenanceHeaderBytes, " bytes."));
+        }
+        const absl::string_view value = absl::StripAsciiWhitespace(raw);
+        if (!found.has_value()) {
+          found_name = name;
+          found = value;
+        } else if (*found != value) {
+          return SchemaViolation(
+              name, absl::StrCat("The webhook ", aliases.field, " is given twice with different "
+                                 "values (", found_name, " and ", name, ")."));
+        }
+      }
     }
+    *fields[i] = std::string(found.value_or(""));
   }
-  return "";
+  return std::nullopt;
 }
 
 // Checks the known members of the item object; fills `item`.
@@ -240,14 +262,8 @@ std::variant<IngestItem, HttpResponse> ReadIngestItem(const HttpRequest& request
   if (std::optional<HttpResponse> violation = ReadKnownMembers(document->as_object(), &item)) {
     return *std::move(violation);
   }
-  for (absl::string_view header : {"X-Provenance-Signature", "webhook-signature", "webhook-id",
-                                    "X-Provenance-Id", "webhook-timestamp",
-                                    "X-Provenance-Timestamp"}) {
-    if (std::optional<absl::string_view> value = request.headers.Get(header);
-        value.has_value() && value->size() > kMaxProvenanceHeaderBytes) {
-      return SchemaViolation(header, absl::StrCat(header, " is longer than ",
-                                                  kMaxProvenanceHeaderBytes, " bytes."));
-    }
+  if (std::optional<HttpResponse> violation = ReadProvenanceHeaders(request.headers, &item)) {
+    return *std::move(violation);
   }
   absl::StatusOr<std::string> canonical = json::Canonicalize(*document);
   if (!canonical.ok()) {
@@ -268,11 +284,9 @@ v1::EvaluateIngestRequest EvaluateRequestFor(const HttpRequest& request, const I
   v1::EvaluateIngestRequest evaluate;
   evaluate.set_publisher(item.publisher);
   v1::ProvenanceHeaders* provenance = evaluate.mutable_provenance();
-  provenance->set_signature(
-      FirstHeader(request.headers, {"X-Provenance-Signature", "webhook-signature"}));
-  provenance->set_message_id(FirstHeader(request.headers, {"webhook-id", "X-Provenance-Id"}));
-  provenance->set_timestamp(
-      FirstHeader(request.headers, {"webhook-timestamp", "X-Provenance-Timestamp"}));
+  provenance->set_signature(item.signature);
+  provenance->set_message_id(item.message_id);
+  provenance->set_timestamp(item.timestamp);
   evaluate.set_raw_body(request.body);
   evaluate.set_item_id(item.item_id);
   evaluate.set_content_hash(item.content_hash);

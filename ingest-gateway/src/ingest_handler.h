@@ -1,5 +1,6 @@
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -52,6 +53,21 @@ inline constexpr size_t kMaxCanonicalBodyBytes = 2 * 1024 * 1024;
 
 inline constexpr char kIngestActionHeader[] = "X-Ingest-Action";
 
+// The Standard Webhooks fields of a delivery and every header name each arrives under, in the
+// order they are tried: the standard's own, Svix's (a delivery built with the svix library
+// carries only svix-id, svix-timestamp and svix-signature), then Portcullis's. A delivery that
+// gives one field two different values (under two names, or one name twice) is a 422
+// schema_violation naming the header.
+struct ProvenanceHeaderAliases {
+  absl::string_view field;
+  std::array<absl::string_view, 3> names;
+};
+inline constexpr ProvenanceHeaderAliases kProvenanceHeaderAliases[] = {
+    {"signature", {"webhook-signature", "svix-signature", "X-Provenance-Signature"}},
+    {"id", {"webhook-id", "svix-id", "X-Provenance-Id"}},
+    {"timestamp", {"webhook-timestamp", "svix-timestamp", "X-Provenance-Timestamp"}},
+};
+
 // One item, read and canonicalized, ready for EvaluateIngest.
 struct IngestItem {
   std::string publisher;
@@ -60,17 +76,21 @@ struct IngestItem {
   std::string digital_source_type;
   std::string canonical_body;  // RFC 8785.
   std::string content_hash;    // Lowercase hex SHA-256 of canonical_body.
+  // The Standard Webhooks fields, from kProvenanceHeaderAliases; "" when absent.
+  std::string signature;
+  std::string message_id;
+  std::string timestamp;
 };
 
 // Reads `request` as an ingest delivery: the Content-Type, the JSON body (strict I-JSON, see
 // common/json/strict_parse.h), the schema of the known members and X-Provenance-Source. Unknown
-// members are allowed. Either the item or the 400/413/415/422 answer.
+// members are allowed; the provenance headers (kProvenanceHeaderAliases). Either the item or the
+// 400/413/415/422 answer.
 std::variant<IngestItem, http::HttpResponse> ReadIngestItem(const http::HttpRequest& request,
                                                             uint64_t max_body_bytes);
 
-// The EvaluateIngest request for `item` delivered as `request` (the provenance headers copied:
-// X-Provenance-Signature, else webhook-signature; webhook-id, else X-Provenance-Id;
-// webhook-timestamp, else X-Provenance-Timestamp).
+// The EvaluateIngest request for `item` delivered as `request` (the raw body, and the provenance
+// fields ReadIngestItem read).
 verifier::v1::EvaluateIngestRequest EvaluateRequestFor(const http::HttpRequest& request,
                                                        const IngestItem& item);
 

@@ -200,14 +200,7 @@ void WebmentionHandlers::Status(const HttpRequest& request, http::Respond respon
                          }
                          const verifier::v1::Mention& mention = result->mention();
                          if (format == StatusFormat::kHtml) {
-                           HttpResponse response;
-                           response.headers.Set("Content-Type", "text/html; charset=utf-8");
-                           response.headers.Set("Content-Security-Policy", "default-src 'none'");
-                           response.headers.Set("X-Content-Type-Options", "nosniff");
-                           response.headers.Set("Vary", "Accept");
-                           response.headers.Set("Cache-Control", "no-store");
-                           response.body = RenderStatusHtml(mention);
-                           respond(Answered(Answer::kMentionStatus, std::move(response)));
+                           respond(Answered(Answer::kMentionStatus, StatusHtmlResponse(mention)));
                            return;
                          }
                          boost::json::object body;

@@ -1,8 +1,11 @@
 #include "ingest-gateway/src/ingest_handler.h"
 
+#include <algorithm>
+#include <array>
 #include <optional>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -291,7 +294,7 @@ TEST_F(GatewayIngestHandlerTest, SendsTheItemHeadersBodyAndCanonicalForm) {
   http::HttpRequest request = Request(body);
   request.headers.Add("X-Provenance-Signature", "v1a,AAAA v1,BBBB");
   request.headers.Add("webhook-id", "msg_1");
-  request.headers.Add("X-Provenance-Id", "ignored");
+  request.headers.Add("X-Provenance-Id", "msg_1");  // The same field twice, the same value.
   request.headers.Add("X-Provenance-Timestamp", "1700000000");
   Send(request);
   ASSERT_EQ(verifier_.evaluations.size(), 1u);
@@ -324,6 +327,54 @@ TEST_F(GatewayIngestHandlerTest, StandardWebhooksHeadersAreTheFallback) {
   EXPECT_EQ(verifier_.evaluations[0].provenance().message_id(), "msg_2");
   EXPECT_EQ(verifier_.evaluations[0].provenance().timestamp(), "1700000001");
   EXPECT_FALSE(verifier_.evaluations[0].has_is_synthetic());
+}
+
+TEST_F(GatewayIngestHandlerTest, SvixHeadersAreTheStandardWebhooksFields) {
+  // What a delivery built with the svix library carries, and nothing else.
+  Decide(v1::INGEST_DECISION_ACCEPTED);
+  http::HttpRequest request = Request(R"({"id":"svix-1"})");
+  request.headers.Add("svix-id", "msg_2fXy");
+  request.headers.Add("svix-timestamp", "1700000002");
+  request.headers.Add("svix-signature", "v1,DDDD");
+  Send(request);
+  ASSERT_EQ(verifier_.evaluations.size(), 1u);
+  EXPECT_EQ(verifier_.evaluations[0].provenance().signature(), "v1,DDDD");
+  EXPECT_EQ(verifier_.evaluations[0].provenance().message_id(), "msg_2fXy");
+  EXPECT_EQ(verifier_.evaluations[0].provenance().timestamp(), "1700000002");
+}
+
+TEST_F(GatewayIngestHandlerTest, OneFieldWithTwoDifferentValuesIs422NamingTheHeader) {
+  // Every pair of names of each field, and one name twice.
+  for (const ProvenanceHeaderAliases& aliases : kProvenanceHeaderAliases) {
+    for (size_t first = 0; first < aliases.names.size(); ++first) {
+      for (size_t second = 0; second < aliases.names.size(); ++second) {
+        http::HttpRequest request = Request(kItem);
+        request.headers.Add(aliases.names[first], "v1,AAAA");
+        request.headers.Add(aliases.names[second], "v1,BBBB");
+        SCOPED_TRACE(absl::StrCat(aliases.names[first], " + ", aliases.names[second]));
+        ExpectViolation(request, aliases.names[std::max(first, second)]);
+      }
+    }
+  }
+  // The same value under two names is one field (trimmed), not a conflict.
+  Decide(v1::INGEST_DECISION_ACCEPTED);
+  http::HttpRequest same = Request(kItem);
+  same.headers.Add("webhook-id", "msg_3");
+  same.headers.Add("svix-id", " msg_3 ");
+  EXPECT_EQ(Send(same).status, 202);
+  ASSERT_FALSE(verifier_.evaluations.empty());
+  EXPECT_EQ(verifier_.evaluations.back().provenance().message_id(), "msg_3");
+}
+
+TEST_F(GatewayIngestHandlerTest, TheAliasesAreTriedStandardThenSvixThenOurs) {
+  const std::vector<std::array<absl::string_view, 3>> want = {
+      {"webhook-signature", "svix-signature", "X-Provenance-Signature"},
+      {"webhook-id", "svix-id", "X-Provenance-Id"},
+      {"webhook-timestamp", "svix-timestamp", "X-Provenance-Timestamp"}};
+  ASSERT_EQ(std::size(kProvenanceHeaderAliases), want.size());
+  for (size_t i = 0; i < want.size(); ++i) {
+    EXPECT_EQ(kProvenanceHeaderAliases[i].names, want[i]);
+  }
 }
 
 TEST_F(GatewayIngestHandlerTest, ReorderedAndReformattedCopiesHaveOneHash) {

@@ -1,13 +1,22 @@
 #include "ingest-gateway/src/status_page.h"
 
+#include <set>
+#include <string>
+
+#include "absl/time/time.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 namespace portcullis::gateway {
 namespace {
 
+using ::testing::AllOf;
+using ::testing::ContainsRegex;
 using ::testing::HasSubstr;
 using ::testing::Not;
+using verifier::v1::MENTION_STATE_FAILED;
+using verifier::v1::MENTION_STATE_PENDING;
+using verifier::v1::MENTION_STATE_VERIFIED;
 
 TEST(GatewayStatusPageTest, NegotiationPrefersWhatTheClientPrefers) {
   const std::pair<const char*, StatusFormat> cases[] = {
@@ -76,11 +85,119 @@ TEST(GatewayStatusPageTest, PageShowsTypeAuthorAndTheNoLinkDiagnosticEscaped) {
   failed.add_links_to_target_host("https://bob.example/post-10");
   failed.add_links_to_target_host("https://bob.example/\"><script>x</script>");
   const std::string diagnostic = RenderStatusHtml(failed);
-  EXPECT_THAT(diagnostic, HasSubstr("<li>https://bob.example/post-10</li>"));
+  EXPECT_THAT(diagnostic, HasSubstr("<li><a href=\"https://bob.example/post-10\" "
+                                    "rel=\"nofollow noopener noreferrer\">"
+                                    "https://bob.example/post-10</a></li>"));
   EXPECT_THAT(diagnostic, HasSubstr("&quot;&gt;&lt;script&gt;x&lt;/script&gt;"));
   EXPECT_THAT(diagnostic, Not(HasSubstr("<script")));
   EXPECT_EQ(MentionTypeName(verifier::v1::MENTION_TYPE_UNSPECIFIED), "");
   EXPECT_EQ(MentionTypeName(verifier::v1::MENTION_TYPE_REPOST), "repost");
+}
+
+TEST(GatewayStatusPageTest, NoLinkSaysWhatThePageLinksToInsteadAndWhatToDo) {
+  verifier::v1::Mention failed;
+  failed.set_state(MENTION_STATE_FAILED);
+  failed.set_reason("no_link");
+  failed.set_source("https://alice.example/reply");
+  failed.set_target("https://bob.example/post");
+  failed.add_links_to_target_host("https://bob.example/posts");
+  const std::string page = RenderStatusHtml(failed, absl::UnixEpoch());
+  EXPECT_THAT(page, HasSubstr("Your page does not link to the target."));
+  EXPECT_THAT(page, HasSubstr("It links to these pages on that site — did you mean one of those?"));
+  EXPECT_THAT(page, HasSubstr("Add a link to the exact target address to your page"));
+
+  // Without the verifier's near misses: the plain sentence, no question.
+  failed.clear_links_to_target_host();
+  const std::string plain = RenderStatusHtml(failed, absl::UnixEpoch());
+  EXPECT_THAT(plain, HasSubstr("Your page does not link to the target."));
+  EXPECT_THAT(plain, Not(HasSubstr("did you mean")));
+}
+
+TEST(GatewayStatusPageTest, EveryStateAndFailedReasonHasItsOwnSentenceAndANextStep) {
+  // The FAILED reasons the verifier records: store::kReasonNoLink, store::kReasonSourceGone,
+  // "blocked", "unreachable" (verification_worker) and every permanent FetchOutcomeName.
+  const char* reasons[] = {"no_link",       "source_gone",       "blocked",
+                           "unreachable",   "bad_url",           "bad_scheme",
+                           "forbidden_url", "forbidden_address", "dns_not_found",
+                           "too_many_redirects", "bad_redirect", "too_large",
+                           "unsupported_content_type", "http_4xx", "tls_failed"};
+  const StatusAdvice unknown = AdviceFor(MENTION_STATE_FAILED, "something_new");
+  std::set<std::string> summaries;
+  for (const char* reason : reasons) {
+    const StatusAdvice advice = AdviceFor(MENTION_STATE_FAILED, reason);
+    EXPECT_NE(advice.summary, unknown.summary) << reason;
+    EXPECT_FALSE(advice.next_step.empty()) << reason;
+    EXPECT_TRUE(summaries.insert(advice.summary).second) << reason << ": same sentence as another";
+  }
+  EXPECT_THAT(AdviceFor(MENTION_STATE_FAILED, "dns_not_found").summary,
+              HasSubstr("does not exist in DNS"));
+  EXPECT_FALSE(unknown.next_step.empty());
+  EXPECT_THAT(AdviceFor(MENTION_STATE_PENDING, "").summary, HasSubstr("waiting to be checked"));
+  EXPECT_THAT(AdviceFor(MENTION_STATE_VERIFIED, "").summary, HasSubstr("links to the target"));
+}
+
+TEST(GatewayStatusPageTest, TimesAreAbsoluteAndRelative) {
+  const absl::Time now = absl::FromUnixSeconds(1700000000);
+  EXPECT_EQ(RelativeTime(now, now), "just now");
+  EXPECT_EQ(RelativeTime(now + absl::Seconds(5), now), "just now");
+  EXPECT_EQ(RelativeTime(now - absl::Seconds(59), now), "just now");
+  EXPECT_EQ(RelativeTime(now - absl::Minutes(1), now), "1 minute ago");
+  EXPECT_EQ(RelativeTime(now - absl::Minutes(59), now), "59 minutes ago");
+  EXPECT_EQ(RelativeTime(now - absl::Hours(1), now), "1 hour ago");
+  EXPECT_EQ(RelativeTime(now - absl::Hours(47), now), "47 hours ago");
+  EXPECT_EQ(RelativeTime(now - absl::Hours(72), now), "3 days ago");
+
+  verifier::v1::Mention mention;
+  mention.set_state(MENTION_STATE_VERIFIED);
+  mention.mutable_created_at()->set_seconds(1700000000 - 300);
+  mention.mutable_verified_at()->set_seconds(1700000000 - 7200);
+  const std::string page = RenderStatusHtml(mention, now);
+  EXPECT_THAT(page, HasSubstr("<th>Received</th><td><time datetime=\"2023-11-14T22:08:20Z\">"
+                              "2023-11-14 22:08:20 UTC</time> <span class=\"relative\">"
+                              "(5 minutes ago)</span></td>"));
+  EXPECT_THAT(page, HasSubstr("(2 hours ago)"));
+  EXPECT_THAT(page, Not(HasSubstr("Last change")));  // Unset: no row.
+}
+
+TEST(GatewayStatusPageTest, SourceAndTargetAreLinksOnlyWhenHttp) {
+  verifier::v1::Mention mention;
+  mention.set_state(MENTION_STATE_PENDING);
+  mention.set_source("https://alice.example/reply?a=1&b=2");
+  mention.set_target("javascript:alert(1)");
+  const std::string page = RenderStatusHtml(mention, absl::UnixEpoch());
+  EXPECT_THAT(page, HasSubstr("<th>Source</th><td><a href=\"https://alice.example/reply?a=1&amp;b=2\""));
+  EXPECT_THAT(page, HasSubstr("<th>Target</th><td>javascript:alert(1)</td>"));
+  EXPECT_THAT(page, Not(HasSubstr("href=\"javascript")));
+}
+
+TEST(GatewayStatusPageTest, PageLoadsOnlyTheGatewayStylesheetAndHasNoInlineStyleOrScript) {
+  verifier::v1::Mention mention;
+  mention.set_state(MENTION_STATE_FAILED);
+  mention.set_reason("no_link");
+  mention.set_source("https://alice.example/\" style=\"x");
+  const std::string page = RenderStatusHtml(mention, absl::UnixEpoch());
+  EXPECT_THAT(page, HasSubstr("<link rel=\"stylesheet\" href=\"/webmention/status.css\">"));
+  EXPECT_THAT(page, HasSubstr("<meta name=\"viewport\" content=\"width=device-width, "
+                              "initial-scale=1\">"));
+  EXPECT_THAT(page, HasSubstr("<span class=\"state state-failed\">FAILED</span>"));
+  EXPECT_THAT(page, AllOf(Not(HasSubstr("<style")), Not(HasSubstr(" style=\"")),
+                          Not(HasSubstr("<script")), Not(ContainsRegex(" on[a-z]+=\""))));
+
+  const http::HttpResponse html = StatusHtmlResponse(mention);
+  EXPECT_EQ(html.headers.Get("Content-Security-Policy"), kStatusPageContentSecurityPolicy);
+  EXPECT_THAT(std::string(kStatusPageContentSecurityPolicy),
+              AllOf(HasSubstr("default-src 'none'"), HasSubstr("style-src 'self'"),
+                    Not(HasSubstr("unsafe"))));
+  EXPECT_EQ(html.headers.Get("Cache-Control"), "no-store");
+
+  const http::HttpResponse css = StatusStylesheetResponse();
+  EXPECT_EQ(css.status, 200);
+  EXPECT_EQ(css.headers.Get("Content-Type"), "text/css; charset=utf-8");
+  EXPECT_EQ(css.headers.Get("Cache-Control"), "public, max-age=604800");
+  // Readable width, a phone layout, dark mode.
+  EXPECT_THAT(css.body, AllOf(HasSubstr("max-width: 42rem"), HasSubstr("@media (max-width:"),
+                              HasSubstr("@media (prefers-color-scheme: dark)"),
+                              HasSubstr(".state-failed")));
 }
 
 }  // namespace

@@ -123,7 +123,10 @@ TEST_F(GatewayWebmentionHandlersTest, StatusIsHtmlWhenTheClientPrefersIt) {
   const http::HttpResponse html = Status(kId, "text/html,*/*;q=0.8");
   EXPECT_EQ(html.status, 200);
   EXPECT_EQ(html.headers.Get("Content-Type"), "text/html; charset=utf-8");
-  EXPECT_EQ(html.headers.Get("Content-Security-Policy"), "default-src 'none'");
+  // Nothing loads but the gateway's own stylesheet (no script, no inline style).
+  EXPECT_EQ(html.headers.Get("Content-Security-Policy"),
+            "default-src 'none'; style-src 'self'; base-uri 'none'; form-action 'none'; "
+            "frame-ancestors 'none'");
   EXPECT_EQ(html.headers.Get("Vary"), "Accept");
   EXPECT_THAT(html.body, HasSubstr("https://a.example/?&lt;b&gt;"));
   EXPECT_THAT(html.body, HasSubstr("PENDING"));

@@ -4,7 +4,7 @@
 // packages that match scripts/lib/common.sh.
 
 // Packages of PORTCULLIS_PACKAGES that building the binaries does not need (tests, local runs).
-const NOT_FOR_BUILD = new Set(['git', 'ca-certificates', 'curl', 'procps', 'postgresql-15', 'nodejs']);
+const NOT_FOR_BUILD = new Set(['git', 'ca-certificates', 'curl', 'procps', 'postgresql-15', 'nodejs', 'chromium']);
 const SECRET_NAME = /(PASSWORD|PASSWD|SECRET|TOKEN|API_?KEY|PRIVATE_?KEY|ACCESS_?KEY|CREDENTIAL|DATABASE_URL)/i;
 const SECRET_FILE = /(^|\/)(\.env(\..*)?|id_rsa|id_ed25519|.*\.pem|.*\.key|\.npmrc|\.netrc|\.pgpass|credentials(\.json)?)$/i;
 

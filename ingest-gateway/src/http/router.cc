@@ -65,7 +65,7 @@ void Router::Handle(HttpRequest request, Respond respond) const {
     const absl::Time started = absl::Now();
     observed = [observer = observer_, route_label, started,
                 inner = std::move(observed)](HttpResponse response) {
-      observer->OnRequestFinished(route_label, response.status, absl::Now() - started);
+      observer->OnResponse(route_label, response, absl::Now() - started);
       inner(std::move(response));
     };
   }

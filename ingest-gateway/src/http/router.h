@@ -20,6 +20,12 @@ class RouteObserver {
   virtual ~RouteObserver() = default;
   virtual void OnRequestStarted(absl::string_view route) = 0;
   virtual void OnRequestFinished(absl::string_view route, int status, absl::Duration elapsed) = 0;
+  // The same with the whole response, for observers that label by its headers; the router calls
+  // this one. By default: OnRequestFinished with the status.
+  virtual void OnResponse(absl::string_view route, const HttpResponse& response,
+                          absl::Duration elapsed) {
+    OnRequestFinished(route, response.status, elapsed);
+  }
 };
 
 // The route label of requests that match no route.
