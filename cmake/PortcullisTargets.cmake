@@ -34,15 +34,21 @@ function(portcullis_executable name)
   portcullis_warnings(${name})
 endfunction()
 
-# portcullis_test(NAME SOURCES ... DEPS ... [LABELS ...])
-#   A gtest binary; each TEST becomes its own ctest case (discovered when ctest runs).
+# portcullis_test(NAME SOURCES ... DEPS ... [LABELS ...] [SERIAL])
+#   A gtest binary; each TEST becomes its own ctest case (discovered when ctest runs). SERIAL: its
+#   cases run with nothing else beside them (tests that load the machine and time what they see).
 function(portcullis_test name)
-  cmake_parse_arguments(ARG "" "" "SOURCES;DEPS;LABELS" ${ARGN})
+  cmake_parse_arguments(ARG "SERIAL" "" "SOURCES;DEPS;LABELS" ${ARGN})
   add_executable(${name} ${ARG_SOURCES})
   target_link_libraries(${name} PRIVATE ${ARG_DEPS} GTest::gmock GTest::gtest_main)
   portcullis_warnings(${name})
   if(NOT ARG_LABELS)
     set(ARG_LABELS unit)
   endif()
-  gtest_discover_tests(${name} DISCOVERY_MODE PRE_TEST PROPERTIES LABELS "${ARG_LABELS}")
+  set(serial FALSE)
+  if(ARG_SERIAL)
+    set(serial TRUE)
+  endif()
+  gtest_discover_tests(${name} DISCOVERY_MODE PRE_TEST
+                       PROPERTIES LABELS "${ARG_LABELS}" RUN_SERIAL ${serial})
 endfunction()
