@@ -29,6 +29,7 @@ END {
   refname["express-new|64"] = refname["express-new|256"] = "express"
   refname["go-dup|64"] = refname["go-dup|256"] = "go-dup"
   refname["go-unique|64"] = refname["go-unique|256"] = "go-unique"
+  refname["wm-new|64"] = refname["wm-new|256"] = "empty db"
   printf "%-28s %5s %10s %8s %9s %8s %9s %8s   %s\n", "row", "conns", "req/s", "p50 ms",
     "p99 ms", "non-2xx", "CPU us/r", "RSS MiB", "ratio to reference (req/s; p99)"
   n = split(ENVIRON["BENCH_CONNECTIONS"], conns, " ")
@@ -40,6 +41,8 @@ END {
     row("go ingest duplicate", "go-dup|" c, "")
     row("webmention new pairs", "wm-new|" c, "express-new|" c)
     row("webmention repeat PENDING", "wm-repeat|" c, "go-dup|" c)
+    if (("wm-grown|" c) in runs)
+      row("new pairs, 5M stored", "wm-grown|" c, "wm-new|" c)
     if (ENVIRON["BENCH_INGEST"] == "yes") {
       row("ingest unique unsigned", "in-unique|" c, "go-unique|" c)
       row("ingest signed v1a", "in-signed|" c, "go-unique|" c)

@@ -1,6 +1,8 @@
 -- Webmention form POSTs, each with a source never sent before (a random salt per run and thread,
 -- then a counter), all to one registered target: every request takes the "new pair" path
--- (row + job committed before the 202). Used for Portcullis and the Express reference alike.
+-- (row + job committed before the 202). Each source is on a host of its own, as when many sites
+-- send, so that the verifier's per-source-host admission limit (on at its default) is checked
+-- but never reached. Used for Portcullis and the Express reference alike.
 local threads = 0
 function setup(thread)
   thread:set("tid", threads)
@@ -18,7 +20,7 @@ end
 function request()
   counter = counter + 1
   local body = string.format(
-    "source=https%%3A%%2F%%2Fblog%d.example.net%%2F%s%%2F%d&target=https%%3A%%2F%%2Fexample.com%%2Fnotes%%2F2024%%2Fhello-world",
+    "source=https%%3A%%2F%%2Fblog%d-%s-%d.example.net%%2Fpost&target=https%%3A%%2F%%2Fexample.com%%2Fnotes%%2F2024%%2Fhello-world",
     tid or 0, salt, counter)
   return wrk.format("POST", nil, headers, body)
 end

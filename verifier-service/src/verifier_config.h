@@ -37,6 +37,8 @@ struct VerifierConfig {
   absl::Duration db_statement_timeout = absl::Seconds(5);
   // Requests waiting for a database thread at most; beyond that, UNAVAILABLE at once.
   size_t max_queued_work = 1024;
+  // Threads writing submissions in batches (store/mention_writer.h), one connection each.
+  int submit_writers = 2;
   // gRPC connections are closed (GOAWAY) after this long so clients rebalance onto new pods.
   absl::Duration max_connection_age = absl::Minutes(5);
   // How often the health checker pings the database.

@@ -70,6 +70,10 @@ PORTCULLIS_SETTING(absl::Duration, db_statement_timeout, "DB_STATEMENT_TIMEOUT",
 PORTCULLIS_SETTING(size_t, max_queued_work, "MAX_QUEUED_WORK", "1024", Count<size_t>(1000000),
                    "Requests waiting for a database thread at most; beyond, UNAVAILABLE "
                    "(env MAX_QUEUED_WORK).");
+PORTCULLIS_SETTING(int, submit_writers, "SUBMIT_WRITERS", "2",
+                   config::WholeNumber<int>(1, 64, "a whole number from 1 to 64"),
+                   "Threads writing submissions in batches, each with a database connection of "
+                   "its own beside --db_pool_size (env SUBMIT_WRITERS).");
 PORTCULLIS_SETTING(absl::Duration, max_connection_age, "MAX_CONNECTION_AGE", "5m", Positive(),
                    "gRPC connections are closed after this long so clients rebalance "
                    "(env MAX_CONNECTION_AGE).");
@@ -245,6 +249,7 @@ absl::StatusOr<VerifierConfig> BuildVerifierConfig(const config::Texts& command_
   config.failed_retention = absl::GetFlag(FLAGS_failed_retention);
   config.max_pending_per_source_host = absl::GetFlag(FLAGS_max_pending_per_source_host);
   config.max_queue_length = absl::GetFlag(FLAGS_max_queue_length);
+  config.submit_writers = absl::GetFlag(FLAGS_submit_writers);
   config.workers = absl::GetFlag(FLAGS_workers);
   config.worker_lease = absl::GetFlag(FLAGS_worker_lease);
   config.worker_poll_interval = absl::GetFlag(FLAGS_worker_poll_interval);

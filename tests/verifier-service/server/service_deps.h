@@ -193,12 +193,26 @@ class NullHttpClient final : public fetch::HttpClient {
   }
 };
 
+// SubmitMention's writes through whatever MentionStore `*store` points at when the call comes, on
+// the caller's thread (the real service batches them: store/mention_writer.h).
+class StoreSubmitter final : public store::MentionSubmitter {
+ public:
+  explicit StoreSubmitter(store::MentionStore* const* store) : store_(store) {}
+  void Submit(store::NewMention mention, Done done) override {
+    std::move(done)((*store_)->Submit(mention));
+  }
+
+ private:
+  store::MentionStore* const* store_;
+};
+
 // The parts of a whole service. Point any of the pointers at another implementation, then
 // Build(); the parts must outlive the service.
 struct ServiceParts {
   ServiceParts() {
     deps.pool = &pool;
     deps.mentions = &mentions;
+    deps.submissions = &submitter;
     deps.sites = &sites;
     deps.blocks = &blocks;
     deps.token_store = &token_store;
@@ -235,6 +249,7 @@ struct ServiceParts {
   server::BlockingPool pool{2, 16};
   server::BlockingPool verify_now_pool{1, 4};
   NullMentionStore mentions;
+  StoreSubmitter submitter{&deps.mentions};
   NullSiteStore sites;
   NullBlocklistStore blocks;
   NullTokenStore token_store;

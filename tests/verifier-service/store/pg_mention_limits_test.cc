@@ -47,7 +47,8 @@ class VerifierPgMentionLimitsTest : public ::testing::Test {
 
 TEST_F(VerifierPgMentionLimitsTest, PendingPerSourceHostIsRefusedRetryablyAndStoresNothing) {
   PORTCULLIS_CREATE_TEST_DATABASE_OR_SKIP(db);
-  Open(db->connection_string(), {.max_pending_per_source_host = 2});
+  Open(db->connection_string(),
+       {.max_pending_per_source_host = 2, .refresh_interval = absl::ZeroDuration()});
   ASSERT_TRUE(Submit("https://flood.example/1").ok());
   ASSERT_TRUE(Submit("https://a.flood.example/2").ok()) << "another host";
   ASSERT_TRUE(Submit("https://flood.example/3").ok());
@@ -65,7 +66,7 @@ TEST_F(VerifierPgMentionLimitsTest, PendingPerSourceHostIsRefusedRetryablyAndSto
 
 TEST_F(VerifierPgMentionLimitsTest, FullQueueIsUnavailableAndLosesNothingAccepted) {
   PORTCULLIS_CREATE_TEST_DATABASE_OR_SKIP(db);
-  Open(db->connection_string(), {.max_queue_length = 3});
+  Open(db->connection_string(), {.max_queue_length = 3, .refresh_interval = absl::ZeroDuration()});
   for (int i = 0; i < 3; ++i) {
     absl::StatusOr<SubmitResult> accepted = Submit("https://s" + std::to_string(i) + ".example/");
     ASSERT_TRUE(accepted.ok()) << accepted.status();
@@ -78,6 +79,26 @@ TEST_F(VerifierPgMentionLimitsTest, FullQueueIsUnavailableAndLosesNothingAccepte
   Count("DELETE FROM verification_jobs WHERE id = (SELECT min(id) FROM verification_jobs) "
         "RETURNING 1");
   EXPECT_TRUE(Submit("https://s9.example/").ok()) << "room again";
+}
+
+TEST_F(VerifierPgMentionLimitsTest, CountsReadOncePerIntervalStillHoldTheLimitsOfThisProcess) {
+  PORTCULLIS_CREATE_TEST_DATABASE_OR_SKIP(db);
+  Open(db->connection_string(), {.max_pending_per_source_host = 2,
+                                 .max_queue_length = 4,
+                                 .refresh_interval = absl::Hours(1)});
+  // Read once, then raised by this store's own acceptances: no row is counted per submission.
+  ASSERT_TRUE(Submit("https://flood.example/1").ok());
+  ASSERT_TRUE(Submit("https://flood.example/2").ok());
+  EXPECT_EQ(Submit("https://flood.example/3").status().code(),
+            absl::StatusCode::kResourceExhausted);
+  ASSERT_TRUE(Submit("https://s1.example/").ok());
+  ASSERT_TRUE(Submit("https://s2.example/").ok());
+  EXPECT_EQ(Submit("https://s3.example/").status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(Count("SELECT count(*) FROM mentions"), 4);
+  // Work finished since the last read is seen at the next one, not before.
+  Count("WITH d AS (DELETE FROM verification_jobs RETURNING 1) SELECT count(*) FROM d");
+  EXPECT_EQ(Submit("https://s3.example/").status().code(), absl::StatusCode::kUnavailable)
+      << "within the interval the count read stands";
 }
 
 }  // namespace

@@ -257,6 +257,88 @@ TEST_F(VerifierPgMentionStoreTest, RepeatOfAPendingPairWithoutAJobQueuesOne) {
   EXPECT_EQ(Count(*db, "SELECT count(*) FROM verification_jobs WHERE kind = 'VERIFY'"), 1);
 }
 
+TEST_F(VerifierPgMentionStoreTest, RepeatWhileItsVerificationRunsQueuesOneMoreRun) {
+  PORTCULLIS_CREATE_TEST_DATABASE_OR_SKIP(db);
+  Open(db->connection_string());
+  const NewMention mention = Mention("https://a.example/", "https://b.example/");
+  ASSERT_TRUE(store_->Submit(mention).ok());
+  // A worker has claimed the job and is fetching the source: the sender's repeat may mean the
+  // source changed after that fetch, so the job runs once more when it finishes.
+  Exec(*db,
+       "UPDATE verification_jobs SET lease_owner = 'w', lease_expires_at = now() + interval "
+       "'1 minute'");
+  absl::StatusOr<SubmitResult> again = store_->Submit(mention);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(again->state, MentionState::kPending);
+  EXPECT_TRUE(again->queued);
+  EXPECT_EQ(Count(*db, "SELECT count(*) FROM verification_jobs WHERE rerun"), 1);
+  EXPECT_EQ(Count(*db, "SELECT count(*) FROM verification_jobs"), 1);
+}
+
+TEST_F(VerifierPgMentionStoreTest, ABatchAnswersEachSubmissionAsIfSubmittedAlone) {
+  PORTCULLIS_CREATE_TEST_DATABASE_OR_SKIP(db);
+  Open(db->connection_string());
+  ASSERT_TRUE(store_->Submit(Mention("https://pending.example/", "https://b.example/")).ok());
+  ASSERT_TRUE(store_->Submit(Mention("https://verified.example/", "https://b.example/")).ok());
+  Exec(*db,
+       "DELETE FROM verification_jobs WHERE mention_id = (SELECT id FROM mentions WHERE source = "
+       "'https://verified.example/'); UPDATE mentions SET state = 'VERIFIED' WHERE source = "
+       "'https://verified.example/'");
+  Exec(*db, "INSERT INTO source_blocks (kind, value) VALUES ('DOMAIN', 'blocked.example')");
+
+  const std::vector<NewMention> batch = {
+      Mention("https://new.example/", "https://b.example/"),
+      Mention("https://pending.example/", "https://b.example/"),
+      Mention("https://verified.example/", "https://b.example/"),
+      Mention("https://blocked.example/", "https://b.example/"),
+      Mention("https://new.example/", "https://unknown.example/"),
+      Mention("https://new.example/", "https://b.example/"),  // The first one again.
+  };
+  pqxx::connection connection(db->connection_string());
+  const std::vector<absl::StatusOr<SubmitResult>> results =
+      store_->SubmitBatch(connection, batch);
+  ASSERT_EQ(results.size(), batch.size());
+  for (const auto& result : results) {
+    ASSERT_TRUE(result.ok()) << result.status();
+  }
+  EXPECT_TRUE(results[0]->created);
+  EXPECT_TRUE(results[0]->queued);
+  EXPECT_EQ(results[0]->state, MentionState::kPending);
+  EXPECT_FALSE(results[1]->created);
+  EXPECT_FALSE(results[1]->queued) << "a PENDING pair keeps its one job";
+  EXPECT_EQ(results[2]->state, MentionState::kVerified);
+  EXPECT_TRUE(results[2]->queued) << "a VERIFIED pair is re-verified";
+  EXPECT_EQ(results[3]->state, MentionState::kFailed);
+  EXPECT_TRUE(results[3]->created);
+  EXPECT_EQ(results[4]->target, TargetMatch::kUnknownSite);
+  EXPECT_EQ(results[5]->mention_id, results[0]->mention_id) << "one row for the pair";
+  EXPECT_FALSE(results[5]->created) << "the second of a pair is a repeat";
+  EXPECT_FALSE(results[5]->queued);
+
+  EXPECT_EQ(Count(*db, "SELECT count(*) FROM mentions"), 4);
+  EXPECT_EQ(Count(*db, "SELECT count(*) FROM mentions WHERE state = 'FAILED' AND "
+                       "reason = 'blocked'"),
+            1);
+  EXPECT_EQ(Count(*db, "SELECT count(*) FROM verification_jobs"), 3)
+      << "new, pending and the re-verification; nothing for the blocked source";
+}
+
+TEST_F(VerifierPgMentionStoreTest, NewMentionsGetIdsInTheOrderTheyWereCreated) {
+  PORTCULLIS_CREATE_TEST_DATABASE_OR_SKIP(db);
+  Open(db->connection_string());
+  std::vector<std::string> ids;
+  for (int i = 0; i < 5; ++i) {
+    absl::StatusOr<SubmitResult> result = store_->Submit(
+        Mention("https://a" + std::to_string(i) + ".example/", "https://b.example/"));
+    ASSERT_TRUE(result.ok()) << result.status();
+    ids.push_back(result->mention_id);
+    EXPECT_EQ(result->mention_id[14], '7') << "UUID version 7: " << result->mention_id;
+    absl::SleepFor(absl::Milliseconds(2));
+  }
+  EXPECT_TRUE(std::is_sorted(ids.begin(), ids.end()))
+      << "new rows land at the right edge of the primary key";
+}
+
 TEST_F(VerifierPgMentionStoreTest, ConcurrentFirstSubmissionsAllGetTheSameMention) {
   PORTCULLIS_CREATE_TEST_DATABASE_OR_SKIP(db);
   Open(db->connection_string());

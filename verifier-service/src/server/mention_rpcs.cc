@@ -237,20 +237,28 @@ PORTCULLIS_VERIFIER_RPC(SubmitMention) {
       [this](const v1::SubmitMentionRequest& request, const auth::Caller& caller) {
         return ValidateSubmission(request.source(), request.target(), tracking_, caller);
       },
-      OnPool(*deps_.pool,
-             [this, response](store::NewMention mention, const RpcCall&) -> absl::Status {
-               ASSIGN_OR_RETURN(store::SubmitResult result, deps_.mentions->Submit(mention));
-               if (std::optional<intake::Rejection> rejection = UnservedTarget(result.target)) {
-                 WriteRejection(*rejection, response);
-                 return absl::OkStatus();
-               }
-               response->set_decision(v1::DECISION_ACCEPTED);
-               response->set_mention_id(result.mention_id);
-               response->set_state(ToProto(result.state));
-               response->set_created(result.created);
-               response->set_queued(result.queued);
-               return absl::OkStatus();
-             }));
+      // Answered by the batch writer when the batch holding the submission has committed.
+      OnLoop([this, response](store::NewMention mention, Reply reply) {
+        deps_.submissions->Submit(
+            std::move(mention), [response, reply = std::move(reply)](
+                                    absl::StatusOr<store::SubmitResult> result) mutable {
+              if (!result.ok()) {
+                const absl::Status status = StoreStatus(result.status(), reply.call());
+                std::move(reply)(status);
+                return;
+              }
+              if (std::optional<intake::Rejection> rejection = UnservedTarget(result->target)) {
+                WriteRejection(*rejection, response);
+              } else {
+                response->set_decision(v1::DECISION_ACCEPTED);
+                response->set_mention_id(result->mention_id);
+                response->set_state(ToProto(result->state));
+                response->set_created(result->created);
+                response->set_queued(result->queued);
+              }
+              std::move(reply)(absl::OkStatus());
+            });
+      }));
 }
 
 PORTCULLIS_VERIFIER_RPC(GetMention) {

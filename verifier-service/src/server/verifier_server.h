@@ -32,6 +32,7 @@
 #include "verifier-service/src/store/pg_publisher_store.h"
 #include "verifier-service/src/store/pg_job_listener.h"
 #include "verifier-service/src/store/pg_job_store.h"
+#include "verifier-service/src/store/mention_writer.h"
 #include "verifier-service/src/store/pg_mention_store.h"
 #include "verifier-service/src/store/pg_blocklist_store.h"
 #include "verifier-service/src/store/pg_site_store.h"
@@ -130,6 +131,8 @@ class VerifierServer {
   std::unique_ptr<store::PgConnectionPool> db_pool_;
   std::unique_ptr<store::PgConnectionPool> health_db_pool_;
   std::unique_ptr<store::PgMentionStore> store_;
+  // SubmitMention's batches; stopped after the gRPC server drained (declared after store_).
+  std::unique_ptr<store::MentionWriter> mention_writer_;
   std::unique_ptr<store::PgMentionStore> health_store_;
   std::unique_ptr<store::PgSiteStore> site_store_;
   std::unique_ptr<store::PgBlocklistStore> blocklist_store_;

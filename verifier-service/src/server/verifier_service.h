@@ -30,6 +30,8 @@ struct VerifierServiceDeps {
   // The database calls' threads.
   BlockingPool* pool = nullptr;
   store::MentionStore* mentions = nullptr;
+  // SubmitMention's writes (answered when durable, no thread held meanwhile).
+  store::MentionSubmitter* submissions = nullptr;
   store::SiteStore* sites = nullptr;
   store::BlocklistStore* blocks = nullptr;
   store::TokenStore* token_store = nullptr;

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/functional/any_invocable.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -102,11 +103,15 @@ struct SubmitLimits {
   // PENDING mentions whose normalized source has the same host: beyond it, RESOURCE_EXHAUSTED
   // (the gateway's 429 + Retry-After; nothing stored, so the sender's retry loses nothing).
   int64_t max_pending_per_source_host = 0;
-  // Verification jobs queued or running: beyond it, UNAVAILABLE (503 + Retry-After). Counted
-  // (capped at the limit) inside Submit's transaction before the insert, so concurrent
-  // submissions may overshoot by at most the number of transactions in flight; an acceptance is
-  // committed only after the check, never dropped after it.
+  // Verification jobs queued or running: beyond it, UNAVAILABLE (503 + Retry-After). Both limits
+  // are checked against counts kept in memory (refresh_interval; the bound on overshooting is in
+  // admission_counters.h); an acceptance is committed only after the check, never dropped
+  // after it.
   int64_t max_queue_length = 0;
+  // How old the counts the limits are checked against may be (admission_counters.h): each is
+  // read from the database at most this long before a decision and raised by this process's own
+  // acceptances since. Zero: read before every decision (exact within one process).
+  absl::Duration refresh_interval = absl::Seconds(1);
 };
 
 // Durable storage of mentions. Implementations are thread-safe and block; call them from a
@@ -120,7 +125,8 @@ class MentionStore {
   // the target is served (sites and targets), stores the mention and queues its verification,
   // following the lifecycle:
   //   - new pair: stored PENDING, one verification job;
-  //   - PENDING: unchanged, no second job;
+  //   - PENDING: unchanged, no second job; when its job is running now, one more run after it
+  //     (the sender may have changed the source after that run fetched it);
   //   - VERIFIED: unchanged, one re-verification job, never more than one queued;
   //   - FAILED less than the failure retention ago: unchanged, nothing queued;
   //   - FAILED longer ago: PENDING again, one verification job.
@@ -147,6 +153,18 @@ class MentionStore {
 
   // OK when the database answers a trivial query.
   virtual absl::Status Ping() = 0;
+};
+
+// Submissions answered once they are durable, without a thread waiting for each (MentionWriter
+// batches them).
+class MentionSubmitter {
+ public:
+  using Done = absl::AnyInvocable<void(absl::StatusOr<SubmitResult>) &&>;
+  virtual ~MentionSubmitter() = default;
+
+  // Calls `done` exactly once, from any thread, with what MentionStore::Submit answers for
+  // `mention`; UNAVAILABLE when the submitter is overloaded or stopping.
+  virtual void Submit(NewMention mention, Done done) = 0;
 };
 
 }  // namespace portcullis::verifier::store

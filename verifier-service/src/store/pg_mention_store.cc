@@ -1,11 +1,16 @@
 #include "verifier-service/src/store/pg_mention_store.h"
 
+#include <algorithm>
 #include <cstdint>
+#include <map>
+#include <set>
 #include <optional>
 #include <tuple>
 #include <vector>
 
+#include "absl/random/random.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "pqxx/array"
 #include "pqxx/nontransaction"
 #include "pqxx/result"
@@ -21,168 +26,139 @@ namespace {
 // Stands in for "no cursor" where a uuid parameter must still parse.
 constexpr char kNilUuid[] = "00000000-0000-0000-0000-000000000000";
 
-// One statement, so a repeat of the same pair can never create a second row: the unique
-// constraint decides. The no-op DO UPDATE makes RETURNING answer for an existing row too;
-// `xmax = 0` holds only for a row this statement inserted.
-// Either way the row stays locked until commit, so concurrent repeats of one pair take their
-// lifecycle decisions one after another. The last column says whether a FAILED decision is older
-// than the failure retention ($5, microseconds).
-constexpr PgStatement kUpsertPending{
-    "mention_submit_upsert_pending",
-    "INSERT INTO mentions (source, target, source_hash, target_hash, target_domain) "
-    "VALUES ($1, $2, decode($3, 'hex'), decode($4, 'hex'), $6) "
-    "ON CONFLICT (source_hash, target_hash) DO UPDATE SET state = mentions.state, "
-    "  target_domain = coalesce(mentions.target_domain, EXCLUDED.target_domain) "
-    "RETURNING id::text, state, (xmax = 0) AS created, "
-    "          updated_at <= now() - $5::bigint * interval '1 microsecond' AS retention_over"};
+// The submission rules (MentionStore::Submit) as one family of statements over whole batches:
+// every parameter is an array with one element per distinct pair of the batch, in the batch's
+// order (pairs sorted by their hashes, so that concurrent batches lock rows in one order). Hashes
+// travel as hex text and are decoded once per element. A pair is looked up by source_hash through
+// the unique index, the target hash only filtered (`IS TRUE` keeps it out of the index
+// conditions): otherwise a generic plan may pick mentions_target_recent_idx when statistics are
+// stale or even, and read every mention of a popular target per pair.
 
-// The first job of a new mention.
-constexpr PgStatement kQueueVerify{
-    "mention_submit_queue_verify",
-    "INSERT INTO verification_jobs (mention_id, kind) VALUES ($1::uuid, 'VERIFY') "
-    "ON CONFLICT (mention_id) DO NOTHING"};
-
-// A VERIFIED mention submitted again: one re-verification. A job already queued is that one; a
-// job running now gets one more run when it finishes (the sender may have changed the source
-// after that job fetched it).
-constexpr PgStatement kQueueReverify{
-    "mention_submit_queue_reverify",
-    "INSERT INTO verification_jobs (mention_id, kind) VALUES ($1::uuid, 'REVERIFY') "
-    "ON CONFLICT (mention_id) DO UPDATE SET rerun = true "
-    "WHERE verification_jobs.lease_owner IS NOT NULL"};
-
-// A FAILED mention past the failure retention starts again.
-constexpr PgStatement kRestart{
-    "mention_submit_restart",
-    "UPDATE mentions SET state = 'PENDING', reason = NULL, links_to_target_host = '{}', "
-    "  updated_at = now() "
-    "WHERE id = $1::uuid"};
-
-// Wakes the workers (LISTEN portcullis_verification_jobs). Sent in its own transaction after the
-// submission committed (see WakeWorkers): a transaction that notifies holds PostgreSQL's
-// notification lock from before its commit until after its WAL flush, so notifying inside every
-// submission serialized all their commits, one flush each.
-constexpr PgStatement kNotify{"mention_submit_notify",
-                              "SELECT pg_notify('portcullis_verification_jobs', '')"};
-
-// No row: the host is not a served site. Otherwise whether a target rule matches: an EXACT rule
-// through the unique (url, kind) index, PREFIX rules of the site through (site_id, kind).
-constexpr PgStatement kMatchTarget{
-    "mention_submit_match_target",
-    "SELECT EXISTS (SELECT 1 FROM targets t WHERE t.url = $2 AND t.kind = 'EXACT' "
-    "                 AND t.site_id = s.id) "
+// What the batch's pairs are, read without locking anything: whether the target is served
+// (NULL: unknown site), whether the source is blocked for the target's site (a global entry or
+// one of the site's; DOMAIN entries by the source host and its parent domains, a text[] literal
+// per pair in $6; PREFIX entries by the normalized source), and the stored pair if any, with its
+// job. Parameters: $1 target domains, $2 normalized targets, $3 normalized sources, $4 source
+// hashes, $5 target hashes, $6 block keys, $7 failure retention (µs).
+// Columns: n, served, blocked, id, state, target domain missing, has job, job running,
+// failure retention over.
+constexpr PgStatement kResolveBatch{
+    "mention_batch_resolve",
+    "SELECT i.n, "
+    "  CASE WHEN s.id IS NULL THEN NULL ELSE "
+    "    EXISTS (SELECT 1 FROM targets t WHERE t.url = i.ntarget AND t.kind = 'EXACT' "
+    "              AND t.site_id = s.id) "
     "    OR EXISTS (SELECT 1 FROM targets t WHERE t.site_id = s.id AND t.kind = 'PREFIX' "
-    "                 AND starts_with($2, t.url)) "
-    "FROM sites s WHERE s.domain = $1"};
+    "              AND starts_with(i.ntarget, t.url)) END, "
+    "  EXISTS (SELECT 1 FROM source_blocks b "
+    "    WHERE (b.site_id IS NULL OR b.site_id = s.id) "
+    "      AND ((b.kind = 'DOMAIN' AND b.value = ANY (i.keys::text[])) "
+    "        OR (b.kind = 'PREFIX' AND starts_with(i.nsource, b.value)))), "
+    "  m.id::text, m.state, m.target_domain IS NULL, j.mention_id IS NOT NULL, "
+    "  j.lease_owner IS NOT NULL, "
+    "  m.updated_at <= now() - $7::bigint * interval '1 microsecond' "
+    "FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[]) "
+    "  WITH ORDINALITY AS i(domain, ntarget, nsource, shash, thash, keys, n) "
+    "LEFT JOIN sites s ON s.domain = i.domain "
+    "LEFT JOIN mentions m ON m.source_hash = decode(i.shash, 'hex') "
+    "  AND (m.target_hash = decode(i.thash, 'hex')) IS TRUE "
+    "LEFT JOIN verification_jobs j ON j.mention_id = m.id"};
 
-// Whether the source is blocked for the target's site ($1 domain): a global entry or one of the
-// site's, DOMAIN entries by the source host and its parent domains ($2, a text[] literal),
-// PREFIX entries by the normalized source ($3).
-constexpr PgStatement kSourceBlocked{
-    "mention_submit_source_blocked",
-    "SELECT EXISTS (SELECT 1 FROM source_blocks b "
-    "  WHERE (b.site_id IS NULL OR b.site_id = (SELECT id FROM sites WHERE domain = $1)) "
-    "    AND ((b.kind = 'DOMAIN' AND b.value = ANY ($2::text[])) "
-    "      OR (b.kind = 'PREFIX' AND starts_with($3, b.value))))"};
+// The stored pairs whose lifecycle the batch changes, locked (in the batch's order) until commit,
+// so that concurrent submissions of one pair decide one after another. $1 source hashes, $2
+// target hashes, $3 failure retention (µs). Columns: n, id, state, target domain missing, has
+// job, job running, failure retention over.
+constexpr PgStatement kLockBatch{
+    "mention_batch_lock",
+    "SELECT i.n, m.id::text, m.state, m.target_domain IS NULL, j.mention_id IS NOT NULL, "
+    "  j.lease_owner IS NOT NULL, "
+    "  m.updated_at <= now() - $3::bigint * interval '1 microsecond' "
+    "FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS i(shash, thash, n) "
+    "JOIN mentions m ON m.source_hash = decode(i.shash, 'hex') "
+    "  AND (m.target_hash = decode(i.thash, 'hex')) IS TRUE "
+    "LEFT JOIN verification_jobs j ON j.mention_id = m.id "
+    "ORDER BY i.n FOR UPDATE OF m"};
 
-// A blocked source: the pair is FAILED `blocked` (updated_at moves only when that is news).
-constexpr PgStatement kUpsertBlocked{
-    "mention_submit_upsert_blocked",
-    "INSERT INTO mentions (source, target, source_hash, target_hash, target_domain, state, "
-    "  reason) "
-    "VALUES ($1, $2, decode($3, 'hex'), decode($4, 'hex'), $5, 'FAILED', 'blocked') "
-    "ON CONFLICT (source_hash, target_hash) DO UPDATE SET state = 'FAILED', reason = 'blocked', "
-    "  links_to_target_host = '{}', "
-    "  updated_at = CASE WHEN mentions.state = 'FAILED' AND mentions.reason = 'blocked' "
-    "    THEN mentions.updated_at ELSE now() END "
-    "RETURNING id::text, (xmax = 0) AS created"};
-
-// The admission limits (SubmitLimits), each counted only up to its limit.
-constexpr PgStatement kCountQueue{
-    "mention_submit_count_queue",
-    "SELECT count(*) FROM (SELECT 1 FROM verification_jobs LIMIT $1) q"};
-constexpr PgStatement kCountPendingOfHost{
-    "mention_submit_count_pending_of_host",
-    "SELECT count(*) FROM (SELECT 1 FROM mentions WHERE source_host = $1 AND state = 'PENDING' "
-    "  LIMIT $2) q"};
-constexpr PgStatement kSetSourceHost{"mention_submit_set_source_host",
-                                     "UPDATE mentions SET source_host = $2 WHERE id = $1::uuid "
-                                     "  AND source_host IS DISTINCT FROM $2"};
-
-// Nothing fetches a blocked source: a queued job goes, and a running one loses its lease (its
-// worker's Finish then finds the job gone and its outcome is dropped).
-constexpr PgStatement kDropJob{"mention_submit_drop_job",
-                               "DELETE FROM verification_jobs WHERE mention_id = $1::uuid"};
-
-// The common submissions in one statement and one round trip, committed on its own (autocommit):
-// a new pair of a served target whose source is not blocked is inserted with its job (when the
-// admission limits allow it), and everything else is only read. The answer says which case it
-// was; cases this statement does not finish (a blocked source, a mention that is not PENDING with
-// a job, a concurrent insert of the same pair) go through the full transaction below, which
-// decides them under the row lock as before.
-// A repeat of a PENDING pair that has its job changes nothing in the full path either (the job
-// insert conflicts, the upsert rewrites the row unchanged), so it is answered from this read
-// alone: no write, no row lock, no commit to wait for.
-// Parameters: $1 target domain, $2 normalized target, $3 the source's domain block keys (text[]
-// literal), $4 normalized source, $5 source, $6 target, $7 source hash, $8 target hash (bytea
-// in hex input form, `\x...`, so that they are plain parameters of the generic plan, not a
-// decode() evaluated per row),
-// $9 target domain or NULL, $10 source host, $11 max queue length, $12 max PENDING per source
-// host (0: no limit).
-// The pair is looked up by source_hash through the unique index, the target hash only filtered
-// (`IS TRUE` keeps it out of the index conditions): otherwise the generic plan of the prepared
-// statement may pick mentions_target_recent_idx when its statistics are stale or even, and read
-// every mention of a popular target per submission (seen: a per-row decode() at the top of the
-// PostgreSQL profile, growing with the table).
-// Columns: served (NULL: unknown site), blocked, inserted id, existing id, existing state,
-// existing settled (a PENDING row with its job and its target domain: nothing to do), queue full,
-// host full, queued (1 when a job was queued).
-constexpr PgStatement kSubmitFast{
-    "mention_submit_fast",
-    "WITH site AS ("
-    "  SELECT s.id, EXISTS (SELECT 1 FROM targets t WHERE t.url = $2::text AND t.kind = 'EXACT' "
-    "                         AND t.site_id = s.id) "
-    "            OR EXISTS (SELECT 1 FROM targets t WHERE t.site_id = s.id AND t.kind = 'PREFIX' "
-    "                         AND starts_with($2::text, t.url)) AS served "
-    "  FROM sites s WHERE s.domain = $1::text), "
-    "blocked AS ("
-    "  SELECT EXISTS (SELECT 1 FROM source_blocks b "
-    "    WHERE (b.site_id IS NULL OR b.site_id = (SELECT id FROM site)) "
-    "      AND ((b.kind = 'DOMAIN' AND b.value = ANY ($3::text[])) "
-    "        OR (b.kind = 'PREFIX' AND starts_with($4::text, b.value)))) AS blocked), "
-    "existing AS ("
-    "  SELECT m.id, m.state, "
-    "         m.state = 'PENDING' AND (m.target_domain IS NOT NULL OR $9::text IS NULL) "
-    "         AND EXISTS (SELECT 1 FROM verification_jobs j WHERE j.mention_id = m.id) AS settled "
-    "  FROM mentions m "
-    "  WHERE m.source_hash = $7::bytea AND (m.target_hash = $8::bytea) IS TRUE), "
-    "limits AS ("
-    "  SELECT CASE WHEN $11::bigint > 0 AND NOT EXISTS (SELECT 1 FROM existing) "
-    "    THEN (SELECT count(*) FROM (SELECT 1 FROM verification_jobs LIMIT $11::bigint) q) "
-    "         >= $11::bigint ELSE false END AS queue_full, "
-    "  CASE WHEN $12::bigint > 0 AND NOT EXISTS (SELECT 1 FROM existing) "
-    "    THEN (SELECT count(*) FROM (SELECT 1 FROM mentions WHERE source_host = $10::text "
-    "            AND state = 'PENDING' LIMIT $12::bigint) q) >= $12::bigint "
-    "    ELSE false END AS host_full), "
-    "ins AS ("
-    "  INSERT INTO mentions (source, target, source_hash, target_hash, target_domain, "
+// New pairs with their first jobs. The ids are made by the caller (time-ordered, so that new rows
+// land at the right edge of the primary key's index). A pair inserted meanwhile by another
+// transaction is skipped (its id is not returned) and decided under its lock instead.
+// $1 ids, $2 sources, $3 targets, $4 source hashes, $5 target hashes, $6 target domains ('' for
+// none), $7 source hosts.
+constexpr PgStatement kInsertBatch{
+    "mention_batch_insert",
+    "WITH ins AS ("
+    "  INSERT INTO mentions (id, source, target, source_hash, target_hash, target_domain, "
     "    source_host) "
-    "  SELECT $5::text, $6::text, $7::bytea, $8::bytea, $9::text, "
-    "    $10::text "
-    "  FROM site, blocked, limits "
-    "  WHERE site.served AND NOT blocked.blocked AND NOT limits.queue_full "
-    "    AND NOT limits.host_full AND NOT EXISTS (SELECT 1 FROM existing) "
+    "  SELECT i.id, i.source, i.target, decode(i.shash, 'hex'), decode(i.thash, 'hex'), "
+    "    nullif(i.domain, ''), i.host "
+    "  FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], "
+    "    $7::text[]) AS i(id, source, target, shash, thash, domain, host) "
     "  ON CONFLICT (source_hash, target_hash) DO NOTHING "
     "  RETURNING id), "
-    "job AS ("
-    "  INSERT INTO verification_jobs (mention_id, kind) SELECT id, 'VERIFY' FROM ins "
-    "  RETURNING mention_id) "
-    "SELECT (SELECT served FROM site), (SELECT blocked FROM blocked), "
-    "  (SELECT id::text FROM ins), (SELECT id::text FROM existing), "
-    "  (SELECT state FROM existing), coalesce((SELECT settled FROM existing), false), "
-    "  limits.queue_full, limits.host_full, "
-    "  (SELECT count(*) FROM job) "
-    "FROM limits"};
+    "job AS (INSERT INTO verification_jobs (mention_id, kind) SELECT id, 'VERIFY' FROM ins) "
+    "SELECT id::text FROM ins"};
+
+// Blocked sources: the pairs are FAILED `blocked` (updated_at moves only when that is news) and
+// lose their jobs, so nothing fetches them (a running job loses its lease: its worker's Finish
+// finds the job gone and drops its outcome). $1 sources, $2 targets, $3 source hashes, $4 target
+// hashes, $5 target domains. Columns: source hash, target hash (hex), id, created.
+constexpr PgStatement kBlockBatch{
+    "mention_batch_block",
+    "WITH up AS ("
+    "  INSERT INTO mentions (source, target, source_hash, target_hash, target_domain, state, "
+    "    reason) "
+    "  SELECT i.source, i.target, decode(i.shash, 'hex'), decode(i.thash, 'hex'), "
+    "    nullif(i.domain, ''), 'FAILED', 'blocked' "
+    "  FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[]) "
+    "    AS i(source, target, shash, thash, domain) "
+    "  ON CONFLICT (source_hash, target_hash) DO UPDATE SET state = 'FAILED', "
+    "    reason = 'blocked', links_to_target_host = '{}', "
+    "    updated_at = CASE WHEN mentions.state = 'FAILED' AND mentions.reason = 'blocked' "
+    "      THEN mentions.updated_at ELSE now() END "
+    "  RETURNING id, source_hash, target_hash, (xmax = 0) AS created), "
+    "gone AS (DELETE FROM verification_jobs j USING up WHERE j.mention_id = up.id) "
+    "SELECT encode(source_hash, 'hex'), encode(target_hash, 'hex'), id::text, created FROM up"};
+
+// Mentions stored before target_domain existed get it. $1 ids, $2 target domains.
+constexpr PgStatement kSetDomainBatch{
+    "mention_batch_set_domain",
+    "UPDATE mentions m SET target_domain = u.domain "
+    "FROM unnest($1::uuid[], $2::text[]) AS u(id, domain) "
+    "WHERE m.id = u.id AND m.target_domain IS NULL"};
+
+// FAILED mentions past the failure retention start again. $1 ids, $2 source hosts.
+constexpr PgStatement kRestartBatch{
+    "mention_batch_restart",
+    "UPDATE mentions m SET state = 'PENDING', reason = NULL, links_to_target_host = '{}', "
+    "  updated_at = now(), source_host = u.host "
+    "FROM unnest($1::uuid[], $2::text[]) AS u(id, host) WHERE m.id = u.id"};
+
+// Jobs for existing mentions ($1 ids, $2 kinds): a mention without one gets it; one whose job is
+// running gets one more run when it finishes; one whose job is queued keeps that one (not
+// returned). Returns the ids of the mentions queued.
+constexpr PgStatement kQueueBatch{
+    "mention_batch_queue",
+    "INSERT INTO verification_jobs (mention_id, kind) "
+    "SELECT * FROM unnest($1::uuid[], $2::text[]) "
+    "ON CONFLICT (mention_id) DO UPDATE SET rerun = true "
+    "WHERE verification_jobs.lease_owner IS NOT NULL "
+    "RETURNING mention_id::text"};
+
+// The admission counts (AdmissionCounters), each counted only up to its limit.
+constexpr PgStatement kCountQueue{
+    "mention_batch_count_queue",
+    "SELECT count(*) FROM (SELECT 1 FROM verification_jobs LIMIT $1) q"};
+constexpr PgStatement kCountPendingOfHosts{
+    "mention_batch_count_pending_of_hosts",
+    "SELECT h, (SELECT count(*) FROM (SELECT 1 FROM mentions WHERE source_host = h "
+    "  AND state = 'PENDING' LIMIT $2) q) FROM unnest($1::text[]) AS h"};
+
+// Wakes the workers (LISTEN portcullis_verification_jobs), once per batch that queued anything,
+// in its own transaction after the batch committed: a transaction that notifies holds
+// PostgreSQL's notification lock from before its commit until after its WAL flush, so notifying
+// inside the batch would serialize the commits of concurrent batches.
+constexpr PgStatement kNotify{"mention_batch_notify",
+                              "SELECT pg_notify('portcullis_verification_jobs', '')"};
 
 // Every column of a StoredMention, in the order ReadMention reads them. The job (when one is
 // queued or running) counts the current cycle's attempts; a re-run job that has not been claimed
@@ -325,170 +301,397 @@ const char* OrNull(const std::optional<std::string>& value) {
   return value ? value->c_str() : nullptr;
 }
 
-}  // namespace
+// A time-ordered UUID (version 7: milliseconds since the epoch, then random bits), so that new
+// mentions are appended to the primary key's index instead of landing on a random page of it.
+std::string NewTimeOrderedUuid() {
+  thread_local absl::BitGen random;
+  const uint64_t millis = static_cast<uint64_t>(absl::ToUnixMillis(absl::Now()));
+  const uint64_t high = (millis << 16) | 0x7000 | absl::Uniform<uint64_t>(random, 0, 0x1000);
+  const uint64_t low = 0x8000000000000000ULL | (absl::Uniform<uint64_t>(random) >> 2);
+  const std::string hex = absl::StrFormat("%016x%016x", high, low);
+  return absl::StrCat(hex.substr(0, 8), "-", hex.substr(8, 4), "-", hex.substr(12, 4), "-",
+                      hex.substr(16, 4), "-", hex.substr(20, 12));
+}
 
-void PgMentionStore::WakeWorkers() {
-  // One caller at a time sends notifications while commits keep asking for one (at most
-  // kMaxRounds, so no caller's answer waits on a stream of others); the others only ask.
-  // Concurrent submissions thus share one notification, each sent after the commits that asked
-  // for it. A request left when the sender stops goes with the next submission's; without one,
-  // the workers' poll (--worker_poll_interval) finds the job.
-  constexpr int kMaxRounds = 4;
-  wake_requested_.store(true);
-  for (int round = 0; round < kMaxRounds && wake_requested_.load() && !waking_.exchange(true);) {
-    for (; round < kMaxRounds && wake_requested_.exchange(false); ++round) {
-      const absl::Status status = pool_.Run("wake_workers", [](pqxx::connection& connection) {
-        pqxx::nontransaction autocommit(connection);
-        ExecPrepared(autocommit, kNotify);
-      });
-      if (!status.ok()) {
-        round = kMaxRounds;  // The jobs are committed; the workers' poll finds them.
-        break;
+// A stored pair as kResolveBatch and kLockBatch read it, from column `first` on.
+struct StoredPair {
+  std::string id;
+  std::string state;
+  bool domain_missing = false;
+  bool has_job = false;
+  bool job_running = false;
+  bool retention_over = false;
+};
+
+StoredPair ReadStoredPair(const pqxx::row& row, int first) {
+  return {row[first].as<std::string>(), row[first + 1].as<std::string>(),
+          row[first + 2].as<bool>(),     row[first + 3].as<bool>(),
+          row[first + 4].as<bool>(),     row[first + 5].as<bool>()};
+}
+
+// One distinct (source, target) pair of a batch, and what the batch decided for it.
+struct BatchPair {
+  const NewMention* mention = nullptr;
+  std::string normalized_source;
+  std::string source_host;
+  std::string source_hash;  // Hex.
+  std::string target_hash;  // Hex.
+  std::vector<size_t> callers;  // Positions in the batch; the first is answered as the submitter.
+  bool decided = false;
+  absl::Status refusal;  // An admission limit.
+  SubmitResult result;
+  std::string state;  // The mention's state after the batch.
+};
+
+// Whether submitting the stored pair again changes anything (MentionStore::Submit's lifecycle);
+// when not, the unlocked read is the whole answer.
+bool SubmissionChanges(const StoredPair& stored, bool has_domain) {
+  if (stored.domain_missing && has_domain) {
+    return true;
+  }
+  if (stored.state == "PENDING") {
+    return !stored.has_job || stored.job_running;
+  }
+  if (stored.state == "FAILED") {
+    return stored.retention_over;
+  }
+  return stored.state == "VERIFIED";
+}
+
+// The statements' array parameters, one element per pair of `pairs` (chosen by `indices`).
+template <typename Field>
+std::string ArrayOf(const std::vector<BatchPair>& pairs, const std::vector<size_t>& indices,
+                    Field field) {
+  std::vector<std::string> values;
+  values.reserve(indices.size());
+  for (const size_t i : indices) {
+    values.push_back(field(pairs[i]));
+  }
+  return TextArrayLiteral(values);
+}
+
+std::string SourceHashOf(const BatchPair& pair) { return pair.source_hash; }
+std::string TargetHashOf(const BatchPair& pair) { return pair.target_hash; }
+std::string DomainOf(const BatchPair& pair) { return pair.mention->target_domain; }
+std::string HostOf(const BatchPair& pair) { return pair.source_host; }
+
+bool ChangeLocked(pqxx::work& transaction, std::vector<BatchPair>& pairs,
+                  const std::vector<size_t>& indices, int64_t retention,
+                  AdmissionCounters::Batch& admissions, std::vector<size_t>* vanished);
+
+// Decides every pair of the batch in one transaction, committed before it returns; true when a
+// job was queued.
+bool DecideBatch(pqxx::connection& connection, std::vector<BatchPair>& pairs,
+                 absl::Duration failed_retention, AdmissionCounters& counters,
+                 AdmissionCounters::Batch& admissions) {
+  const int64_t retention = absl::ToInt64Microseconds(failed_retention);
+  const SubmitLimits& limits = counters.limits();
+  pqxx::work transaction(connection);
+
+  std::vector<size_t> all(pairs.size());
+  for (size_t i = 0; i < pairs.size(); ++i) {
+    all[i] = i;
+  }
+  // The admission counts this batch decides against, read when they are older than allowed.
+  const absl::Time now = absl::Now();
+  if (limits.max_queue_length > 0 && counters.ClaimQueueRefresh(now)) {
+    counters.SetQueueLength(
+        ExecPrepared1(transaction, kCountQueue, limits.max_queue_length)[0].as<int64_t>(), now);
+  }
+  if (limits.max_pending_per_source_host > 0) {
+    std::vector<std::string> stale;
+    for (const BatchPair& pair : pairs) {
+      if (counters.HostStale(pair.source_host, now) &&
+          std::find(stale.begin(), stale.end(), pair.source_host) == stale.end()) {
+        stale.push_back(pair.source_host);
       }
     }
-    waking_.store(false);
+    if (!stale.empty()) {
+      for (const pqxx::row& row : ExecPrepared(transaction, kCountPendingOfHosts,
+                                               TextArrayLiteral(stale),
+                                               limits.max_pending_per_source_host)) {
+        counters.SetPendingOfHost(row[0].as<std::string>(), row[1].as<int64_t>(), now);
+      }
+    }
   }
+
+  // 1. What each pair is, unlocked; most submissions are decided here.
+  std::vector<size_t> blocked, fresh, changing;
+  const pqxx::result resolved = ExecPrepared(
+      transaction, kResolveBatch, ArrayOf(pairs, all, DomainOf),
+      ArrayOf(pairs, all, [](const BatchPair& p) { return p.mention->normalized_target; }),
+      ArrayOf(pairs, all, [](const BatchPair& p) { return p.normalized_source; }),
+      ArrayOf(pairs, all, SourceHashOf), ArrayOf(pairs, all, TargetHashOf),
+      ArrayOf(pairs, all,
+              [](const BatchPair& p) { return TextArrayLiteral(DomainBlockKeys(p.source_host)); }),
+      retention);
+  for (const pqxx::row& row : resolved) {
+    const size_t i = row[0].as<size_t>() - 1;
+    BatchPair& pair = pairs[i];
+    if (row[1].is_null() || !row[1].as<bool>()) {
+      pair.result.target =
+          row[1].is_null() ? TargetMatch::kUnknownSite : TargetMatch::kUnknownResource;
+      pair.decided = true;
+    } else if (row[2].as<bool>()) {
+      blocked.push_back(i);
+    } else if (row[3].is_null()) {
+      fresh.push_back(i);
+    } else {
+      const StoredPair stored = ReadStoredPair(row, 3);
+      if (SubmissionChanges(stored, !pair.mention->target_domain.empty())) {
+        changing.push_back(i);
+      } else {
+        pair.result.mention_id = stored.id;
+        pair.state = stored.state;
+        pair.decided = true;
+      }
+    }
+  }
+
+  // 2. Blocked sources.
+  if (!blocked.empty()) {
+    std::map<std::pair<std::string, std::string>, size_t> by_key;
+    for (const size_t i : blocked) {
+      by_key[{pairs[i].source_hash, pairs[i].target_hash}] = i;
+    }
+    for (const pqxx::row& row : ExecPrepared(
+             transaction, kBlockBatch,
+             ArrayOf(pairs, blocked, [](const BatchPair& p) { return p.mention->source; }),
+             ArrayOf(pairs, blocked, [](const BatchPair& p) { return p.mention->target; }),
+             ArrayOf(pairs, blocked, SourceHashOf), ArrayOf(pairs, blocked, TargetHashOf),
+             ArrayOf(pairs, blocked, DomainOf))) {
+      BatchPair& pair = pairs[by_key.at({row[0].as<std::string>(), row[1].as<std::string>()})];
+      pair.result.mention_id = row[2].as<std::string>();
+      pair.result.created = row[3].as<bool>();
+      pair.state = "FAILED";
+      pair.decided = true;
+    }
+  }
+
+  // 3. Stored pairs that change, under their locks; then new pairs. A new pair another
+  // transaction inserted meanwhile is locked and decided in a second round; one that vanished
+  // between the read and its lock is inserted.
+  bool queued = false;
+  for (int round = 0; round < 2 && (!changing.empty() || !fresh.empty()); ++round) {
+    std::vector<size_t> vanished;
+    if (!changing.empty()) {
+      queued |= ChangeLocked(transaction, pairs, changing, retention, admissions, &vanished);
+    }
+    for (const size_t i : fresh) {
+      if (absl::Status admitted = admissions.Admit(pairs[i].source_host); !admitted.ok()) {
+        pairs[i].refusal = std::move(admitted);
+        pairs[i].decided = true;
+      }
+    }
+    std::erase_if(fresh, [&](size_t i) { return pairs[i].decided; });
+    changing.clear();
+    if (!fresh.empty()) {
+      std::vector<std::string> ids;
+      for (const size_t i : fresh) {
+        pairs[i].result.mention_id = NewTimeOrderedUuid();
+        ids.push_back(pairs[i].result.mention_id);
+      }
+      std::set<std::string> inserted;
+      for (const pqxx::row& row : ExecPrepared(
+               transaction, kInsertBatch, TextArrayLiteral(ids),
+               ArrayOf(pairs, fresh, [](const BatchPair& p) { return p.mention->source; }),
+               ArrayOf(pairs, fresh, [](const BatchPair& p) { return p.mention->target; }),
+               ArrayOf(pairs, fresh, SourceHashOf), ArrayOf(pairs, fresh, TargetHashOf),
+               ArrayOf(pairs, fresh, DomainOf), ArrayOf(pairs, fresh, HostOf))) {
+        inserted.insert(row[0].as<std::string>());
+      }
+      for (const size_t i : fresh) {
+        BatchPair& pair = pairs[i];
+        if (inserted.count(pair.result.mention_id) > 0) {
+          pair.result.created = true;
+          pair.result.queued = true;
+          pair.state = "PENDING";
+          pair.decided = true;
+          queued = true;
+        } else {
+          pair.result.mention_id.clear();
+          changing.push_back(i);
+        }
+      }
+    }
+    fresh = std::move(vanished);
+  }
+  transaction.commit();
+  return queued;
+}
+
+// The stored pairs at `indices`, locked, and their lifecycle changes; those not found (removed
+// since the unlocked read) are added to `vanished`. True when a job was queued.
+bool ChangeLocked(pqxx::work& transaction, std::vector<BatchPair>& pairs,
+                  const std::vector<size_t>& indices, int64_t retention,
+                  AdmissionCounters::Batch& admissions, std::vector<size_t>* vanished) {
+  std::vector<bool> found(indices.size(), false);
+  std::vector<std::string> domain_ids, domains, restart_ids, restart_hosts, queue_ids, queue_kinds;
+  std::map<std::string, size_t> by_id;
+  for (const pqxx::row& row :
+       ExecPrepared(transaction, kLockBatch, ArrayOf(pairs, indices, SourceHashOf),
+                    ArrayOf(pairs, indices, TargetHashOf), retention)) {
+    const size_t k = row[0].as<size_t>() - 1;
+    found[k] = true;
+    BatchPair& pair = pairs[indices[k]];
+    const StoredPair stored = ReadStoredPair(row, 1);
+    pair.result.mention_id = stored.id;
+    pair.state = stored.state;
+    pair.decided = true;
+    by_id[stored.id] = indices[k];
+    if (stored.domain_missing && !pair.mention->target_domain.empty()) {
+      domain_ids.push_back(stored.id);
+      domains.push_back(pair.mention->target_domain);
+    }
+    if (stored.state == "PENDING" && (!stored.has_job || stored.job_running)) {
+      queue_ids.push_back(stored.id);
+      queue_kinds.push_back(stored.has_job ? "REVERIFY" : "VERIFY");
+    } else if (stored.state == "VERIFIED") {
+      queue_ids.push_back(stored.id);
+      queue_kinds.push_back("REVERIFY");
+    } else if (stored.state == "FAILED" && stored.retention_over) {
+      if (absl::Status admitted = admissions.Admit(pair.source_host); !admitted.ok()) {
+        pair.refusal = std::move(admitted);
+        continue;
+      }
+      restart_ids.push_back(stored.id);
+      restart_hosts.push_back(pair.source_host);
+      queue_ids.push_back(stored.id);
+      queue_kinds.push_back("VERIFY");
+      pair.state = "PENDING";
+    }
+  }
+  for (size_t k = 0; k < indices.size(); ++k) {
+    if (!found[k]) {
+      vanished->push_back(indices[k]);
+    }
+  }
+  if (!domain_ids.empty()) {
+    ExecPrepared0(transaction, kSetDomainBatch, TextArrayLiteral(domain_ids),
+                  TextArrayLiteral(domains));
+  }
+  if (!restart_ids.empty()) {
+    ExecPrepared0(transaction, kRestartBatch, TextArrayLiteral(restart_ids),
+                  TextArrayLiteral(restart_hosts));
+  }
+  bool queued = false;
+  if (!queue_ids.empty()) {
+    for (const pqxx::row& row : ExecPrepared(transaction, kQueueBatch, TextArrayLiteral(queue_ids),
+                                             TextArrayLiteral(queue_kinds))) {
+      pairs[by_id.at(row[0].as<std::string>())].result.queued = true;
+      queued = true;
+    }
+  }
+  return queued;
+}
+
+}  // namespace
+
+PgMentionStore::PgMentionStore(PgConnectionPool& pool, absl::Duration failed_retention)
+    : pool_(pool),
+      failed_retention_(failed_retention),
+      admission_(std::make_unique<AdmissionCounters>(SubmitLimits())) {}
+
+PgMentionStore::~PgMentionStore() = default;
+
+void PgMentionStore::SetLimits(SubmitLimits limits) {
+  admission_ = std::make_unique<AdmissionCounters>(limits);
 }
 
 absl::StatusOr<SubmitResult> PgMentionStore::Submit(const NewMention& mention) {
-  SubmitResult result;
-  std::string state;
-  absl::Status refusal;
-  const std::string& normalized_source =
-      mention.normalized_source.empty() ? mention.source : mention.normalized_source;
-  const std::string source_host = HostOfSerializedUrl(normalized_source);
-  const std::string block_keys = TextArrayLiteral(DomainBlockKeys(source_host));
-  const std::string source_hash = crypto::ToHex(mention.source_hash);
-  const std::string target_hash = crypto::ToHex(mention.target_hash);
-  const std::optional<std::string> target_domain = NullIfEmpty(mention.target_domain);
-  absl::Status status = pool_.Run("submit_mention", [&](pqxx::connection& connection) {
-    result = SubmitResult();
-    refusal = absl::OkStatus();
-    // The one-statement path (kSubmitFast); it returns when its answer is the whole answer.
-    {
-      pqxx::nontransaction autocommit(connection);
-      const pqxx::row row = ExecPrepared1(
-          autocommit, kSubmitFast, mention.target_domain, mention.normalized_target, block_keys,
-          normalized_source, mention.source, mention.target, absl::StrCat("\\x", source_hash),
-          absl::StrCat("\\x", target_hash), OrNull(target_domain), source_host,
-          limits_.max_queue_length, limits_.max_pending_per_source_host);
-      if (row[0].is_null()) {
-        result.target = TargetMatch::kUnknownSite;
-        return;
-      }
-      if (!row[0].as<bool>()) {
-        result.target = TargetMatch::kUnknownResource;
-        return;
-      }
-      if (!row[1].as<bool>()) {  // Not blocked.
-        if (!row[2].is_null()) {
-          result.mention_id = row[2].as<std::string>();
-          result.created = true;
-          result.queued = row[8].as<int64_t>() > 0;
-          state = "PENDING";
-          return;
-        }
-        if (row[3].is_null()) {  // Nothing inserted and nothing there: a limit, or a race.
-          if (row[6].as<bool>()) {
-            refusal = absl::UnavailableError("verification queue full, retry later");
-            return;
-          }
-          if (row[7].as<bool>()) {
-            refusal = absl::ResourceExhaustedError(
-                "too many mentions from this source host are waiting for verification, retry "
-                "later");
-            return;
-          }
-        } else if (row[5].as<bool>()) {  // PENDING with its job: nothing changes.
-          result.mention_id = row[3].as<std::string>();
-          state = row[4].as<std::string>();
-          return;
-        }
-      }
-    }
-    pqxx::work transaction(connection);
-    const pqxx::result match =
-        ExecPrepared(transaction, kMatchTarget, mention.target_domain, mention.normalized_target);
-    if (match.empty()) {
-      result.target = TargetMatch::kUnknownSite;
-      return;
-    }
-    if (!match[0][0].as<bool>()) {
-      result.target = TargetMatch::kUnknownResource;
-      return;
-    }
-    if (ExecPrepared1(transaction, kSourceBlocked, mention.target_domain, block_keys,
-                      normalized_source)[0]
-            .as<bool>()) {
-      const pqxx::row blocked =
-          ExecPrepared1(transaction, kUpsertBlocked, mention.source, mention.target, source_hash,
-                        target_hash, OrNull(target_domain));
-      result.mention_id = blocked[0].as<std::string>();
-      result.created = blocked[1].as<bool>();
-      state = "FAILED";
-      ExecPrepared0(transaction, kDropJob, result.mention_id);
-      transaction.commit();
-      return;
-    }
-    const pqxx::row row = ExecPrepared1(
-        transaction, kUpsertPending, mention.source, mention.target, source_hash, target_hash,
-        absl::ToInt64Microseconds(failed_retention_), OrNull(target_domain));
-    result.mention_id = row[0].as<std::string>();
-    state = row[1].as<std::string>();
-    result.created = row[2].as<bool>();
-    const bool retention_over = row[3].as<bool>();
-    // Admission limits, before anything new is queued: a refusal rolls the insert back.
-    if (result.created || (state == "FAILED" && retention_over)) {
-      if (limits_.max_queue_length > 0 &&
-          ExecPrepared1(transaction, kCountQueue, limits_.max_queue_length)[0].as<int64_t>() >=
-              limits_.max_queue_length) {
-        refusal = absl::UnavailableError("verification queue full, retry later");
-        return;
-      }
-      if (limits_.max_pending_per_source_host > 0 &&
-          ExecPrepared1(transaction, kCountPendingOfHost, source_host,
-                        limits_.max_pending_per_source_host)[0]
-                  .as<int64_t>() >= limits_.max_pending_per_source_host) {
-        refusal = absl::ResourceExhaustedError(
-            "too many mentions from this source host are waiting for verification, retry later");
-        return;
-      }
-      ExecPrepared0(transaction, kSetSourceHost, result.mention_id, source_host);
-    }
-    // The lifecycle (DESIGN.md, issue 3 §5), decided under the row lock.
-    if (result.created || state == "PENDING") {
-      // A PENDING mention already has its job; the insert only repairs one that lost it.
-      result.queued =
-          ExecPrepared(transaction, kQueueVerify, result.mention_id).affected_rows() == 1;
-    } else if (state == "VERIFIED") {
-      result.queued =
-          ExecPrepared(transaction, kQueueReverify, result.mention_id).affected_rows() == 1;
-    } else if (state == "FAILED" && retention_over) {
-      ExecPrepared0(transaction, kRestart, result.mention_id);
-      state = "PENDING";
-      result.queued =
-          ExecPrepared(transaction, kQueueVerify, result.mention_id).affected_rows() == 1;
-    }
-    transaction.commit();
+  std::vector<absl::StatusOr<SubmitResult>> results;
+  const absl::Status status = pool_.Run("submit_mention", [&](pqxx::connection& connection) {
+    results = SubmitBatch(connection, absl::MakeConstSpan(&mention, 1));
   });
-  if (status.ok() && result.queued) {
-    WakeWorkers();
-  }
   if (!status.ok()) {
     return status;
   }
-  if (!refusal.ok()) {
-    return refusal;
+  return std::move(results.front());
+}
+
+std::vector<absl::StatusOr<SubmitResult>> PgMentionStore::SubmitBatch(
+    pqxx::connection& connection, absl::Span<const NewMention> batch) {
+  // The distinct pairs, in the order of their hashes (the order rows are locked in).
+  std::vector<BatchPair> pairs;
+  {
+    std::map<std::pair<std::string, std::string>, size_t> by_key;
+    for (size_t i = 0; i < batch.size(); ++i) {
+      const NewMention& mention = batch[i];
+      auto [it, added] = by_key.try_emplace(
+          {crypto::ToHex(mention.source_hash), crypto::ToHex(mention.target_hash)}, pairs.size());
+      if (added) {
+        BatchPair& pair = pairs.emplace_back();
+        pair.mention = &mention;
+        pair.normalized_source =
+            mention.normalized_source.empty() ? mention.source : mention.normalized_source;
+        pair.source_host = HostOfSerializedUrl(pair.normalized_source);
+        pair.source_hash = it->first.first;
+        pair.target_hash = it->first.second;
+      }
+      pairs[it->second].callers.push_back(i);
+    }
+    std::vector<BatchPair> sorted;
+    sorted.reserve(pairs.size());
+    for (const auto& [key, index] : by_key) {
+      sorted.push_back(std::move(pairs[index]));
+    }
+    pairs = std::move(sorted);
   }
-  if (result.target != TargetMatch::kServed) {
-    return result;
+
+  // Concurrent batches that insert and lock overlapping pairs can deadlock across statements;
+  // PostgreSQL then aborts one of them, which runs again (nothing of it was committed).
+  constexpr int kDeadlockAttempts = 3;
+  for (int attempt = 1;; ++attempt) {
+    for (BatchPair& pair : pairs) {
+      pair.decided = false;
+      pair.refusal = absl::OkStatus();
+      pair.result = SubmitResult();
+      pair.state.clear();
+    }
+    AdmissionCounters::Batch admissions = admission_->StartBatch();
+    bool queued = false;
+    try {
+      queued = DecideBatch(connection, pairs, failed_retention_, *admission_, admissions);
+    } catch (const pqxx::deadlock_detected&) {
+      if (attempt == kDeadlockAttempts) {
+        throw;
+      }
+      continue;
+    }
+    admission_->Commit(admissions);
+    if (queued) {
+      pqxx::nontransaction autocommit(connection);
+      ExecPrepared(autocommit, kNotify);
+    }
+    break;
   }
-  const std::optional<MentionState> parsed = ParseState(state);
-  if (!parsed) {
-    return UnknownState(state);
+
+  std::vector<absl::StatusOr<SubmitResult>> results(batch.size(), SubmitResult());
+  for (const BatchPair& pair : pairs) {
+    absl::StatusOr<SubmitResult> answer = pair.result;
+    if (!pair.refusal.ok()) {
+      answer = pair.refusal;
+    } else if (!pair.decided) {  // Its row came and went under the batch twice.
+      answer = absl::UnavailableError("mention changed concurrently, retry later");
+    } else if (pair.result.target == TargetMatch::kServed) {
+      const std::optional<MentionState> parsed = ParseState(pair.state);
+      if (parsed) {
+        answer->state = *parsed;
+      } else {
+        answer = UnknownState(pair.state);
+      }
+    }
+    for (size_t k = 0; k < pair.callers.size(); ++k) {
+      results[pair.callers[k]] = answer;
+      if (k == 0 || !answer.ok()) {
+        continue;
+      }
+      // The same pair again in one batch: as if submitted right after the first.
+      results[pair.callers[k]]->created = false;
+      results[pair.callers[k]]->queued = false;
+    }
   }
-  result.state = *parsed;
-  return result;
+  return results;
 }
 
 absl::StatusOr<StoredMention> PgMentionStore::Get(absl::string_view mention_id,

@@ -1,8 +1,12 @@
 #pragma once
 
-#include <atomic>
 #include <memory>
+#include <vector>
 
+#include "absl/types/span.h"
+#include "pqxx/connection"
+
+#include "verifier-service/src/store/admission_counters.h"
 #include "verifier-service/src/store/mention_store.h"
 #include "verifier-service/src/store/pg_connection_pool.h"
 
@@ -16,13 +20,25 @@ class PgMentionStore final : public MentionStore {
  public:
   // `pool` must outlive the store. A FAILED mention submitted again starts over as PENDING once
   // its failure is older than `failed_retention`.
-  explicit PgMentionStore(PgConnectionPool& pool, absl::Duration failed_retention = absl::Hours(24))
-      : pool_(pool), failed_retention_(failed_retention) {}
+  explicit PgMentionStore(PgConnectionPool& pool,
+                          absl::Duration failed_retention = absl::Hours(24));
+  ~PgMentionStore() override;
 
   // Before use: the admission limits of Submit (none by default).
-  void SetLimits(SubmitLimits limits) { limits_ = limits; }
+  void SetLimits(SubmitLimits limits);
 
+  // SubmitBatch of one, on a connection of the pool.
   absl::StatusOr<SubmitResult> Submit(const NewMention& mention) override;
+
+  // The submissions of `batch` (Submit's rules, each pair as if submitted alone, one after
+  // another), decided in one transaction on `connection` and committed before it returns: one
+  // answer per submission, in order. Admission refusals are per submission; the same pair twice
+  // in one batch is stored once and answered with the same row (the later ones as repeats).
+  // Throws what libpqxx throws: run it inside PgConnectionPool::Run, which maps that to a status
+  // for the whole batch. Thread-safe, one connection per concurrent call.
+  std::vector<absl::StatusOr<SubmitResult>> SubmitBatch(pqxx::connection& connection,
+                                                        absl::Span<const NewMention> batch);
+
   absl::StatusOr<StoredMention> Get(absl::string_view mention_id,
                                     const SiteBinding& visible_sites) override;
   absl::StatusOr<MentionPage> List(const MentionQuery& query,
@@ -30,14 +46,9 @@ class PgMentionStore final : public MentionStore {
   absl::Status Ping() override;
 
  private:
-  // Notifies the workers that jobs were queued (after the commit that queued them).
-  void WakeWorkers();
-
   PgConnectionPool& pool_;
   const absl::Duration failed_retention_;
-  SubmitLimits limits_;
-  std::atomic<bool> wake_requested_{false};
-  std::atomic<bool> waking_{false};
+  std::unique_ptr<AdmissionCounters> admission_;
 };
 
 }  // namespace portcullis::verifier::store
