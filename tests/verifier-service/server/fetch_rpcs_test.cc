@@ -287,6 +287,23 @@ TEST_F(VerifierServiceFetchTest, CheckUrlRefusesAnObfuscatedLoopbackLiteralWitho
   EXPECT_THAT(resolver_.lookups_, IsEmpty());
 }
 
+// An IP literal refused only for its port is a forbidden URL (the address itself is fine), one
+// refused for its address a forbidden address; neither is looked up.
+TEST_F(VerifierServiceFetchTest, CheckUrlTellsARefusedPortFromARefusedAddress) {
+  v1::CheckUrlResponse response;
+  ASSERT_TRUE(Check("http://8.8.8.8:22/", &response).ok());
+  EXPECT_FALSE(response.allowed());
+  EXPECT_EQ(response.reason(), "forbidden_url");
+  EXPECT_THAT(response.reason_description(), HasSubstr("port 22 is refused"));
+  response.Clear();
+  ASSERT_TRUE(Check("http://10.0.0.1/", &response).ok());
+  EXPECT_FALSE(response.allowed());
+  EXPECT_EQ(response.reason(), "forbidden_address");
+  EXPECT_THAT(response.reason_description(), HasSubstr("10.0.0.0/8"));
+  absl::MutexLock lock(&resolver_.mu_);
+  EXPECT_THAT(resolver_.lookups_, IsEmpty());
+}
+
 TEST_F(VerifierServiceFetchTest, CheckUrlNamesEachRefusal) {
   v1::CheckUrlResponse response;
   ASSERT_TRUE(Check("ftp://public.example/", &response).ok());
