@@ -15,6 +15,21 @@ constexpr char kRetryLater[] = "The service is temporarily unavailable; retry la
 constexpr char kTooLarge[] = "The request body is larger than this endpoint accepts.";
 constexpr char kNotProcessed[] = "The request could not be processed.";
 
+// A kVerifier* row: its status, `error`, Retry-After and X-Ingest-Action ("retry") are what the
+// common mapping (status::kStatusMappings, the one table) says for `code`; its fixed description
+// and `when` are the gateway's.
+constexpr AnswerRow VerifierRow(Answer answer, absl::StatusCode code, absl::string_view description,
+                                absl::string_view when) {
+  const status::StatusMapping& mapping = status::MappingFor(code);
+  return {answer,
+          mapping.http_status,
+          mapping.http_error,
+          description,
+          mapping.retryable ? kRetryAfter : kNoHeaders,
+          mapping.retryable ? absl::string_view("retry") : absl::string_view(),
+          when};
+}
+
 // THE TABLE. One row per answer: status, `error` (or decision `status`), fixed description,
 // headers, X-Ingest-Action, and when it is given. Every error body is
 // {"error": <code>, "error_description": <description>}; /ingest errors after the item was read
@@ -113,25 +128,26 @@ constexpr std::array<AnswerRow, 48> kAnswers = {{
     {A::kNotReadyVerifier, 503, "not_ready", "The verifier is not reachable.", kNoHeaders, "",
      "GET /readyz before the first good check, or while the verifier is down"},
     // ---- a verifier call failed: the code's http_error in common/status picks the row ----
-    {A::kVerifierUnavailable, 503, "unavailable", kRetryLater, kRetryAfter, "retry",
-     "UNAVAILABLE, DEADLINE_EXCEEDED, CANCELLED, ABORTED; and UNAUTHENTICATED from the verifier "
-     "(our token: FromVerifierStatus), never 401"},
-    {A::kVerifierRateLimited, 429, "rate_limited", "Too many requests; retry later.", kRetryAfter,
-     "retry", "RESOURCE_EXHAUSTED"},
-    {A::kVerifierInvalidRequest, 400, "invalid_request", "The request is invalid.", kNoHeaders, "",
-     "INVALID_ARGUMENT, FAILED_PRECONDITION, OUT_OF_RANGE"},
-    {A::kVerifierNotFound, 404, "not_found", "Nothing was found for this request.", kNoHeaders, "",
-     "NOT_FOUND (GetMention: kMentionNotFound)"},
-    {A::kVerifierAlreadyExists, 409, "already_exists", "This already exists.", kNoHeaders, "",
-     "ALREADY_EXISTS"},
-    {A::kVerifierForbidden, 403, "forbidden", "This request is not allowed.", kNoHeaders, "",
-     "PERMISSION_DENIED"},
-    {A::kVerifierUnauthenticated, 401, "unauthenticated", "Authentication is required.", kNoHeaders,
-     "", "UNAUTHENTICATED of the gateway's own making (the verifier's is 503)"},
-    {A::kVerifierNotImplemented, 501, "not_implemented", "This is not supported.", kNoHeaders, "",
-     "UNIMPLEMENTED"},
-    {A::kVerifierInternal, 500, "internal_error", kNotProcessed, kNoHeaders, "",
-     "UNKNOWN, INTERNAL, DATA_LOSS, or an answer without a decision"},
+    VerifierRow(A::kVerifierUnavailable, absl::StatusCode::kUnavailable, kRetryLater,
+                "UNAVAILABLE, DEADLINE_EXCEEDED, CANCELLED, ABORTED; and UNAUTHENTICATED from the "
+                "verifier (our token: FromVerifierStatus), never 401"),
+    VerifierRow(A::kVerifierRateLimited, absl::StatusCode::kResourceExhausted,
+                "Too many requests; retry later.", "RESOURCE_EXHAUSTED"),
+    VerifierRow(A::kVerifierInvalidRequest, absl::StatusCode::kInvalidArgument,
+                "The request is invalid.", "INVALID_ARGUMENT, FAILED_PRECONDITION, OUT_OF_RANGE"),
+    VerifierRow(A::kVerifierNotFound, absl::StatusCode::kNotFound,
+                "Nothing was found for this request.", "NOT_FOUND (GetMention: kMentionNotFound)"),
+    VerifierRow(A::kVerifierAlreadyExists, absl::StatusCode::kAlreadyExists, "This already exists.",
+                "ALREADY_EXISTS"),
+    VerifierRow(A::kVerifierForbidden, absl::StatusCode::kPermissionDenied,
+                "This request is not allowed.", "PERMISSION_DENIED"),
+    VerifierRow(A::kVerifierUnauthenticated, absl::StatusCode::kUnauthenticated,
+                "Authentication is required.",
+                "UNAUTHENTICATED of the gateway's own making (the verifier's is 503)"),
+    VerifierRow(A::kVerifierNotImplemented, absl::StatusCode::kUnimplemented,
+                "This is not supported.", "UNIMPLEMENTED"),
+    VerifierRow(A::kVerifierInternal, absl::StatusCode::kInternal, kNotProcessed,
+                "UNKNOWN, INTERNAL, DATA_LOSS, or an answer without a decision"),
 }};
 
 constexpr bool RowsInEnumOrder() {

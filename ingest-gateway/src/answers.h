@@ -15,8 +15,9 @@
 // ../shared/DESIGN.md ("HTTP contract of the gateway") is the sender's view of the same table.
 //
 // Failures of a verifier call go through the one absl → gRPC → HTTP mapping in common/status:
-// its `http_error` names the kVerifier* row (VerifierFailure). Two special cases, both here:
-// the verifier refusing the gateway's own token (FromVerifierStatus) and GetMention's
+// its `http_error` names the kVerifier* row (VerifierFailure), whose status, `error` and
+// Retry-After are built from that mapping (VerifierRow in answers.cc). Two special cases, both
+// here: the verifier refusing the gateway's own token (FromVerifierStatus) and GetMention's
 // NOT_FOUND/INVALID_ARGUMENT (GetMentionFailure).
 namespace portcullis::gateway {
 

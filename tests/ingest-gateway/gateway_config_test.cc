@@ -8,6 +8,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/common/config/setting_checks.h"
 
 namespace portcullis::gateway {
 namespace {
@@ -222,23 +223,13 @@ INSTANTIATE_TEST_SUITE_P(
         BadFlag{"trusted_proxies", [](config::Texts& f) { f["trusted_proxies"] = "10.0.0.1/8"; }}));
 
 TEST(GatewayConfigTest, EveryDeclaredSettingParsesItsDefault) {
-  ASSERT_EQ(config::AllSettings().size(), 29u);
-  for (const config::SettingBase* setting : config::AllSettings()) {
-    EXPECT_TRUE(setting->Check(setting->default_text()).ok())
-        << setting->Name() << ": " << setting->Check(setting->default_text());
-  }
+  config::test_support::ExpectEveryDeclaredSettingParsesItsDefault(29);
 }
 
 // A bad value of each type, given as a flag or in the environment: the same one line, naming the
 // flag and the variable.
 TEST(GatewayConfigTest, ABadValueOfEachTypeIsOneLineNamingFlagAndVariable) {
-  struct Case {
-    const char* flag;
-    const char* env;
-    const char* value;
-    const char* message;
-  };
-  const Case cases[] = {
+  const config::test_support::BadValue cases[] = {
       {"io_threads", "IO_THREADS", "two",
        "--io_threads (IO_THREADS): 'two' is not an integer from 1 to 256"},
       {"max_connections", "MAX_CONNECTIONS", "+5",
@@ -262,16 +253,10 @@ TEST(GatewayConfigTest, ABadValueOfEachTypeIsOneLineNamingFlagAndVariable) {
       {"log_level", "LOG_LEVEL", "loud",
        "--log_level (LOG_LEVEL): 'loud' is not one of trace, debug, info, warn, error, off"},
   };
-  for (const Case& c : cases) {
-    config::Texts flags = ValidFlags();
-    flags[c.flag] = c.value;
-    EXPECT_EQ(Build(flags).status().message(), c.message) << "flag " << c.flag;
-    const auto env = [&c](const char* name) -> const char* {
-      return absl::string_view(name) == c.env ? c.value : nullptr;
-    };
-    EXPECT_EQ(GatewayConfig::FromFlags(ValidFlags(), env).status().message(), c.message)
-        << "env " << c.env;
-  }
+  config::test_support::ExpectBadValuesRefusedInOneLine(
+      ValidFlags(), cases, [](const config::Texts& flags, const config::EnvLookup& env) {
+        return GatewayConfig::FromFlags(flags, env).status();
+      });
   // A rate and a CIDR list say what is wrong with them, after the names.
   for (const auto& [env_name, value, prefix] :
        {std::tuple<const char*, const char*, const char*>{

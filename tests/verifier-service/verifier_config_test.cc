@@ -3,6 +3,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/common/config/setting_checks.h"
 #include "verifier-service/src/verifier_flags.h"
 
 namespace portcullis::verifier {
@@ -347,23 +348,13 @@ TEST(VerifierConfigTest, TokenValues) {
 }
 
 TEST(VerifierConfigTest, EveryDeclaredSettingParsesItsDefault) {
-  ASSERT_EQ(config::AllSettings().size(), 51u);
-  for (const config::SettingBase* setting : config::AllSettings()) {
-    EXPECT_TRUE(setting->Check(setting->default_text()).ok())
-        << setting->Name() << ": " << setting->Check(setting->default_text());
-  }
+  config::test_support::ExpectEveryDeclaredSettingParsesItsDefault(51);
 }
 
 // A bad value of each type, given as a flag or in the environment: the same one line, naming the
 // flag and the variable.
 TEST(VerifierConfigTest, ABadValueOfEachTypeIsOneLineNamingFlagAndVariable) {
-  struct Case {
-    const char* flag;
-    const char* env;
-    const char* value;
-    const char* message;
-  };
-  const Case cases[] = {
+  const config::test_support::BadValue cases[] = {
       {"workers", "WORKERS", "-2", "--workers (WORKERS): '-2' is not a whole number from 0 to 256"},
       {"max_queued_work", "MAX_QUEUED_WORK", "0",
        "--max_queued_work (MAX_QUEUED_WORK): '0' is not a whole number from 1 to 1000000"},
@@ -390,16 +381,10 @@ TEST(VerifierConfigTest, ABadValueOfEachTypeIsOneLineNamingFlagAndVariable) {
       {"retry_cap", "RETRY_CAP", "1s",
        "--retry_cap (RETRY_CAP): '1s' is not at least --retry_base"},
   };
-  for (const Case& c : cases) {
-    config::Texts flags = Defaults();
-    flags[c.flag] = c.value;
-    EXPECT_EQ(Build(flags).status().message(), c.message) << "flag " << c.flag;
-    const auto env = [&c](const char* name) -> const char* {
-      return absl::string_view(name) == c.env ? c.value : nullptr;
-    };
-    EXPECT_EQ(BuildVerifierConfig(Defaults(), env).status().message(), c.message)
-        << "env " << c.env;
-  }
+  config::test_support::ExpectBadValuesRefusedInOneLine(
+      Defaults(), cases, [](const config::Texts& flags, const config::EnvLookup& env) {
+        return BuildVerifierConfig(flags, env).status();
+      });
   // A CIDR list says what is wrong with the block, after the names.
   const auto env = [](const char* name) -> const char* {
     return absl::string_view(name) == "EGRESS_DENY_CIDRS" ? "10.0.0.1/8" : nullptr;

@@ -1,6 +1,8 @@
 #include "verifier-service/src/fetch/egress_policy.h"
 
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -240,6 +242,41 @@ TEST(VerifierEgressPolicyTest, AnyForbiddenAnswerRefusesTheHost) {
   EXPECT_EQ(policy.CheckAddresses(url, {}).code(), absl::StatusCode::kInvalidArgument);
   // The URL is checked too, whatever the answers.
   EXPECT_FALSE(policy.CheckAddresses(Url("http://example.com:22/"), good).ok());
+}
+
+// The policy says what it refused: the URL (whatever check it failed) or an address.
+TEST(VerifierEgressPolicyTest, EachRefusalSaysWhetherTheUrlOrTheAddressWasRefused) {
+  const EgressPolicy policy;
+  for (const char* text :
+       {"http://8.8.8.8:22/", "http://10.0.0.1:22/", "http://user:pw@8.8.8.8/", "http://localhost/",
+        "http://metadata/", "http://0x7f.1/", "http://example.com\\@8.8.8.8/"}) {
+    const absl::Status status = policy.ParseAndCheckUrl(text).status();
+    EXPECT_EQ(status.code(), absl::StatusCode::kPermissionDenied) << text;
+    EXPECT_EQ(RefusalOf(status), EgressRefusal::kUrl) << text << ": " << status;
+    EXPECT_EQ(RefusedAddress(status), std::nullopt) << text;
+  }
+  // An IP literal refused for its port names the port, not the address.
+  EXPECT_EQ(policy.ParseAndCheckUrl("http://8.8.8.8:22/").status().message(),
+            "port 22 is refused (allowed: 80, 443)");
+  for (const auto& [text, address] :
+       {std::pair<const char*, const char*>{"http://10.0.0.1/", "10.0.0.1"},
+        {"http://[::ffff:127.0.0.1]/", "::ffff:7f00:1"},
+        {"https://169.254.169.254/", "169.254.169.254"}}) {
+    const absl::Status status = policy.ParseAndCheckUrl(text).status();
+    EXPECT_EQ(RefusalOf(status), EgressRefusal::kAddress) << text << ": " << status;
+    EXPECT_EQ(RefusedAddress(status), Ip(address)) << text;
+  }
+  const absl::Status answer =
+      policy.CheckAddresses(Url("http://mixed.example/"), {Ip("93.184.216.34"), Ip("10.0.0.9")});
+  EXPECT_EQ(RefusalOf(answer), EgressRefusal::kAddress);
+  EXPECT_EQ(RefusedAddress(answer), Ip("10.0.0.9"));
+  EXPECT_EQ(RefusalOf(policy.CheckAddress(Ip("127.0.0.1"))), EgressRefusal::kAddress);
+  // Not a refusal of the policy.
+  EXPECT_EQ(RefusalOf(policy.ParseAndCheckUrl("http://[::1/").status()), EgressRefusal::kNone);
+  EXPECT_EQ(RefusalOf(policy.ParseAndCheckUrl("ftp://example.com/").status()),
+            EgressRefusal::kNone);
+  EXPECT_EQ(RefusalOf(policy.ParseAndCheckUrl("http://8.8.8.8/").status()), EgressRefusal::kNone);
+  EXPECT_EQ(RefusalOf(absl::PermissionDeniedError("socket refused")), EgressRefusal::kNone);
 }
 
 TEST(VerifierEgressPolicyTest, AllowAndDenyListsSitOnTop) {

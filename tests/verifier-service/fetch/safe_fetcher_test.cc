@@ -235,6 +235,21 @@ TEST_F(VerifierSafeFetcherTest, RedirectSchemeAndUrlRules) {
   }
 }
 
+// The policy's kind of refusal is the outcome: an IP literal refused for its port is a forbidden
+// URL (the port is refused, whatever the address), one refused for its address a forbidden address.
+TEST_F(VerifierSafeFetcherTest, ALiteralRefusedForItsPortIsAForbiddenUrl) {
+  FetchResult result = Run("http://8.8.8.8:22/");
+  EXPECT_EQ(result.outcome, FetchOutcome::kForbiddenUrl);
+  EXPECT_THAT(result.detail, ::testing::HasSubstr("port 22 is refused"));
+  EXPECT_EQ(Run("http://10.0.0.1:22/").outcome, FetchOutcome::kForbiddenUrl);
+  EXPECT_EQ(Run("http://10.0.0.1/").outcome, FetchOutcome::kForbiddenAddress);
+  responses_ = {Response(302, "", "http://8.8.8.8:22/")};
+  result = Run("http://a.test/");
+  EXPECT_EQ(result.outcome, FetchOutcome::kForbiddenUrl);
+  EXPECT_THAT(result.detail, ::testing::HasSubstr("port 22 is refused"));
+  EXPECT_THAT(Connections(), ElementsAre("http://a.test/ @ 93.184.216.34"));
+}
+
 TEST_F(VerifierSafeFetcherTest, StatusClasses) {
   const auto outcome_of = [&](absl::StatusOr<HttpResponse> response) {
     responses_ = {std::move(response)};

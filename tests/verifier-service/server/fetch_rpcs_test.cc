@@ -9,11 +9,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "gmock/gmock.h"
-#include "grpcpp/create_channel.h"
-#include "grpcpp/security/credentials.h"
-#include "grpcpp/security/server_credentials.h"
-#include "grpcpp/server_builder.h"
 #include "gtest/gtest.h"
+#include "tests/verifier-service/server/loopback_service.h"
 #include "tests/verifier-service/server/service_deps.h"
 #include "tests/verifier-service/server/test_tokens.h"
 #include "verifier-service/src/server/fetch_rpcs.h"
@@ -24,13 +21,6 @@ namespace {
 
 namespace v1 = portcullis::verifier::v1;
 
-// The one token these tests send: every scope, every site (the checks themselves are tested in
-// authorized_call_test.cc).
-const test_tokens::TestToken& TestToken() {
-  static const test_tokens::TestToken* const kToken =
-      new test_tokens::TestToken(test_tokens::MakeAllScopesToken());
-  return *kToken;
-}
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
@@ -206,55 +196,41 @@ class VerifierServiceFetchTest : public ::testing::Test {
     config.max_body_bytes = 4096;
     fetcher_ = *fetch::SafeFetcher::Create(config, &policy_, &resolver_, &http_);
     pool_ = std::make_unique<BlockingPool>(1, 4);
-    tokens_ = test_tokens::StaticRegistry(no_database_, {TestToken()});
     parts_.deps.pool = pool_.get();
     parts_.deps.policy = &policy_;
     parts_.deps.resolver = &resolver_;
     parts_.deps.fetcher = fetcher_.get();
-    service_ = parts_.Build(*tokens_);
-    ASSERT_NE(service_, nullptr);
-    grpc::ServerBuilder builder;
-    int port = 0;
-    builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
-    builder.RegisterService(service_.get());
-    server_ = builder.BuildAndStart();
-    ASSERT_NE(server_, nullptr);
-    stub_ = v1::Verifier::NewStub(
-        grpc::CreateChannel(absl::StrCat("127.0.0.1:", port), grpc::InsecureChannelCredentials()));
+    server_.Start(parts_);
   }
 
   void TearDown() override {
-    server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));
+    server_.Shutdown();
     pool_->Stop();
   }
 
   grpc::Status Check(const std::string& url, v1::CheckUrlResponse* response) {
     grpc::ClientContext context;
-    test_tokens::AddBearerToken(context, TestToken().token);
+    test_tokens::AddBearerToken(context, test_tokens::ProcessToken().token);
     context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
     v1::CheckUrlRequest request;
     request.set_url(url);
-    return stub_->CheckUrl(&context, request, response);
+    return server_.stub().CheckUrl(&context, request, response);
   }
 
   grpc::Status Fetch(const v1::SafeFetchRequest& request, v1::SafeFetchResponse* response) {
     grpc::ClientContext context;
-    test_tokens::AddBearerToken(context, TestToken().token);
+    test_tokens::AddBearerToken(context, test_tokens::ProcessToken().token);
     context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
-    return stub_->SafeFetch(&context, request, response);
+    return server_.stub().SafeFetch(&context, request, response);
   }
 
   fetch::EgressPolicy policy_;
   TableResolver resolver_;
   TableHttpClient http_;
   std::unique_ptr<fetch::SafeFetcher> fetcher_;
-  test_tokens::NoDatabaseTokens no_database_;
-  std::unique_ptr<auth::TokenRegistry> tokens_;
   std::unique_ptr<BlockingPool> pool_;
   test_service::ServiceParts parts_;
-  std::unique_ptr<VerifierService> service_;
-  std::unique_ptr<grpc::Server> server_;
-  std::unique_ptr<v1::Verifier::Stub> stub_;
+  test_service::LoopbackService server_;
 };
 
 TEST_F(VerifierServiceFetchTest, CheckUrlAllowsAPublicHostAndListsItsAddresses) {
@@ -283,6 +259,23 @@ TEST_F(VerifierServiceFetchTest, CheckUrlRefusesAnObfuscatedLoopbackLiteralWitho
     EXPECT_EQ(response.reason(), "forbidden_url") << text;
     EXPECT_THAT(response.reason_description(), HasSubstr("ambiguous numeric host")) << text;
   }
+  absl::MutexLock lock(&resolver_.mu_);
+  EXPECT_THAT(resolver_.lookups_, IsEmpty());
+}
+
+// An IP literal refused only for its port is a forbidden URL (the address itself is fine), one
+// refused for its address a forbidden address; neither is looked up.
+TEST_F(VerifierServiceFetchTest, CheckUrlTellsARefusedPortFromARefusedAddress) {
+  v1::CheckUrlResponse response;
+  ASSERT_TRUE(Check("http://8.8.8.8:22/", &response).ok());
+  EXPECT_FALSE(response.allowed());
+  EXPECT_EQ(response.reason(), "forbidden_url");
+  EXPECT_THAT(response.reason_description(), HasSubstr("port 22 is refused"));
+  response.Clear();
+  ASSERT_TRUE(Check("http://10.0.0.1/", &response).ok());
+  EXPECT_FALSE(response.allowed());
+  EXPECT_EQ(response.reason(), "forbidden_address");
+  EXPECT_THAT(response.reason_description(), HasSubstr("10.0.0.0/8"));
   absl::MutexLock lock(&resolver_.mu_);
   EXPECT_THAT(resolver_.lookups_, IsEmpty());
 }

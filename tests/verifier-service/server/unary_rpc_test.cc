@@ -12,13 +12,10 @@
 #include "absl/strings/str_cat.h"
 #include "common/grpc/request_id.h"
 #include "gmock/gmock.h"
-#include "grpcpp/create_channel.h"
-#include "grpcpp/security/credentials.h"
-#include "grpcpp/security/server_credentials.h"
-#include "grpcpp/server_builder.h"
 #include "gtest/gtest.h"
 #include "spdlog/sinks/ringbuffer_sink.h"
 #include "spdlog/spdlog.h"
+#include "tests/verifier-service/server/loopback_service.h"
 #include "tests/verifier-service/server/service_deps.h"
 #include "tests/verifier-service/server/test_tokens.h"
 
@@ -100,12 +97,6 @@ TEST(VerifierUnaryRpcTest, ListPageAsksForOneMoreRowAndTrimsIt) {
   EXPECT_TRUE(added.empty());
 }
 
-const test_tokens::TestToken& TestToken() {
-  static const test_tokens::TestToken* const kToken =
-      new test_tokens::TestToken(test_tokens::MakeAllScopesToken());
-  return *kToken;
-}
-
 // The whole service (null stores: a database call answers INTERNAL "unused") on 127.0.0.1:0,
 // with the process's log lines kept in memory.
 class VerifierRequestIdTest : public ::testing::Test {
@@ -114,23 +105,11 @@ class VerifierRequestIdTest : public ::testing::Test {
     sink_ = std::make_shared<spdlog::sinks::ringbuffer_sink_mt>(256);
     previous_ = spdlog::default_logger();
     spdlog::set_default_logger(std::make_shared<spdlog::logger>("test", sink_));
-    tokens_ = test_tokens::StaticRegistry(no_database_, {TestToken()});
-    service_ = parts_.Build(*tokens_);
-    ASSERT_NE(service_, nullptr);
-    grpc::ServerBuilder builder;
-    int port = 0;
-    builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
-    builder.RegisterService(service_.get());
-    server_ = builder.BuildAndStart();
-    ASSERT_NE(server_, nullptr);
-    stub_ = v1::Verifier::NewStub(
-        grpc::CreateChannel(absl::StrCat("127.0.0.1:", port), grpc::InsecureChannelCredentials()));
+    server_.Start(parts_);
   }
 
   void TearDown() override {
-    if (server_ != nullptr) {
-      server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));
-    }
+    server_.Shutdown();
     spdlog::set_default_logger(previous_);
   }
 
@@ -138,7 +117,7 @@ class VerifierRequestIdTest : public ::testing::Test {
   grpc::Status AddSite(const std::string& domain, const std::string& request_id,
                        std::string* trailer) {
     grpc::ClientContext context;
-    test_tokens::AddBearerToken(context, TestToken().token);
+    test_tokens::AddBearerToken(context, test_tokens::ProcessToken().token);
     if (!request_id.empty()) {
       context.AddMetadata(grpc_metadata::kRequestIdMetadata, request_id);
     }
@@ -146,7 +125,7 @@ class VerifierRequestIdTest : public ::testing::Test {
     v1::AddSiteRequest request;
     request.set_domain(domain);
     v1::AddSiteResponse response;
-    const grpc::Status status = stub_->AddSite(&context, request, &response);
+    const grpc::Status status = server_.stub().AddSite(&context, request, &response);
     const auto& trailing = context.GetServerTrailingMetadata();
     const auto found = trailing.find(grpc_metadata::kRequestIdMetadata);
     *trailer = found == trailing.end() ? "" : std::string(found->second.data(), found->second.size());
@@ -157,12 +136,8 @@ class VerifierRequestIdTest : public ::testing::Test {
 
   std::shared_ptr<spdlog::sinks::ringbuffer_sink_mt> sink_;
   std::shared_ptr<spdlog::logger> previous_;
-  test_tokens::NoDatabaseTokens no_database_;
-  std::unique_ptr<auth::TokenRegistry> tokens_;
   test_service::ServiceParts parts_;
-  std::unique_ptr<VerifierService> service_;
-  std::unique_ptr<grpc::Server> server_;
-  std::unique_ptr<v1::Verifier::Stub> stub_;
+  test_service::LoopbackService server_;
 };
 
 TEST_F(VerifierRequestIdTest, AFailedValidationCarriesTheCallersRequestId) {
@@ -185,7 +160,7 @@ TEST_F(VerifierRequestIdTest, WithoutOneOrWithAnUnsafeOneTheVerifierMakesOneUp) 
   grpc::ClientContext context;
   context.AddMetadata(grpc_metadata::kRequestIdMetadata, "gw-unauth");
   v1::AddSiteResponse response;
-  EXPECT_EQ(stub_->AddSite(&context, v1::AddSiteRequest(), &response).error_code(),
+  EXPECT_EQ(server_.stub().AddSite(&context, v1::AddSiteRequest(), &response).error_code(),
             grpc::StatusCode::UNAUTHENTICATED);
   const auto& trailing = context.GetServerTrailingMetadata();
   ASSERT_EQ(trailing.count(grpc_metadata::kRequestIdMetadata), 1u);

@@ -5,11 +5,8 @@
 #include "absl/synchronization/notification.h"
 #include "common/crypto/sha256.h"
 #include "gmock/gmock.h"
-#include "grpcpp/create_channel.h"
-#include "grpcpp/security/credentials.h"
-#include "grpcpp/security/server_credentials.h"
-#include "grpcpp/server_builder.h"
 #include "gtest/gtest.h"
+#include "tests/verifier-service/server/loopback_service.h"
 #include "tests/verifier-service/server/service_deps.h"
 #include "tests/verifier-service/server/test_tokens.h"
 #include "verifier-service/src/intake/target_rules.h"
@@ -19,13 +16,6 @@ namespace {
 
 namespace v1 = portcullis::verifier::v1;
 
-// The one token these tests send: every scope, every site (the checks themselves are tested in
-// authorized_call_test.cc).
-const test_tokens::TestToken& TestToken() {
-  static const test_tokens::TestToken* const kToken =
-      new test_tokens::TestToken(test_tokens::MakeAllScopesToken());
-  return *kToken;
-}
 using ::testing::_;
 using ::testing::Field;
 using ::testing::Return;
@@ -79,27 +69,14 @@ class VerifierServiceTest : public ::testing::Test {
  protected:
   void StartServer(int threads = 2, size_t max_queued = 16) {
     pool_ = std::make_unique<BlockingPool>(threads, max_queued);
-    tokens_ = test_tokens::StaticRegistry(no_database_, {TestToken()});
     parts_.deps.pool = pool_.get();
     parts_.deps.mentions = &store_;
     parts_.deps.sites = &sites_;
-    service_ = parts_.Build(*tokens_);
-    ASSERT_NE(service_, nullptr);
-    grpc::ServerBuilder builder;
-    int port = 0;
-    builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
-    builder.RegisterService(service_.get());
-    server_ = builder.BuildAndStart();
-    ASSERT_NE(server_, nullptr);
-    ASSERT_NE(port, 0);
-    stub_ = v1::Verifier::NewStub(
-        grpc::CreateChannel(absl::StrCat("127.0.0.1:", port), grpc::InsecureChannelCredentials()));
+    server_.Start(parts_);
   }
 
   void TearDown() override {
-    if (server_ != nullptr) {
-      server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));
-    }
+    server_.Shutdown();
     if (pool_ != nullptr) {
       pool_->Stop();
     }
@@ -108,32 +85,28 @@ class VerifierServiceTest : public ::testing::Test {
   grpc::Status Submit(const std::string& source, const std::string& target,
                       v1::SubmitMentionResponse* response) {
     grpc::ClientContext context;
-    test_tokens::AddBearerToken(context, TestToken().token);
+    test_tokens::AddBearerToken(context, test_tokens::ProcessToken().token);
     context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
     v1::SubmitMentionRequest request;
     request.set_source(source);
     request.set_target(target);
-    return stub_->SubmitMention(&context, request, response);
+    return server_.stub().SubmitMention(&context, request, response);
   }
 
   grpc::Status GetMention(const std::string& id, v1::GetMentionResponse* response) {
     grpc::ClientContext context;
-    test_tokens::AddBearerToken(context, TestToken().token);
+    test_tokens::AddBearerToken(context, test_tokens::ProcessToken().token);
     context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
     v1::GetMentionRequest request;
     request.set_mention_id(id);
-    return stub_->GetMention(&context, request, response);
+    return server_.stub().GetMention(&context, request, response);
   }
 
-  test_tokens::NoDatabaseTokens no_database_;
-  std::unique_ptr<auth::TokenRegistry> tokens_;
   MockMentionStore store_;
   MockSiteStore sites_;
   std::unique_ptr<BlockingPool> pool_;
   test_service::ServiceParts parts_;
-  std::unique_ptr<VerifierService> service_;
-  std::unique_ptr<grpc::Server> server_;
-  std::unique_ptr<v1::Verifier::Stub> stub_;
+  test_service::LoopbackService server_;
 };
 
 TEST_F(VerifierServiceTest, AcceptsAndStoresNormalizedHashes) {
@@ -206,7 +179,7 @@ TEST_F(VerifierServiceTest, AFullPoolIsUnavailableAtOnceButSubmissionsGoOn) {
 
 TEST_F(VerifierServiceTest, NotReadyIsUnavailable) {
   StartServer();
-  service_->SetReady(false);
+  server_.service().SetReady(false);
   EXPECT_CALL(store_, Submit(_)).Times(0);
   v1::SubmitMentionResponse response;
   EXPECT_EQ(Submit("https://a.example/", "https://b.example/", &response).error_code(),
@@ -275,20 +248,20 @@ TEST_F(VerifierServiceTest, AddSiteNormalizesTheDomainAndRejectsNonHosts) {
   added.created = true;
   EXPECT_CALL(sites_, AddSite("xn--bcher-kva.example", _)).WillOnce(Return(added));
   grpc::ClientContext context;
-  test_tokens::AddBearerToken(context, TestToken().token);
+  test_tokens::AddBearerToken(context, test_tokens::ProcessToken().token);
   v1::AddSiteRequest request;
   request.set_domain("Bücher.Example");
   v1::AddSiteResponse response;
-  ASSERT_TRUE(stub_->AddSite(&context, request, &response).ok());
+  ASSERT_TRUE(server_.stub().AddSite(&context, request, &response).ok());
   EXPECT_EQ(response.site().domain(), "xn--bcher-kva.example");
   EXPECT_TRUE(response.created());
 
   for (const char* bad : {"", "https://blog.example", "blog.example:8080", "blog.example/x",
                           "a b.example", "user@blog.example"}) {
     grpc::ClientContext bad_context;
-    test_tokens::AddBearerToken(bad_context, TestToken().token);
+    test_tokens::AddBearerToken(bad_context, test_tokens::ProcessToken().token);
     request.set_domain(bad);
-    EXPECT_EQ(stub_->AddSite(&bad_context, request, &response).error_code(),
+    EXPECT_EQ(server_.stub().AddSite(&bad_context, request, &response).error_code(),
               grpc::StatusCode::INVALID_ARGUMENT)
         << bad;
   }
@@ -306,12 +279,12 @@ TEST_F(VerifierServiceTest, AddTargetStoresTheNormalizedRule) {
         return result;
       });
   grpc::ClientContext context;
-  test_tokens::AddBearerToken(context, TestToken().token);
+  test_tokens::AddBearerToken(context, test_tokens::ProcessToken().token);
   v1::AddTargetRequest request;
   request.set_url("HTTPS://Blog.Example:443/post?id=1&utm_source=x#top");
   request.set_kind(v1::TARGET_KIND_EXACT);
   v1::AddTargetResponse response;
-  const grpc::Status status = stub_->AddTarget(&context, request, &response);
+  const grpc::Status status = server_.stub().AddTarget(&context, request, &response);
   ASSERT_TRUE(status.ok()) << status.error_message();
   EXPECT_EQ(response.target().url(), "https://blog.example/post?id=1");
   EXPECT_EQ(response.target().domain(), "blog.example");
@@ -324,12 +297,12 @@ TEST_F(VerifierServiceTest, AddTargetUnknownSiteIsFailedPrecondition) {
   EXPECT_CALL(sites_, AddTargets(_, _))
       .WillOnce(Return(absl::FailedPreconditionError("site is not served")));
   grpc::ClientContext context;
-  test_tokens::AddBearerToken(context, TestToken().token);
+  test_tokens::AddBearerToken(context, test_tokens::ProcessToken().token);
   v1::AddTargetRequest request;
   request.set_url("https://blog.example/posts/");
   request.set_kind(v1::TARGET_KIND_PREFIX);
   v1::AddTargetResponse response;
-  EXPECT_EQ(stub_->AddTarget(&context, request, &response).error_code(),
+  EXPECT_EQ(server_.stub().AddTarget(&context, request, &response).error_code(),
             grpc::StatusCode::FAILED_PRECONDITION);
 }
 
@@ -346,8 +319,8 @@ TEST_F(VerifierServiceTest, ListSitesPagesWithAToken) {
   v1::ListSitesResponse first;
   {
     grpc::ClientContext context;
-    test_tokens::AddBearerToken(context, TestToken().token);
-    ASSERT_TRUE(stub_->ListSites(&context, request, &first).ok());
+    test_tokens::AddBearerToken(context, test_tokens::ProcessToken().token);
+    ASSERT_TRUE(server_.stub().ListSites(&context, request, &first).ok());
   }
   ASSERT_EQ(first.sites_size(), 2);
   EXPECT_EQ(first.sites(0).domain(), "a.example");
@@ -357,8 +330,8 @@ TEST_F(VerifierServiceTest, ListSitesPagesWithAToken) {
   v1::ListSitesResponse second;
   {
     grpc::ClientContext context;
-    test_tokens::AddBearerToken(context, TestToken().token);
-    ASSERT_TRUE(stub_->ListSites(&context, request, &second).ok());
+    test_tokens::AddBearerToken(context, test_tokens::ProcessToken().token);
+    ASSERT_TRUE(server_.stub().ListSites(&context, request, &second).ok());
   }
   ASSERT_EQ(second.sites_size(), 1);
   EXPECT_EQ(second.sites(0).domain(), "c.example");
@@ -366,8 +339,8 @@ TEST_F(VerifierServiceTest, ListSitesPagesWithAToken) {
 
   request.set_page_token("not a token");
   grpc::ClientContext context;
-  test_tokens::AddBearerToken(context, TestToken().token);
-  EXPECT_EQ(stub_->ListSites(&context, request, &second).error_code(),
+  test_tokens::AddBearerToken(context, test_tokens::ProcessToken().token);
+  EXPECT_EQ(server_.stub().ListSites(&context, request, &second).error_code(),
             grpc::StatusCode::INVALID_ARGUMENT);
 }
 

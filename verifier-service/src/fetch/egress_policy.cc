@@ -34,6 +34,28 @@ constexpr SpecialName kSpecialNames[] = {
 constexpr absl::string_view kAmbiguousNumericHostPayload =
     "type.portcullis.dev/verifier.fetch.AmbiguousNumericHost";
 
+// The payloads that say what a refusal refused (RefusalOf): the URL (empty), or an address (its
+// text, RefusedAddress).
+constexpr absl::string_view kRefusedUrlPayload = "type.portcullis.dev/verifier.fetch.RefusedUrl";
+constexpr absl::string_view kRefusedAddressPayload =
+    "type.portcullis.dev/verifier.fetch.RefusedAddress";
+
+// `status` marked as a refusal of the URL itself, when it is a refusal not marked already.
+absl::Status AsUrlRefusal(absl::Status status) {
+  if (absl::IsPermissionDenied(status) && RefusalOf(status) == EgressRefusal::kNone) {
+    status.SetPayload(kRefusedUrlPayload, absl::Cord());
+  }
+  return status;
+}
+
+// `status` marked as the refusal of `address`.
+absl::Status AsAddressRefusal(absl::Status status, const net::IpAddress& address) {
+  if (absl::IsPermissionDenied(status)) {
+    status.SetPayload(kRefusedAddressPayload, absl::Cord(address.ToString()));
+  }
+  return status;
+}
+
 // The host as written in pre-processed URL text whose authority follows "//" (CheckUrlSpelling
 // has refused the other http(s) forms), or nullopt when the text has no authority of its own.
 // The WHATWG authority: up to the first "/", "?", "#" (or "\\"); userinfo up to its last "@";
@@ -182,6 +204,34 @@ bool IsAmbiguousNumericHost(const absl::Status& status) {
   return status.GetPayload(kAmbiguousNumericHostPayload).has_value();
 }
 
+EgressRefusal RefusalOf(const absl::Status& status) {
+  if (!absl::IsPermissionDenied(status)) {
+    return EgressRefusal::kNone;
+  }
+  if (status.GetPayload(kRefusedAddressPayload).has_value()) {
+    return EgressRefusal::kAddress;
+  }
+  if (status.GetPayload(kRefusedUrlPayload).has_value()) {
+    return EgressRefusal::kUrl;
+  }
+  return EgressRefusal::kNone;
+}
+
+std::optional<net::IpAddress> RefusedAddress(const absl::Status& status) {
+  if (!absl::IsPermissionDenied(status)) {
+    return std::nullopt;
+  }
+  const auto text = status.GetPayload(kRefusedAddressPayload);
+  if (!text.has_value()) {
+    return std::nullopt;
+  }
+  absl::StatusOr<net::IpAddress> address = net::IpAddress::Parse(std::string(*text));
+  if (!address.ok()) {
+    return std::nullopt;
+  }
+  return *std::move(address);
+}
+
 bool IsIpLiteralHost(const url::Url& url) { return url.host_kind() != url::Url::HostKind::kDomain; }
 
 EgressPolicy::EgressPolicy()
@@ -206,26 +256,27 @@ absl::StatusOr<EgressPolicy> EgressPolicy::Create(EgressPolicyConfig config) {
 
 absl::StatusOr<url::Url> EgressPolicy::ParseAndCheckUrl(absl::string_view input,
                                                         const url::Url* base) const {
-  RETURN_IF_ERROR(CheckUrlSpelling(input));
+  RETURN_IF_ERROR(AsUrlRefusal(CheckUrlSpelling(input)));
   ASSIGN_OR_RETURN(url::Url url, url::ParseUrl(input, base));
-  RETURN_IF_ERROR(CheckNumericHostSpelling(input, url));
+  RETURN_IF_ERROR(AsUrlRefusal(CheckNumericHostSpelling(input, url)));
   RETURN_IF_ERROR(CheckUrl(url));
   return url;
 }
 
 absl::Status EgressPolicy::CheckUrl(const url::Url& url) const {
   if (url.scheme() != "http" && url.scheme() != "https") {
-    return absl::PermissionDeniedError(
-        absl::StrCat("scheme ", url.scheme(), " is refused: only http and https are fetched"));
+    return AsUrlRefusal(absl::PermissionDeniedError(
+        absl::StrCat("scheme ", url.scheme(), " is refused: only http and https are fetched")));
   }
   if (url.has_credentials()) {
-    return absl::PermissionDeniedError(
-        "URL carries credentials (user:password@): refused, a fetch never sends them");
+    return AsUrlRefusal(absl::PermissionDeniedError(
+        "URL carries credentials (user:password@): refused, a fetch never sends them"));
   }
+  // Before the address: an IP literal refused for its port is a refused URL, not address.
   const uint16_t port = url.effective_port();
   if (!std::binary_search(allowed_ports_.begin(), allowed_ports_.end(), port)) {
-    return absl::PermissionDeniedError(absl::StrCat(
-        "port ", port, " is refused (allowed: ", absl::StrJoin(allowed_ports_, ", "), ")"));
+    return AsUrlRefusal(absl::PermissionDeniedError(absl::StrCat(
+        "port ", port, " is refused (allowed: ", absl::StrJoin(allowed_ports_, ", "), ")")));
   }
   if (IsIpLiteralHost(url)) {
     const std::optional<net::IpAddress> literal = net::IpAddress::FromUrl(url);
@@ -234,7 +285,7 @@ absl::Status EgressPolicy::CheckUrl(const url::Url& url) const {
     }
     return CheckAddress(*literal);
   }
-  return CheckHostName(url.host());
+  return AsUrlRefusal(CheckHostName(url.host()));
 }
 
 absl::Status EgressPolicy::CheckAddresses(const url::Url& url,
@@ -246,15 +297,17 @@ absl::Status EgressPolicy::CheckAddresses(const url::Url& url,
   for (const net::IpAddress& address : addresses) {
     const absl::Status status = CheckAddress(address);
     if (!status.ok()) {
-      return absl::PermissionDeniedError(
-          absl::StrCat("host ", url.host(), " resolves to a refused address: ", status.message()));
+      return AsAddressRefusal(
+          absl::PermissionDeniedError(absl::StrCat(
+              "host ", url.host(), " resolves to a refused address: ", status.message())),
+          address);
     }
   }
   return absl::OkStatus();
 }
 
 absl::Status EgressPolicy::CheckAddress(const net::IpAddress& address) const {
-  return addresses_.Check(address);
+  return AsAddressRefusal(addresses_.Check(address), address);
 }
 
 }  // namespace portcullis::verifier::fetch

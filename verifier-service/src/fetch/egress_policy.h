@@ -10,10 +10,12 @@
 //   2. after DNS:         CheckAddresses(url, answers) — refused when ANY answer is forbidden;
 //   3. at connect time:   CheckAddress(address) — the address the socket is really opened to.
 // Every refusal is kPermissionDenied with a message naming what was refused and why (the block
-// and its CIDR, the embedded IPv4, the port, the name); malformed URLs stay kInvalidArgument and
+// and its CIDR, the embedded IPv4, the port, the name), and says which kind of refusal it is
+// (RefusalOf: the URL itself, or an address); malformed URLs stay kInvalidArgument and
 // non-http(s) schemes kUnimplemented, as url::ParseUrl returns them.
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -53,6 +55,8 @@ class EgressPolicy {
   // after parsing, before CheckUrl, an IPv4 host not written as plain dotted decimal
   // (CheckNumericHostSpelling). This is the one entry for every URL a stranger wrote: webmention
   // sources and their redirect targets (through SafeFetcher), the CheckUrl and SafeFetch RPCs.
+  // A refusal says what it refused (RefusalOf): the URL, or the address of its IP-literal host —
+  // whichever check refused it first, so "http://8.8.8.8:22/" is a refused URL (its port).
   absl::StatusOr<url::Url> ParseAndCheckUrl(absl::string_view input,
                                             const url::Url* base = nullptr) const;
 
@@ -83,6 +87,29 @@ class EgressPolicy {
   std::vector<uint16_t> allowed_ports_;
   net::AddressPolicy addresses_;
 };
+
+// What an EgressPolicy refusal refused; the callers answer forbidden_url or forbidden_address.
+enum class EgressRefusal {
+  // Not a refusal of the policy: OK, a malformed URL (kInvalidArgument), another scheme
+  // (kUnimplemented), or a status the policy did not make.
+  kNone,
+  // The URL itself, whatever address it means: scheme, credentials, port, a special-use or
+  // single-label name, a spelling parsers disagree on (CheckUrlSpelling, ambiguous numeric hosts).
+  kUrl,
+  // An address: the URL's IP-literal host, a DNS answer (CheckAddresses) or the address a socket
+  // is opened to (CheckAddress) is in a refused block.
+  kAddress,
+};
+
+// The kind of refusal `status` is, as the policy recorded it when it refused (a payload on the
+// status): kAddress for CheckAddress's refusals and those of the checks built on it, kUrl for the
+// refusals of ParseAndCheckUrl's and CheckUrl's other checks, kNone for anything else (a
+// kPermissionDenied the policy did not make included).
+EgressRefusal RefusalOf(const absl::Status& status);
+
+// The refused address of a kAddress refusal (for CheckAddresses, the first refused answer);
+// nullopt for any other status.
+std::optional<net::IpAddress> RefusedAddress(const absl::Status& status);
 
 // True when the URL's host is an IPv4 or IPv6 literal: connect to it directly, never ask the
 // resolver (c-ares 1.18 sends literals to DNS and reads 0177.0.0.1 as 177.0.0.1). The address is

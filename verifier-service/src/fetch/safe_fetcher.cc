@@ -256,8 +256,7 @@ std::string SafeFetcher::RefusalReason(const net::IpAddress& address) const {
   return std::string(net::BasisLabel(verdict.basis));
 }
 
-FetchOutcome SafeFetcher::RefusedUrl(absl::string_view stage, const absl::Status& status,
-                                     absl::string_view input, const url::Url* base) const {
+FetchOutcome SafeFetcher::RefusedUrl(absl::string_view stage, const absl::Status& status) const {
   FetchOutcome outcome = FetchOutcome::kBadUrl;
   std::string reason;
   switch (status.code()) {
@@ -265,15 +264,13 @@ FetchOutcome SafeFetcher::RefusedUrl(absl::string_view stage, const absl::Status
       outcome = FetchOutcome::kBadScheme;
       break;
     case absl::StatusCode::kPermissionDenied: {
-      // An IP-literal host refused by address is a forbidden address; the rest (credentials,
-      // port, special-use names, ambiguous spellings, numeric hosts included) a forbidden URL.
+      // The policy says what it refused: the address of an IP-literal host (a forbidden address),
+      // or the URL itself (credentials, port, special-use names, ambiguous spellings).
       outcome = FetchOutcome::kForbiddenUrl;
-      const absl::StatusOr<url::Url> url = url::ParseUrl(input, base);
-      if (url.ok() && IsIpLiteralHost(*url) && !IsAmbiguousNumericHost(status)) {
-        const std::optional<net::IpAddress> literal = net::IpAddress::FromUrl(*url);
-        if (literal.has_value() && !policy_->CheckAddress(*literal).ok()) {
-          outcome = FetchOutcome::kForbiddenAddress;
-          reason = RefusalReason(*literal);
+      if (RefusalOf(status) == EgressRefusal::kAddress) {
+        outcome = FetchOutcome::kForbiddenAddress;
+        if (const std::optional<net::IpAddress> address = RefusedAddress(status)) {
+          reason = RefusalReason(*address);
         }
       }
       break;
@@ -306,8 +303,7 @@ void SafeFetcher::Fetch(absl::string_view input, FetchLimits limits, Callback do
     fetch->deadline = clock_->Now() + fetch->limits.total_timeout;
     absl::StatusOr<url::Url> url = policy_->ParseAndCheckUrl(fetch->input);
     if (!url.ok()) {
-      Finish(fetch, RefusedUrl("url", url.status(), fetch->input, nullptr),
-             std::string(url.status().message()));
+      Finish(fetch, RefusedUrl("url", url.status()), std::string(url.status().message()));
       return;
     }
     fetch->current = *std::move(url);
@@ -456,7 +452,7 @@ void SafeFetcher::Responded(std::shared_ptr<FetchState> fetch,
     const url::Url base = *fetch->current;
     absl::StatusOr<url::Url> next = policy_->ParseAndCheckUrl(*response->location, &base);
     if (!next.ok()) {
-      Finish(std::move(fetch), RefusedUrl("redirect", next.status(), *response->location, &base),
+      Finish(std::move(fetch), RefusedUrl("redirect", next.status()),
              absl::StrCat("redirect to \"", *response->location,
                           "\" refused: ", next.status().message()));
       return;

@@ -156,8 +156,7 @@ class SafeFetcher {
   void Responded(std::shared_ptr<FetchState> fetch, absl::StatusOr<HttpResponse> response);
   void Finish(std::shared_ptr<FetchState> fetch, FetchOutcome outcome, std::string detail);
   // Classifies a refused start URL or Location, and reports it to the observer under `stage`.
-  FetchOutcome RefusedUrl(absl::string_view stage, const absl::Status& status,
-                          absl::string_view input, const url::Url* base) const;
+  FetchOutcome RefusedUrl(absl::string_view stage, const absl::Status& status) const;
   // The metric label for a refused address: its block's registry name, or the basis.
   std::string RefusalReason(const net::IpAddress& address) const;
 

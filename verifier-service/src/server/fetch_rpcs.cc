@@ -68,13 +68,16 @@ absl::StatusOr<fetch::FetchLimits> Validate(const v1::SafeFetchRequest& request,
   return limits;
 }
 
-void RefuseUrl(const absl::Status& status, bool ip_literal, v1::CheckUrlResponse* response) {
+void RefuseUrl(const absl::Status& status, v1::CheckUrlResponse* response) {
   switch (status.code()) {
     case absl::StatusCode::kUnimplemented:
       Refuse("bad_scheme", status.message(), response);
       return;
     case absl::StatusCode::kPermissionDenied:
-      Refuse(ip_literal ? "forbidden_address" : "forbidden_url", status.message(), response);
+      // The policy says what it refused: the address of an IP-literal host, or the URL itself.
+      Refuse(fetch::RefusalOf(status) == fetch::EgressRefusal::kAddress ? "forbidden_address"
+                                                                        : "forbidden_url",
+             status.message(), response);
       return;
     default:
       Refuse("bad_url", status.message(), response);
@@ -141,18 +144,14 @@ PORTCULLIS_VERIFIER_RPC(CheckUrl) {
       OnLoop([policy = deps_.policy, resolver = deps_.resolver, request, response](Reply reply) {
         absl::StatusOr<url::Url> url = policy->ParseAndCheckUrl(request->url());
         if (!url.ok()) {
-          const absl::StatusOr<url::Url> parsed = url::ParseUrl(request->url());
-          RefuseUrl(url.status(),
-                    parsed.ok() && fetch::IsIpLiteralHost(*parsed) &&
-                        !fetch::IsAmbiguousNumericHost(url.status()),
-                    response);
+          RefuseUrl(url.status(), response);
           std::move(reply)(absl::OkStatus());
           return;
         }
         if (fetch::IsIpLiteralHost(*url)) {
           const std::optional<net::IpAddress> literal = net::IpAddress::FromUrl(*url);
           if (!literal.has_value()) {
-            RefuseUrl(absl::InvalidArgumentError("not an IP address"), true, response);
+            RefuseUrl(absl::InvalidArgumentError("not an IP address"), response);
           } else {
             const auto addresses = absl::MakeConstSpan(&*literal, 1);
             AnswerAddresses(addresses, policy->CheckAddresses(*url, addresses), response);

@@ -25,9 +25,9 @@ absl::Status Validate(const portcullis::verifier::v1::CheckUrlRequest& request);
 absl::StatusOr<fetch::FetchLimits> Validate(
     const portcullis::verifier::v1::SafeFetchRequest& request, const fetch::FetchLimits& max);
 
-// A refused URL (from EgressPolicy::ParseAndCheckUrl) as a CheckUrl answer.
-void RefuseUrl(const absl::Status& status, bool ip_literal,
-               portcullis::verifier::v1::CheckUrlResponse* response);
+// A refused URL (from EgressPolicy::ParseAndCheckUrl) as a CheckUrl answer: bad_scheme, bad_url,
+// or what the policy says it refused (fetch::RefusalOf): forbidden_address or forbidden_url.
+void RefuseUrl(const absl::Status& status, portcullis::verifier::v1::CheckUrlResponse* response);
 
 // A resolver failure as a CheckUrl answer (kCancelled is not an answer: the caller retries).
 void RefuseLookup(const absl::Status& status, portcullis::verifier::v1::CheckUrlResponse* response);
