@@ -13,7 +13,7 @@ absl::StatusOr<std::unique_ptr<MentionWriter>> MentionWriter::Start(
   std::unique_ptr<MentionWriter> writer(new MentionWriter(store, options));
   PgPoolOptions connection = options.connection;
   connection.size = 1;
-  connection.generic_plans = true;
+  connection.keyed_statements_only = true;
   for (int i = 0; i < options.writers; ++i) {
     absl::StatusOr<std::unique_ptr<PgConnectionPool>> pool = PgConnectionPool::Create(connection);
     if (!pool.ok()) {

@@ -159,8 +159,9 @@ absl::StatusOr<std::unique_ptr<PgPooledConnection>> PgConnectionPool::Acquire(
     pqxx::nontransaction setup(*connection);
     setup.exec0(absl::StrCat("SET statement_timeout = ",
                              absl::ToInt64Milliseconds(options_.statement_timeout)));
-    if (options_.generic_plans) {
+    if (options_.keyed_statements_only) {
       setup.exec0("SET plan_cache_mode = force_generic_plan");
+      setup.exec0("SET enable_seqscan = off");
     }
     setup.commit();
     return connection;

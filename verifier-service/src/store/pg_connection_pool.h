@@ -29,11 +29,12 @@ struct PgPoolOptions {
   absl::Duration acquire_timeout = absl::Seconds(2);
   // Set as `statement_timeout` on every connection.
   absl::Duration statement_timeout = absl::Seconds(5);
-  // Sets `plan_cache_mode = force_generic_plan` on every connection: each prepared statement is
-  // planned once per connection, never again per execution. Only for connections whose statements
-  // were written for it (the submission writers'): PostgreSQL's default re-plans a statement with
-  // its parameters' values until a generic plan proves no worse.
-  bool generic_plans = false;
+  // For connections whose every statement reads and writes rows by their keys (the submission
+  // writers'): `plan_cache_mode = force_generic_plan`, so each prepared statement is planned once
+  // per connection, never again per execution; and `enable_seqscan = off`, so that plan uses the
+  // indexes even when it was made while the tables were empty or their statistics stale (seen: a
+  // plan made on a fresh database hashed the whole mentions table once per batch).
+  bool keyed_statements_only = false;
 };
 
 // A named SQL statement, prepared (parsed and planned once) on a connection the first time it runs

@@ -34,6 +34,16 @@ constexpr char kNilUuid[] = "00000000-0000-0000-0000-000000000000";
 // conditions): otherwise a generic plan may pick mentions_target_recent_idx when statistics are
 // stale or even, and read every mention of a popular target per pair.
 
+// The stored row of pair `i` (m) and its job (j), each looked up by its index once per pair:
+// LATERAL keeps the generic plan from hashing the whole mentions table per batch (seen: a
+// sequential scan of mentions under MultiExecHash at the top of the profile).
+#define PORTCULLIS_PAIR_AND_JOB(join, lock)                                                  \
+  join " LATERAL (SELECT m.id, m.state, m.target_domain, m.updated_at FROM mentions m "      \
+  "  WHERE m.source_hash = decode(i.shash, 'hex') "                                          \
+  "    AND (m.target_hash = decode(i.thash, 'hex')) IS TRUE " lock ") m ON true "            \
+  "LEFT JOIN LATERAL (SELECT j.mention_id, j.lease_owner FROM verification_jobs j "          \
+  "  WHERE j.mention_id = m.id) j ON true "
+
 // What the batch's pairs are, read without locking anything: whether the target is served
 // (NULL: unknown site), whether the source is blocked for the target's site (a global entry or
 // one of the site's; DOMAIN entries by the source host and its parent domains, a text[] literal
@@ -60,9 +70,7 @@ constexpr PgStatement kResolveBatch{
     "FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[]) "
     "  WITH ORDINALITY AS i(domain, ntarget, nsource, shash, thash, keys, n) "
     "LEFT JOIN sites s ON s.domain = i.domain "
-    "LEFT JOIN mentions m ON m.source_hash = decode(i.shash, 'hex') "
-    "  AND (m.target_hash = decode(i.thash, 'hex')) IS TRUE "
-    "LEFT JOIN verification_jobs j ON j.mention_id = m.id"};
+    PORTCULLIS_PAIR_AND_JOB("LEFT JOIN", "")};
 
 // The stored pairs whose lifecycle the batch changes, locked (in the batch's order) until commit,
 // so that concurrent submissions of one pair decide one after another. $1 source hashes, $2
@@ -74,10 +82,9 @@ constexpr PgStatement kLockBatch{
     "  j.lease_owner IS NOT NULL, "
     "  m.updated_at <= now() - $3::bigint * interval '1 microsecond' "
     "FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS i(shash, thash, n) "
-    "JOIN mentions m ON m.source_hash = decode(i.shash, 'hex') "
-    "  AND (m.target_hash = decode(i.thash, 'hex')) IS TRUE "
-    "LEFT JOIN verification_jobs j ON j.mention_id = m.id "
-    "ORDER BY i.n FOR UPDATE OF m"};
+    PORTCULLIS_PAIR_AND_JOB("JOIN", "FOR UPDATE") "ORDER BY i.n"};
+
+#undef PORTCULLIS_PAIR_AND_JOB
 
 // New pairs with their first jobs. The ids are made by the caller (time-ordered, so that new rows
 // land at the right edge of the primary key's index). A pair inserted meanwhile by another
