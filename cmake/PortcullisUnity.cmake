@@ -13,6 +13,7 @@ set(portcullis_unity_skip
   ingest-gateway/src/webmention_handlers.cc
   tests/common/net/address_policy_test.cc
   tests/common/net/special_ranges_test.cc
+  tests/ingest-gateway/gateway_config_test.cc
   tests/ingest-gateway/mentions_feed_test.cc
   tests/integration/admin_cli_test.cc
   tests/integration/lifecycle_test.cc
