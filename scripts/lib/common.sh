@@ -15,6 +15,9 @@ PORTCULLIS_PACKAGES=(
 # What scripts/fuzz needs on top: clang with libFuzzer and the sanitizer runtimes, jq for seeds.
 PORTCULLIS_FUZZ_PACKAGES=(clang-14 libclang-rt-14-dev jq)
 
+# What bench/load needs on top (the load generator and the reference servers).
+PORTCULLIS_BENCH_PACKAGES=(wrk nginx-light golang-go openssl)
+
 log() { printf '%s %s\n' "[$(date -u +%H:%M:%S)]" "$*" >&2; }
 die() { log "error: $*"; exit 1; }
 
