@@ -66,6 +66,15 @@ class HtmlDocument {
   size_t dropped_start_tags_ = 0;
 };
 
+// Part of a parsed document read as an HTML fragment: the children of `parent`, less the first
+// `trim_front` bytes of the leading text and the last `trim_back` bytes of the trailing text (the
+// whitespace an mf2 e-* `html` value trims from SerializeChildren). Points into the document.
+struct HtmlFragment {
+  const HtmlNode* parent = nullptr;
+  size_t trim_front = 0;
+  size_t trim_back = 0;
+};
+
 // The input with start tags that would nest deeper than `max_depth` removed, together with the
 // end tags that would close them, and how many were removed. A cheap tokenizer that knows comments,
 // raw-text elements, quoted attributes, void elements and the elements HTML closes implicitly;

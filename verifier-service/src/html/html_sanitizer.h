@@ -41,6 +41,7 @@
 
 #include "absl/strings/string_view.h"
 #include "common/url/url.h"
+#include "verifier-service/src/html/html_document.h"
 
 namespace portcullis::verifier::html {
 
@@ -58,11 +59,23 @@ struct SanitizedHtml {
   std::string html;
   // True when the input or the output was cut at a limit.
   bool truncated = false;
+  // How many times HTML text was parsed: 1 or 2 for SanitizeHtml (see above); 0 when
+  // SanitizeParsedHtml wrote the parsed tree as it was.
+  int parses = 0;
 };
 
 // Sanitizes `fragment` (any bytes; read as UTF-8, invalid sequences replaced). Never fails.
 SanitizedHtml SanitizeHtml(absl::string_view fragment, const url::Url& base,
                            const SanitizeLimits& limits = {});
+
+// SanitizeHtml(html, base, limits) for `html`, the serialization of `fragment` (SerializeChildren of
+// fragment.parent, its ends trimmed as `fragment` says: an mf2 e-* `html` value), without parsing
+// `html` again when parsing it would build the fragment's tree as it is — every element one the
+// parser inserts as it reads it, nothing it closes implicitly (see html_sanitizer.cc for the
+// rules), the usual case for an e-content. Otherwise, and when `html` is not what fragment
+// serializes to, `html` is parsed as SanitizeHtml does. The result is SanitizeHtml's either way.
+SanitizedHtml SanitizeParsedHtml(const HtmlFragment& fragment, absl::string_view html,
+                                 const url::Url& base, const SanitizeLimits& limits = {});
 
 // The value of a URL attribute as the sanitizer keeps it: `value` resolved against `base` when it
 // is (or resolves to) an http or https URL, or a mailto: URL as written (trimmed, tabs and
