@@ -60,10 +60,13 @@ class HtmlDocument {
   HtmlNode& mutable_root() { return *root_; }
   // How many start tags were dropped for nesting deeper than kMaxElementDepth.
   size_t dropped_start_tags() const { return dropped_start_tags_; }
+  // The memory gumbo's parse took (its per-page arena, freed when Parse returns).
+  size_t parser_bytes() const { return parser_bytes_; }
 
  private:
   std::unique_ptr<HtmlNode> root_;
   size_t dropped_start_tags_ = 0;
+  size_t parser_bytes_ = 0;
 };
 
 // Part of a parsed document read as an HTML fragment: the children of `parent`, less the first
