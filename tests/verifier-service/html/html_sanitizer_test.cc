@@ -1,6 +1,7 @@
 #include "verifier-service/src/html/html_sanitizer.h"
 
 #include <algorithm>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -534,6 +535,18 @@ void CollectFragments(const HtmlNode& node, std::vector<FragmentCase>& out) {
   }
 }
 
+// The fragment of the first <div> of `document`.
+std::optional<FragmentCase> FirstDiv(const HtmlDocument& document) {
+  std::vector<FragmentCase> cases;
+  CollectFragments(document.root(), cases);
+  for (FragmentCase& c : cases) {
+    if (c.fragment.parent->tag == "div") {
+      return std::move(c);
+    }
+  }
+  return std::nullopt;
+}
+
 // SanitizeParsedHtml gives SanitizeHtml's result for every element of `page`; returns how many
 // were written without a parse.
 int ExpectSameAsSanitizeHtml(absl::string_view page, const SanitizeLimits& limits = {}) {
@@ -583,24 +596,16 @@ TEST(HtmlSanitizerTest, TreesTheirSerializationDoesNotRebuildAreParsedAgain) {
         "<div><p>x<table><tr><td>y</table>z</div>",
         "<!doctype html><div><span title='a&#13;b'>t</span></div>"}) {
     HtmlDocument document = HtmlDocument::Parse(page);
-    std::vector<FragmentCase> cases;
-    CollectFragments(document.root(), cases);
-    const auto div = std::find_if(cases.begin(), cases.end(), [](const FragmentCase& c) {
-      return c.fragment.parent->tag == "div";
-    });
-    ASSERT_NE(div, cases.end()) << page;
+    const std::optional<FragmentCase> div = FirstDiv(document);
+    ASSERT_TRUE(div.has_value()) << page;
     const SanitizedHtml parsed = SanitizeParsedHtml(div->fragment, div->html, Base());
     EXPECT_GE(parsed.parses, 1) << page;
     EXPECT_EQ(parsed.html, SanitizeHtml(div->html, Base()).html) << page;
   }
   // The <pre>: the stored HTML is what the serialization means, not the page's tree.
   HtmlDocument document = HtmlDocument::Parse("<!doctype html><div><pre>\n\ncode</pre></div>");
-  std::vector<FragmentCase> cases;
-  CollectFragments(document.root(), cases);
-  const auto div = std::find_if(cases.begin(), cases.end(), [](const FragmentCase& c) {
-    return c.fragment.parent->tag == "div";
-  });
-  ASSERT_NE(div, cases.end());
+  const std::optional<FragmentCase> div = FirstDiv(document);
+  ASSERT_TRUE(div.has_value());
   EXPECT_EQ(div->html, "<pre>\ncode</pre>");
   EXPECT_EQ(SanitizeParsedHtml(div->fragment, div->html, Base()).html, "<pre>code</pre>");
 }
@@ -621,12 +626,8 @@ TEST(HtmlSanitizerTest, UnwrappingParsesAgainOnlyWhenTheNestingCouldChange) {
 
 TEST(HtmlSanitizerTest, HtmlThatIsNotTheFragmentsSerializationIsParsed) {
   HtmlDocument document = HtmlDocument::Parse("<!doctype html><div><p>tree</p></div>");
-  std::vector<FragmentCase> cases;
-  CollectFragments(document.root(), cases);
-  const auto div = std::find_if(cases.begin(), cases.end(), [](const FragmentCase& c) {
-    return c.fragment.parent->tag == "div";
-  });
-  ASSERT_NE(div, cases.end());
+  const std::optional<FragmentCase> div = FirstDiv(document);
+  ASSERT_TRUE(div.has_value());
   // Trims longer than the fragment's end texts: not a serialization of it.
   const SanitizedHtml trimmed =
       SanitizeParsedHtml(HtmlFragment{div->fragment.parent, 5, 0}, "<p>text</p>", Base());
