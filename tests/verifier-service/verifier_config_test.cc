@@ -348,7 +348,7 @@ TEST(VerifierConfigTest, TokenValues) {
 }
 
 TEST(VerifierConfigTest, EveryDeclaredSettingParsesItsDefault) {
-  config::test_support::ExpectEveryDeclaredSettingParsesItsDefault(51);
+  config::test_support::ExpectEveryDeclaredSettingParsesItsDefault(52);
 }
 
 // A bad value of each type, given as a flag or in the environment: the same one line, naming the
@@ -356,6 +356,8 @@ TEST(VerifierConfigTest, EveryDeclaredSettingParsesItsDefault) {
 TEST(VerifierConfigTest, ABadValueOfEachTypeIsOneLineNamingFlagAndVariable) {
   const config::test_support::BadValue cases[] = {
       {"workers", "WORKERS", "-2", "--workers (WORKERS): '-2' is not a whole number from 0 to 256"},
+      {"submit_writers", "SUBMIT_WRITERS", "0",
+       "--submit_writers (SUBMIT_WRITERS): '0' is not a whole number from 1 to 64"},
       {"max_queued_work", "MAX_QUEUED_WORK", "0",
        "--max_queued_work (MAX_QUEUED_WORK): '0' is not a whole number from 1 to 1000000"},
       {"max_queue_length", "MAX_QUEUE_LENGTH", "-1",
