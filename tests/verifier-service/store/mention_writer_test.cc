@@ -8,8 +8,7 @@
 #include "gtest/gtest.h"
 #include "pqxx/pqxx"
 #include "tests/support/test_database.h"
-#include "verifier-service/src/store/migrator.h"
-#include "verifier-service/src/store/pg_site_store.h"
+#include "tests/verifier-service/store/served_site_fixture.h"
 
 namespace portcullis::verifier::store {
 namespace {
@@ -37,21 +36,8 @@ class Answers {
   std::vector<absl::StatusOr<SubmitResult>> results_;
 };
 
-class VerifierMentionWriterTest : public ::testing::Test {
+class VerifierMentionWriterTest : public ServedSiteStoreTest {
  protected:
-  void Open(const std::string& url) {
-    url_ = url;
-    absl::StatusOr<std::vector<Migration>> migrations = BuiltinMigrations();
-    ASSERT_TRUE(migrations.ok()) << migrations.status();
-    ASSERT_TRUE(Migrator(*migrations).Apply(url).ok());
-    pool_ = *PgConnectionPool::Create({url, 2, absl::Seconds(2), absl::Seconds(5)});
-    store_ = std::make_unique<PgMentionStore>(*pool_);
-    PgSiteStore sites(*pool_);
-    ASSERT_TRUE(sites.AddSite("b.example", {}).ok());
-    const TargetRule everything{"https://b.example/", TargetKind::kPrefix, "b.example"};
-    ASSERT_TRUE(sites.AddTargets(absl::MakeConstSpan(&everything, 1), {}).ok());
-  }
-
   std::unique_ptr<MentionWriter> StartWriter(const std::string& url) {
     MentionWriterOptions options;
     options.connection = {url, 1, absl::Seconds(2), absl::Seconds(5)};
@@ -60,22 +46,6 @@ class VerifierMentionWriterTest : public ::testing::Test {
     EXPECT_TRUE(writer.ok()) << writer.status();
     return writer.ok() ? *std::move(writer) : nullptr;
   }
-
-  static NewMention Mention(const std::string& source) {
-    const std::string target = "https://b.example/post";
-    return {source, target, crypto::Sha256(source), crypto::Sha256(target), "b.example", target,
-            source};
-  }
-
-  long long Count(const std::string& sql) {
-    pqxx::connection connection(url_);
-    pqxx::nontransaction transaction(connection);
-    return transaction.exec1(sql)[0].as<long long>();
-  }
-
-  std::string url_;
-  std::unique_ptr<PgConnectionPool> pool_;
-  std::unique_ptr<PgMentionStore> store_;
 };
 
 TEST_F(VerifierMentionWriterTest, ABurstIsWrittenInFewBatchesAndEverySubmissionGetsItsRow) {

@@ -1,48 +1,16 @@
 // PgMentionStore's admission limits (SubmitLimits) on a real PostgreSQL.
 #include "gtest/gtest.h"
-#include "pqxx/pqxx"
 #include "tests/support/test_database.h"
-#include "verifier-service/src/store/migrator.h"
-#include "verifier-service/src/store/pg_mention_store.h"
-#include "verifier-service/src/store/pg_site_store.h"
+#include "tests/verifier-service/store/served_site_fixture.h"
 
 namespace portcullis::verifier::store {
 namespace {
 
-class VerifierPgMentionLimitsTest : public ::testing::Test {
+class VerifierPgMentionLimitsTest : public ServedSiteStoreTest {
  protected:
-  void Open(const std::string& url, SubmitLimits limits) {
-    url_ = url;
-    absl::StatusOr<std::vector<Migration>> migrations = BuiltinMigrations();
-    ASSERT_TRUE(migrations.ok()) << migrations.status();
-    ASSERT_TRUE(Migrator(*migrations).Apply(url).ok());
-    absl::StatusOr<std::unique_ptr<PgConnectionPool>> pool =
-        PgConnectionPool::Create({url, 2, absl::Seconds(2), absl::Seconds(5)});
-    ASSERT_TRUE(pool.ok()) << pool.status();
-    pool_ = *std::move(pool);
-    store_ = std::make_unique<PgMentionStore>(*pool_);
-    store_->SetLimits(limits);
-    PgSiteStore sites(*pool_);
-    ASSERT_TRUE(sites.AddSite("b.example", {}).ok());
-    const TargetRule everything{"https://b.example/", TargetKind::kPrefix, "b.example"};
-    ASSERT_TRUE(sites.AddTargets(absl::MakeConstSpan(&everything, 1), {}).ok());
-  }
-
   absl::StatusOr<SubmitResult> Submit(const std::string& source) {
-    const std::string target = "https://b.example/post";
-    return store_->Submit({source, target, crypto::Sha256(source), crypto::Sha256(target),
-                           "b.example", target, source});
+    return store_->Submit(Mention(source));
   }
-
-  long long Count(const std::string& sql) {
-    pqxx::connection connection(url_);
-    pqxx::nontransaction transaction(connection);
-    return transaction.exec1(sql)[0].as<long long>();
-  }
-
-  std::string url_;
-  std::unique_ptr<PgConnectionPool> pool_;
-  std::unique_ptr<PgMentionStore> store_;
 };
 
 TEST_F(VerifierPgMentionLimitsTest, PendingPerSourceHostIsRefusedRetryablyAndStoresNothing) {
