@@ -116,12 +116,12 @@ absl::Status VerifierServer::OpenDatabase() {
                                                     config_.db_statement_timeout}));
   store_ = std::make_unique<store::PgMentionStore>(*db_pool_, config_.failed_retention);
   store_->SetLimits({config_.max_pending_per_source_host, config_.max_queue_length});
-  ASSIGN_OR_RETURN(mention_writer_,
-                   store::MentionWriter::Start(
-                       *store_, {config_.submit_writers, store::MentionWriterOptions().max_batch,
-                                 static_cast<int>(config_.max_queued_work),
-                                 {config_.database_url, 1, config_.db_acquire_timeout,
-                                  config_.db_statement_timeout}}));
+  store::MentionWriterOptions writer_options;
+  writer_options.writers = config_.submit_writers;
+  writer_options.max_queued = static_cast<int>(config_.max_queued_work);
+  writer_options.connection = {config_.database_url, 1, config_.db_acquire_timeout,
+                               config_.db_statement_timeout};
+  ASSIGN_OR_RETURN(mention_writer_, store::MentionWriter::Start(*store_, writer_options));
   job_store_ = std::make_unique<store::PgJobStore>(*db_pool_);
   health_store_ = std::make_unique<store::PgMentionStore>(*health_db_pool_);
   // One thread per database connection: more threads would only wait for connections.
