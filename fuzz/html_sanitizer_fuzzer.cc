@@ -10,7 +10,9 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "common/url/url.h"
 #include "fuzz/fuzz_check.h"
@@ -108,9 +110,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const html::SanitizedHtml parsed =
         html::SanitizeParsedHtml(html::HtmlFragment{node}, serialized, *base, limits);
     const html::SanitizedHtml reference = html::SanitizeHtml(serialized, *base, limits);
+    // Escaped: a NUL in the input would otherwise end the message where the difference starts.
     FUZZ_CHECK(parsed.html == reference.html && parsed.truncated == reference.truncated,
-               "<" + node->tag + "> " + serialized + "\n  gave\n" + parsed.html +
-                   "\n  not\n" + reference.html);
+               absl::CHexEscape(absl::StrCat("<", node->tag, "> ", serialized, "\n  gave\n",
+                                             parsed.html, "\n  not\n", reference.html)));
   }
   return 0;
 }

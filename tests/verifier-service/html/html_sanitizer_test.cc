@@ -610,6 +610,55 @@ TEST(HtmlSanitizerTest, TreesTheirSerializationDoesNotRebuildAreParsedAgain) {
   EXPECT_EQ(SanitizeParsedHtml(div->fragment, div->html, Base()).html, "<pre>code</pre>");
 }
 
+// A character reference to a character gumbo's input stream does not take raw — a C0 control
+// (&#8;), DEL, a C1 control without a windows-1252 meaning (&#x81;, &#x8D;; &#x9F; is Y with
+// diaeresis), a noncharacter — puts that character into the tree, but its serialization holds it
+// raw and reads back as U+FFFD. In text and in a kept attribute value: parsed again, and the
+// stored HTML is what the serialization means. Characters that do read back (form feed, &#x80;
+// which is the euro sign) are written from the tree.
+TEST(HtmlSanitizerTest, CharactersOnlyAReferenceWritesAreParsedAgain) {
+  for (const std::string page :
+       {"<!doctype html><div>a&#x08;b</div>", "<!doctype html><div>a&#x1F;b</div>",
+        "<!doctype html><div>a&#x7F;b</div>", "<!doctype html><div>a&#x81;b</div>",
+        "<!doctype html><div>a&#xFDD0;b</div>", "<!doctype html><div>a&#xFFFE;b</div>",
+        "<!doctype html><div>a&#x10FFFF;b</div>",
+        "<!doctype html><div><span title='a&#x0B;b'>t</span></div>",
+        "<!doctype html><div><img src=/i.png alt='&#x8D;'></div>"}) {
+    HtmlDocument document = HtmlDocument::Parse(page);
+    const std::optional<FragmentCase> div = FirstDiv(document);
+    ASSERT_TRUE(div.has_value()) << page;
+    const SanitizedHtml parsed = SanitizeParsedHtml(div->fragment, div->html, Base());
+    EXPECT_GE(parsed.parses, 1) << page;
+    EXPECT_EQ(parsed.html, SanitizeHtml(div->html, Base()).html) << page;
+    EXPECT_THAT(parsed.html, HasSubstr("\xEF\xBF\xBD")) << page;
+    EXPECT_EQ(Sanitize(parsed.html), parsed.html) << page;
+  }
+  for (const std::string page : {"<!doctype html><div>a&#x0C;b&#x80;c\xC3\xA9</div>",
+                                 "<!doctype html><div><span title='&#x09;&#x80;'>t</span></div>"}) {
+    HtmlDocument document = HtmlDocument::Parse(page);
+    const std::optional<FragmentCase> div = FirstDiv(document);
+    ASSERT_TRUE(div.has_value()) << page;
+    const SanitizedHtml parsed = SanitizeParsedHtml(div->fragment, div->html, Base());
+    EXPECT_EQ(parsed.parses, 0) << page;
+    EXPECT_EQ(parsed.html, SanitizeHtml(div->html, Base()).html) << page;
+  }
+}
+
+// fuzz/regressions/html_sanitizer_fuzzer/control-char-reference-not-a-fixed-point, where the
+// sanitizer fuzzer found SanitizeParsedHtml writing the <p>'s U+0008 (from "&#x08;") raw while
+// SanitizeHtml of the serialization read it as U+FFFD: every element of it as the fragment.
+TEST(HtmlSanitizerTest, ParsedHtmlOfTheControlCharacterRegressionIsSanitizeHtmlsResult) {
+  const std::string input(
+      "<p tAAAAAAAAAAAAAAitle=\"t\">Hi <a href=\"/x?a=1&amp;b\" .nclick=\"x()\""
+      ">\x8f\x96nk</a> <a her\"jf=ava&#x09;script:alert(1)\">js</a> href=\"jav"
+      "a&#x08;script:alert(1)\">GGGGGGGGGGjs</a><tf\x00\x00\x00"
+      "datetime=\"2n=a>c</td></tr></table><ol start=3><li>x</ol>\n<!-- c --><b"
+      "lockquote cite=\"https://q.example/\">q</blockquote><time datetime=\"20"
+      "24\">t</time><a href=\"mailtolto:a@b\"><aef=\"https://n/\">nested<\n",
+      373);
+  ExpectSameAsSanitizeHtml(input);
+}
+
 // Unwrapping and dropping leave a second parse only when what was written might nest differently
 // when read back (a heading directly in a heading); otherwise the first pass is the result.
 TEST(HtmlSanitizerTest, UnwrappingParsesAgainOnlyWhenTheNestingCouldChange) {

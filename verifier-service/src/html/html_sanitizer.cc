@@ -138,6 +138,46 @@ std::string ElementName(const GumboNode& node) {
   return absl::AsciiStrToLower(absl::string_view(piece.data, piece.length));
 }
 
+// Whether the HTML parser reads `text`, written as it is (escaped), back as the same characters.
+// Two kinds of character come back as others: a carriage return (read as a newline), and the
+// code points gumbo's input stream replaces with U+FFFD — C0 controls other than tab, newline and
+// form feed, DEL, C1 controls, noncharacters (gumbo's utf8_is_invalid_code_point). Only a
+// character reference (&#8; &#x81; &#xFDD0;) puts those into a tree: parsing leaves them as
+// they are, while the same character written raw reads back as U+FFFD. `text` is gumbo's output
+// (valid UTF-8).
+bool ReadsBackAsWritten(absl::string_view text) {
+  const size_t n = text.size();
+  for (size_t i = 0; i < n;) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c >= 0x20 && c < 0x7F) {
+      ++i;
+      continue;
+    }
+    if (c < 0x80) {
+      if (c != '\t' && c != '\n' && c != '\f') {
+        return false;  // CR, the other C0 controls, DEL
+      }
+      ++i;
+      continue;
+    }
+    // A multi-byte sequence: its code point.
+    const size_t length = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : 2;
+    if (i + length > n) {
+      return false;  // not gumbo's output; never trust it to read back
+    }
+    uint32_t code_point = c & (length == 2 ? 0x1F : length == 3 ? 0x0F : 0x07);
+    for (size_t k = 1; k < length; ++k) {
+      code_point = (code_point << 6) | (static_cast<unsigned char>(text[i + k]) & 0x3F);
+    }
+    if ((code_point >= 0x80 && code_point <= 0x9F) ||
+        (code_point >= 0xFDD0 && code_point <= 0xFDEF) || (code_point & 0xFFFE) == 0xFFFE) {
+      return false;
+    }
+    i += length;
+  }
+  return true;
+}
+
 // ---- when a parsed tree is the tree its serialization parses to ---------------------------------
 //
 // SanitizeParsedHtml writes a part of HtmlDocument's tree instead of parsing its serialization
@@ -151,8 +191,10 @@ std::string ElementName(const GumboNode& node) {
 // refuses the implicit closes by their triggers: a block inside a <p>, a heading directly inside
 // a heading, an <li> (<dd>, <dt>) inside another before a list, an <a> inside an <a>. Everything
 // else — tables, forms, foreign content, raw text that could end early, a <pre> whose text starts
-// with a newline, carriage returns (read back as newlines), comments that end differently, gumbo
-// tags not listed here — is parsed again. Unknown (custom) elements parse as <span> does.
+// with a newline, text or attribute values the tokenizer reads back as other characters (a
+// carriage return, a control character or noncharacter from a character reference: see
+// ReadsBackAsWritten), comments that end differently, gumbo tags not listed here — is parsed
+// again. Unknown (custom) elements parse as <span> does.
 
 enum ElementRule : uint16_t {
   kInserted = 1 << 0,   // inserted (and popped by its end tag), nothing else
@@ -352,9 +394,10 @@ class Writer {
   bool truncated() const { return stopped_; }
   // Whether the output may read back as a different tree than the one written: an element was
   // unwrapped or dropped and what was written is not a tree its serialization rebuilds (see
-  // RuleOf: unwrapping can put a heading directly into a heading), the output was cut, a value holds a carriage return (the parser turns
-  // it into a newline), a URL's serialization is not its own, or the nesting came near the depth
-  // cap. When false (and the tree is one the parser builds from its own serialization), the
+  // RuleOf: unwrapping can put a heading directly into a heading), the output was cut, a text or
+  // value holds characters the parser reads back as others (ReadsBackAsWritten: a carriage
+  // return, a control character), a URL's serialization is not its own, or the nesting came near
+  // the depth cap. When false (and the tree is one the parser builds from its own serialization), the
   // output serializes that tree, less comments and attributes, and reads back as itself.
   bool may_reparse_differently() const {
     return reshaped_ || stopped_ || max_depth_ >= kMaxElementDepth / 2 ||
@@ -386,7 +429,7 @@ class Writer {
   }
 
   void WriteText(absl::string_view text) {
-    if (text.find('\r') != absl::string_view::npos) {
+    if (!ReadsBackAsWritten(text)) {
       reshaped_ = true;
     }
     const size_t before = out_.size();
@@ -477,7 +520,7 @@ class Writer {
           }
           break;
       }
-      if (value.find('\r') != std::string::npos) {
+      if (!ReadsBackAsWritten(value)) {
         reshaped_ = true;
       }
       absl::StrAppend(&start, " ", attribute_name, "=\"");
@@ -646,7 +689,7 @@ bool RebuildsItself(const HtmlNode& parent) {
     const uint16_t parent_of_child = top.rule;
     switch (child.kind) {
       case HtmlNode::Kind::kText:
-        if (child.text.find('\r') != std::string::npos) {
+        if (!ReadsBackAsWritten(child.text)) {
           return false;
         }
         if ((parent_of_child & kRawText) != 0 && (absl::StrContains(child.text, "</") ||
@@ -679,7 +722,7 @@ bool RebuildsItself(const HtmlNode& parent) {
       return false;
     }
     for (const auto& [name, value] : child.attributes) {
-      if (value.find('\r') != std::string::npos) {
+      if (!ReadsBackAsWritten(value)) {
         return false;
       }
     }
