@@ -348,7 +348,7 @@ TEST(VerifierConfigTest, TokenValues) {
 }
 
 TEST(VerifierConfigTest, EveryDeclaredSettingParsesItsDefault) {
-  config::test_support::ExpectEveryDeclaredSettingParsesItsDefault(52);
+  config::test_support::ExpectEveryDeclaredSettingParsesItsDefault(53);
 }
 
 // A bad value of each type, given as a flag or in the environment: the same one line, naming the

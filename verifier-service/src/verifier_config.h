@@ -3,6 +3,7 @@
 #include <cstddef>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/time/time.h"
 #include "common/config/listen_address.h"
@@ -18,6 +19,9 @@ namespace portcullis::verifier {
 struct VerifierConfig {
   // libpq connection string or URI of the PostgreSQL database.
   std::string database_url;
+  // Hosts that relay many people's posts: an approval rule may not name one of them (or a
+  // subdomain) without a path (issue 16). Serialized host names.
+  std::vector<std::string> approval_rule_relay_hosts;
   // Where the gRPC server listens; port 0 picks a free port.
   config::HostPort grpc_listen;
   // TLS of the gRPC port: none (plaintext), server TLS (cert and key), or mutual TLS (and a client

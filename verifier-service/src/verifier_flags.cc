@@ -1,7 +1,7 @@
 // The verifier's settings, each declared once: flag, type, environment variable, default and
 // validation (common/config/setting.h); and the one step that builds the VerifierConfig from them.
 //
-// STYLE.md has flags defined only in main.cc. These 51 are the exception: with their help texts
+// STYLE.md has flags defined only in main.cc. These 53 are the exception: with their help texts
 // they are some 190 lines, and main.cc is to stay a short read (parse, build, run, shut down), so
 // they live here, beside the config they fill, in a library only main and its tests link.
 #include "verifier-service/src/verifier_flags.h"
@@ -14,7 +14,10 @@
 #include "absl/flags/flag.h"
 #include "absl/time/time.h"
 #include "common/config/setting.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_split.h"
 #include "common/status/status_macros.h"
+#include "verifier-service/src/intake/target_rules.h"
 
 namespace {
 
@@ -217,6 +220,23 @@ PORTCULLIS_SETTING(
     "How often the API tokens are read again from the database: a token created or "
     "revoked on another verifier takes effect here within it (env TOKEN_REFRESH_INTERVAL).");
 
+PORTCULLIS_SETTING(
+    std::string, approval_rule_relay_hosts, "APPROVAL_RULE_RELAY_HOSTS",
+    "brid.gy,bsky.app,facebook.com,instagram.com,medium.com,reddit.com,twitter.com,x.com",
+    config::AnyText().Check(
+        [](const std::string& text) {
+          for (absl::string_view host : absl::StrSplit(text, ',', absl::SkipWhitespace())) {
+            if (!portcullis::verifier::intake::ParseSiteDomain(absl::StripAsciiWhitespace(host))
+                     .ok()) {
+              return false;
+            }
+          }
+          return true;
+        },
+        "host names separated by commas"),
+    "Hosts that relay many people's posts (bridges, silos): an approval rule may not name one "
+    "of them, or a subdomain, without a path (env APPROVAL_RULE_RELAY_HOSTS).");
+
 namespace portcullis::verifier {
 
 absl::StatusOr<VerifierConfig> BuildVerifierConfig(const config::Texts& command_line,
@@ -289,6 +309,14 @@ absl::StatusOr<VerifierConfig> BuildVerifierConfig(const config::Texts& command_
   config.verification.author_limits.max_redirects = std::min(1, config.fetcher.max_redirects);
   config.verification.author_cache_entries = absl::GetFlag(FLAGS_author_cache_size);
   config.verification.author_cache_ttl = absl::GetFlag(FLAGS_author_cache_ttl);
+  for (absl::string_view host : absl::StrSplit(absl::GetFlag(FLAGS_approval_rule_relay_hosts),
+                                               ',', absl::SkipWhitespace())) {
+    absl::StatusOr<std::string> domain =
+        intake::ParseSiteDomain(absl::StripAsciiWhitespace(host));
+    if (domain.ok()) {
+      config.approval_rule_relay_hosts.push_back(*std::move(domain));
+    }
+  }
   return config;
 }
 

@@ -85,6 +85,30 @@ class NullBlocklistStore final : public store::BlocklistStore {
   }
 };
 
+class NullModerationStore final : public store::ModerationStore {
+ public:
+  absl::StatusOr<store::SiteRecord> SetModeration(const std::string&, store::Moderation,
+                                                  const auth::SiteBinding&) override {
+    return Unused();
+  }
+  absl::Status Review(absl::string_view, store::ReviewAction, const std::string&,
+                      const std::string&, const auth::SiteBinding&) override {
+    return Unused();
+  }
+  absl::StatusOr<store::AddApprovalRuleResult> AddRule(const store::ApprovalRuleRecord&, bool,
+                                                       const auth::SiteBinding&) override {
+    return Unused();
+  }
+  absl::StatusOr<std::vector<store::ApprovalRuleRecord>> ListRules(
+      const std::string&, const auth::SiteBinding&) override {
+    return Unused();
+  }
+  absl::StatusOr<store::ApprovalRuleRecord> RemoveRule(absl::string_view,
+                                                       const auth::SiteBinding&) override {
+    return Unused();
+  }
+};
+
 class NullTokenStore final : public store::TokenStore {
  public:
   absl::StatusOr<std::vector<store::ActiveTokenRow>> ListActiveTokens() override {
@@ -215,6 +239,7 @@ struct ServiceParts {
     deps.submissions = &submitter;
     deps.sites = &sites;
     deps.blocks = &blocks;
+    deps.moderation = &moderation;
     deps.token_store = &token_store;
     deps.policy = &policy;
     deps.resolver = &resolver;
@@ -252,6 +277,7 @@ struct ServiceParts {
   StoreSubmitter submitter{&deps.mentions};
   NullSiteStore sites;
   NullBlocklistStore blocks;
+  NullModerationStore moderation;
   NullTokenStore token_store;
   fetch::EgressPolicy policy;
   NullResolver resolver;

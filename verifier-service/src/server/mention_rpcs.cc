@@ -118,7 +118,44 @@ absl::StatusOr<store::MentionQuery> Validate(const v1::ListMentionsRequest& requ
                                              const auth::Caller& caller) {
   ASSIGN_OR_RETURN(store::MentionQuery query, Validate(request, tracking));
   RETURN_IF_ERROR(RequireSite(caller, QueriedSite(request, query)));
+  if (!query.review.empty()) {
+    RETURN_IF_ERROR(caller.Require(auth::Scope::kReview));
+  }
+  // Who may not review reads what the public sees (the feed), whatever it asks for; so does a
+  // caller that asks for only that (the gateway's feed).
+  query.shown_only = request.shown_only() || !caller.MayReview();
   return query;
+}
+
+std::string ReviewStateName(v1::ReviewState state) {
+  switch (state) {
+    case v1::REVIEW_STATE_UNREVIEWED:
+      return "UNREVIEWED";
+    case v1::REVIEW_STATE_APPROVED:
+      return "APPROVED";
+    case v1::REVIEW_STATE_REJECTED:
+      return "REJECTED";
+    case v1::REVIEW_STATE_HIDDEN:
+      return "HIDDEN";
+    default:
+      return "";
+  }
+}
+
+v1::ReviewState ReviewStateOf(absl::string_view name) {
+  for (const v1::ReviewState state : {v1::REVIEW_STATE_UNREVIEWED, v1::REVIEW_STATE_APPROVED,
+                                      v1::REVIEW_STATE_REJECTED, v1::REVIEW_STATE_HIDDEN}) {
+    if (name == ReviewStateName(state)) {
+      return state;
+    }
+  }
+  return v1::REVIEW_STATE_UNSPECIFIED;
+}
+
+void WithoutUnshownContent(store::StoredMention& mention) {
+  if (mention.state == store::MentionState::kVerified && !mention.shown) {
+    mention.content = store::MentionContent{.type = ""};
+  }
 }
 
 std::string TypeName(v1::MentionType type) {
@@ -172,6 +209,12 @@ absl::StatusOr<store::MentionQuery> Validate(const v1::ListMentionsRequest& requ
       break;
     default:
       return absl::InvalidArgumentError("state is not a known MentionState.");
+  }
+  if (request.review() != v1::REVIEW_STATE_UNSPECIFIED) {
+    query.review = ReviewStateName(request.review());
+    if (query.review.empty()) {
+      return absl::InvalidArgumentError("review is not a known ReviewState.");
+    }
   }
   if (request.type() != v1::MENTION_TYPE_UNSPECIFIED) {
     query.type = TypeName(request.type());
@@ -229,6 +272,13 @@ void ToProto(const store::StoredMention& mention, v1::Mention* out) {
     out->add_links_to_target_host(link);
   }
   out->set_attempts(mention.attempts);
+  out->set_review(ReviewStateOf(mention.review));
+  out->set_review_note(mention.review_note);
+  if (mention.reviewed_at.has_value()) {
+    *out->mutable_reviewed_at() = TimestampProto(*mention.reviewed_at);
+  }
+  out->set_shown(mention.shown);
+  out->set_review_reason(mention.review_reason);
 }
 
 PORTCULLIS_VERIFIER_RPC(SubmitMention) {
@@ -266,6 +316,9 @@ PORTCULLIS_VERIFIER_RPC(GetMention) {
                      OnPool(*deps_.pool, [this, request, response](const RpcCall& call) -> absl::Status {
                        ASSIGN_OR_RETURN(store::StoredMention mention,
                                         deps_.mentions->Get(request->mention_id(), call.sites()));
+                       if (!call.caller().MayReview()) {
+                         WithoutUnshownContent(mention);
+                       }
                        ToProto(mention, response->mutable_mention());
                        return absl::OkStatus();
                      }));

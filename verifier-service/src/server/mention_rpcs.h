@@ -55,4 +55,14 @@ portcullis::verifier::v1::MentionType TypeOf(absl::string_view name);
 // Every field of `mention` into `out` (author only when the mention has one).
 void ToProto(const store::StoredMention& mention, portcullis::verifier::v1::Mention* out);
 
+// Moderation (issue 16): the stored review state ("APPROVED") of a ReviewState and back;
+// empty / UNSPECIFIED for unknown values.
+std::string ReviewStateName(portcullis::verifier::v1::ReviewState state);
+portcullis::verifier::v1::ReviewState ReviewStateOf(absl::string_view name);
+
+// What a caller who may not review (auth::Caller::MayReview) reads of one mention: a VERIFIED
+// mention the public does not see (store::StoredMention::shown) keeps its state and review
+// state, without its content and author.
+void WithoutUnshownContent(store::StoredMention& mention);
+
 }  // namespace portcullis::verifier::server

@@ -128,6 +128,7 @@ absl::Status VerifierServer::OpenDatabase() {
   blocking_pool_ = std::make_unique<BlockingPool>(config_.db_pool_size, config_.max_queued_work);
   site_store_ = std::make_unique<store::PgSiteStore>(*db_pool_);
   blocklist_store_ = std::make_unique<store::PgBlocklistStore>(*db_pool_);
+  moderation_store_ = std::make_unique<store::PgModerationStore>(*db_pool_);
   return absl::OkStatus();
 }
 
@@ -183,6 +184,8 @@ absl::Status VerifierServer::BuildService() {
   deps.submissions = mention_writer_.get();
   deps.sites = site_store_.get();
   deps.blocks = blocklist_store_.get();
+  deps.moderation = moderation_store_.get();
+  deps.approval_rule_relay_hosts = config_.approval_rule_relay_hosts;
   deps.token_store = token_store_.get();
   deps.policy = egress_policy_.get();
   deps.resolver = resolver_.get();

@@ -15,6 +15,7 @@ absl::StatusOr<std::unique_ptr<VerifierService>> VerifierService::Create(
       {deps.submissions, "submissions"},
       {deps.sites, "sites"},
       {deps.blocks, "blocks"},
+      {deps.moderation, "moderation"},
       {deps.token_store, "token_store"},
       {deps.policy, "policy"},
       {deps.resolver, "resolver"},

@@ -17,6 +17,7 @@
 #include "verifier-service/src/store/blocklist_store.h"
 #include "verifier-service/src/store/ingest_store.h"
 #include "verifier-service/src/store/mention_store.h"
+#include "verifier-service/src/store/moderation_store.h"
 #include "verifier-service/src/store/publisher_store.h"
 #include "verifier-service/src/store/site_store.h"
 #include "verifier-service/src/store/token_store.h"
@@ -34,6 +35,10 @@ struct VerifierServiceDeps {
   store::MentionSubmitter* submissions = nullptr;
   store::SiteStore* sites = nullptr;
   store::BlocklistStore* blocks = nullptr;
+  // Moderation (issue 16): review states, approval rules, site policies.
+  store::ModerationStore* moderation = nullptr;
+  // Hosts an approval rule may not name bare (--approval_rule_relay_hosts).
+  std::vector<std::string> approval_rule_relay_hosts;
   store::TokenStore* token_store = nullptr;
   // CheckUrl and SafeFetch.
   const fetch::EgressPolicy* policy = nullptr;
@@ -191,6 +196,32 @@ class VerifierService final : public portcullis::verifier::v1::Verifier::Callbac
       grpc::CallbackServerContext* context,
       const portcullis::verifier::v1::RemoveBlockRequest* request,
       portcullis::verifier::v1::RemoveBlockResponse* response) override;
+
+  // moderation_rpcs.cc (issue 16)
+  grpc::ServerUnaryReactor* ReviewMention(
+      grpc::CallbackServerContext* context,
+      const portcullis::verifier::v1::ReviewMentionRequest* request,
+      portcullis::verifier::v1::ReviewMentionResponse* response) override;
+  grpc::ServerUnaryReactor* ListReviewQueue(
+      grpc::CallbackServerContext* context,
+      const portcullis::verifier::v1::ListReviewQueueRequest* request,
+      portcullis::verifier::v1::ListReviewQueueResponse* response) override;
+  grpc::ServerUnaryReactor* AddApprovalRule(
+      grpc::CallbackServerContext* context,
+      const portcullis::verifier::v1::AddApprovalRuleRequest* request,
+      portcullis::verifier::v1::AddApprovalRuleResponse* response) override;
+  grpc::ServerUnaryReactor* ListApprovalRules(
+      grpc::CallbackServerContext* context,
+      const portcullis::verifier::v1::ListApprovalRulesRequest* request,
+      portcullis::verifier::v1::ListApprovalRulesResponse* response) override;
+  grpc::ServerUnaryReactor* RemoveApprovalRule(
+      grpc::CallbackServerContext* context,
+      const portcullis::verifier::v1::RemoveApprovalRuleRequest* request,
+      portcullis::verifier::v1::RemoveApprovalRuleResponse* response) override;
+  grpc::ServerUnaryReactor* SetSiteSettings(
+      grpc::CallbackServerContext* context,
+      const portcullis::verifier::v1::SetSiteSettingsRequest* request,
+      portcullis::verifier::v1::SetSiteSettingsResponse* response) override;
 
   // token_rpcs.cc
   grpc::ServerUnaryReactor* CreateToken(

@@ -69,6 +69,14 @@ struct StoredMention {
   LinkDiagnostic links_to_target_host;
   // Claims of the current (or, when none is queued, the last) verification job.
   int attempts = 0;
+  // Moderation (issue 16): the review state ("UNREVIEWED", "APPROVED", "REJECTED", "HIDDEN"),
+  // the reviewer's note (or why it changed by itself), `content_changed` or empty, when a person
+  // last reviewed it, and whether the public sees it now (public_mentions_sql.h).
+  std::string review = "UNREVIEWED";
+  std::string review_note;
+  std::string review_reason;
+  std::optional<absl::Time> reviewed_at;
+  bool shown = false;
 };
 
 // Largest and default page of MentionStore::List.
@@ -84,6 +92,10 @@ struct MentionQuery {
   // Filters; unset/empty: any.
   std::optional<MentionState> state;
   std::string type;  // A MentionContent::type value.
+  std::string review;  // A StoredMention::review value; empty: any.
+  // Only what the public sees (StoredMention::shown): the read side of callers that may not
+  // review.
+  bool shown_only = false;
   int page_size = kDefaultMentionPageSize;  // 1 to kMaxMentionPageSize.
   // Empty for the first page, else MentionPage::next_page_token of the previous page.
   std::string page_token;

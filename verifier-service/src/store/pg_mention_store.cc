@@ -17,6 +17,7 @@
 #include "pqxx/row"
 #include "pqxx/transaction"
 #include "verifier-service/src/store/mention_page_token.h"
+#include "verifier-service/src/store/public_mentions_sql.h"
 #include "verifier-service/src/store/site_binding_sql.h"
 #include "verifier-service/src/store/source_block.h"
 
@@ -90,16 +91,16 @@ constexpr PgStatement kLockBatch{
 // land at the right edge of the primary key's index). A pair inserted meanwhile by another
 // transaction is skipped (its id is not returned) and decided under its lock instead.
 // $1 ids, $2 sources, $3 targets, $4 source hashes, $5 target hashes, $6 target domains ('' for
-// none), $7 source hosts.
+// none), $7 source hosts, $8 normalized sources.
 constexpr PgStatement kInsertBatch{
     "mention_batch_insert",
     "WITH ins AS ("
     "  INSERT INTO mentions (id, source, target, source_hash, target_hash, target_domain, "
-    "    source_host) "
+    "    source_host, source_normalized) "
     "  SELECT i.id, i.source, i.target, decode(i.shash, 'hex'), decode(i.thash, 'hex'), "
-    "    nullif(i.domain, ''), i.host "
+    "    nullif(i.domain, ''), i.host, i.nsource "
     "  FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], "
-    "    $7::text[]) AS i(id, source, target, shash, thash, domain, host) "
+    "    $7::text[], $8::text[]) AS i(id, source, target, shash, thash, domain, host, nsource) "
     "  ON CONFLICT (source_hash, target_hash) DO NOTHING "
     "  RETURNING id), "
     "job AS (INSERT INTO verification_jobs (mention_id, kind) SELECT id, 'VERIFY' FROM ins) "
@@ -179,8 +180,11 @@ constexpr char kSelectMention[] =
     "coalesce(m.entry_name, ''), coalesce(m.published, ''), coalesce(m.url, ''), "
     "coalesce(m.content_text, ''), coalesce(m.content_html, ''), m.content_truncated, "
     "(extract(epoch FROM m.verified_at) * 1000000)::bigint, m.links_to_target_host, "
-    "CASE WHEN j.attempts > 0 THEN j.attempts ELSE m.attempts END "
-    "FROM mentions m LEFT JOIN verification_jobs j ON j.mention_id = m.id ";
+    "CASE WHEN j.attempts > 0 THEN j.attempts ELSE m.attempts END, "
+    "m.review, coalesce(m.review_note, ''), coalesce(m.review_reason, ''), "
+    "(extract(epoch FROM m.reviewed_at) * 1000000)::bigint, " PORTCULLIS_MENTION_SHOWN " "
+    "FROM mentions m LEFT JOIN verification_jobs j ON j.mention_id = m.id "
+    PORTCULLIS_MENTION_SITE_JOIN;
 
 // Reads the mention only when its site is in the caller's binding ($2; see site_binding_sql.h).
 constexpr char kGetWhere[] =
@@ -205,7 +209,8 @@ constexpr char kTargetElsewhere[] =
 // Keyset paging over (updated_at DESC, id ASC), served by the *_listing_idx / *_recent_idx
 // indexes of migrations/0004_mention_content.sql. Parameters: $1 domain or NULL, $2 target hash
 // (hex) or NULL, $3 state or NULL, $4 type or NULL, $5 cursor time (µs since the epoch) or NULL,
-// $6 cursor id, $7 limit, $8 the caller's site binding.
+// $6 cursor id, $7 limit, $8 the caller's site binding, $9 review state or NULL, $10 whether
+// only what the public sees (public_mentions_sql.h).
 // The binding is checked once per statement, not per row: by the domain asked for (every row has
 // it), or by the target's site. A per-row `m.target_domain = ANY ($8)` made the planner trade the
 // ordered index scan for reading and sorting every mention of the site; this way a bound caller's
@@ -215,6 +220,8 @@ constexpr char kListWhere[] =
     "  AND ($2::text IS NULL OR m.target_hash = decode($2, 'hex')) "
     "  AND ($3::text IS NULL OR m.state = $3) "
     "  AND ($4::text IS NULL OR m.type = $4) "
+    "  AND ($9::text IS NULL OR m.review = $9) "
+    "  AND (NOT $10::boolean OR " PORTCULLIS_MENTION_SHOWN ") "
     "  AND ($8::text[] = '{}' OR CASE WHEN $1::text IS NOT NULL THEN $1::text = ANY ($8::text[]) "
     "       ELSE " PORTCULLIS_TARGET_SITE("$2") " = ANY ($8::text[]) END) "
     "  AND ($5::bigint IS NULL "
@@ -295,6 +302,13 @@ StoredMention ReadMention(const pqxx::row& row, std::string* state) {
   }
   mention.links_to_target_host = ReadTextArray(row[20]);
   mention.attempts = row[21].as<int>();
+  mention.review = row[22].as<std::string>();
+  mention.review_note = row[23].as<std::string>();
+  mention.review_reason = row[24].as<std::string>();
+  if (!row[25].is_null()) {
+    mention.reviewed_at = absl::FromUnixMicros(row[25].as<int64_t>());
+  }
+  mention.shown = row[26].as<bool>();
   return mention;
 }
 
@@ -504,7 +518,8 @@ bool DecideBatch(pqxx::connection& connection, std::vector<BatchPair>& pairs,
                ArrayOf(pairs, fresh, [](const BatchPair& p) { return p.mention->source; }),
                ArrayOf(pairs, fresh, [](const BatchPair& p) { return p.mention->target; }),
                ArrayOf(pairs, fresh, SourceHashOf), ArrayOf(pairs, fresh, TargetHashOf),
-               ArrayOf(pairs, fresh, DomainOf), ArrayOf(pairs, fresh, HostOf))) {
+               ArrayOf(pairs, fresh, DomainOf), ArrayOf(pairs, fresh, HostOf),
+               ArrayOf(pairs, fresh, [](const BatchPair& p) { return p.normalized_source; }))) {
         inserted.insert(row[0].as<std::string>());
       }
       for (const size_t i : fresh) {
@@ -771,6 +786,7 @@ absl::StatusOr<MentionPage> PgMentionStore::List(const MentionQuery& query,
   const std::optional<std::string> state =
       query.state ? std::optional<std::string>(StateName(*query.state)) : std::nullopt;
   const std::optional<std::string> type = NullIfEmpty(query.type);
+  const std::optional<std::string> review = NullIfEmpty(query.review);
   const std::optional<std::string> after_time =
       cursor ? std::optional<std::string>(absl::StrCat(absl::ToUnixMicros(cursor->updated_at)))
              : std::nullopt;
@@ -789,7 +805,8 @@ absl::StatusOr<MentionPage> PgMentionStore::List(const MentionQuery& query,
     // One more than asked for tells whether there is a next page.
     const pqxx::result rows = transaction.exec_params(
         absl::StrCat(kSelectMention, kListWhere), OrNull(domain), OrNull(target_hash),
-        OrNull(state), OrNull(type), OrNull(after_time), after_id, query.page_size + 1, binding);
+        OrNull(state), OrNull(type), OrNull(after_time), after_id, query.page_size + 1, binding,
+        OrNull(review), query.shown_only);
     for (const pqxx::row& row : rows) {
       std::string row_state;
       page.mentions.push_back(ReadMention(row, &row_state));
