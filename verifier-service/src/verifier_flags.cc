@@ -75,8 +75,9 @@ PORTCULLIS_SETTING(size_t, max_queued_work, "MAX_QUEUED_WORK", "1024", Count<siz
                    "(env MAX_QUEUED_WORK).");
 PORTCULLIS_SETTING(int, submit_writers, "SUBMIT_WRITERS", "2",
                    config::WholeNumber<int>(1, 64, "a whole number from 1 to 64"),
-                   "Threads writing submissions in batches, each with a database connection of "
-                   "its own beside --db_pool_size (env SUBMIT_WRITERS).");
+                   "Threads writing submissions in batches, as many for webmentions as for "
+                   "ingest decisions, each with a database connection of its own beside "
+                   "--db_pool_size (env SUBMIT_WRITERS).");
 PORTCULLIS_SETTING(absl::Duration, max_connection_age, "MAX_CONNECTION_AGE", "5m", Positive(),
                    "gRPC connections are closed after this long so clients rebalance "
                    "(env MAX_CONNECTION_AGE).");

@@ -78,6 +78,19 @@ std::vector<RpcCase> EveryRpc() {
                r.set_raw_body("{}");
                r.set_item_id("item-1");
              }))},
+      {"SubmitMentions", kSubmitAccess,
+       Unary(&Stub::SubmitMentions, Make<v1::SubmitMentionsRequest>([](auto& r) {
+               v1::SubmitMentionRequest* mention = r.add_items()->mutable_mention();
+               mention->set_source("https://source.example/batch");
+               mention->set_target("https://a.example/post");
+             }))},
+      {"EvaluateIngestBatch", kIngestAccess,
+       Unary(&Stub::EvaluateIngestBatch, Make<v1::EvaluateIngestBatchRequest>([](auto& r) {
+               v1::EvaluateIngestRequest* item = r.add_items()->mutable_item();
+               item->set_publisher("feed.example");
+               item->set_raw_body("{}");
+               item->set_item_id("item-1");
+             }))},
       {"GetMention", kReadAccess,
        Unary(&Stub::GetMention,
              Make<v1::GetMentionRequest>([](auto& r) { r.set_mention_id(kUnknownUuid); }))},
@@ -563,6 +576,22 @@ TEST_F(VerifierAuthRpcTest, SiteBoundTokenCannotReachAnotherSite) {
     EXPECT_FALSE(absl::StrContains(status.error_message(), token)) << what;
   }
   EXPECT_EQ(SiteData(), before);
+  {
+    // In a batch, the item on another site is refused, and only that item.
+    v1::SubmitMentionsRequest r;
+    v1::SubmitMentionRequest* other = r.add_items()->mutable_mention();
+    other->set_source("https://source.example/new");
+    other->set_target("https://b.example/other");
+    v1::SubmitMentionRequest* own = r.add_items()->mutable_mention();
+    own->set_source("https://source.example/a");
+    own->set_target("https://a.example/post");
+    v1::SubmitMentionsResponse answered;
+    ASSERT_TRUE(Call(token, &Stub::SubmitMentions, r, &answered).ok());
+    ASSERT_EQ(answered.results_size(), 2);
+    EXPECT_EQ(answered.results(0).status().code(), grpc::StatusCode::PERMISSION_DENIED);
+    EXPECT_EQ(answered.results(1).status().code(), grpc::StatusCode::OK)
+        << answered.results(1).status().message();
+  }
 
   // Its own site: the reads see a.example only, filtered in the database.
   v1::GetMentionRequest get;

@@ -225,6 +225,11 @@ class StoreSubmitter final : public store::MentionSubmitter {
   void Submit(store::NewMention mention, Done done) override {
     std::move(done)((*store_)->Submit(mention));
   }
+  void SubmitAll(std::vector<Submission> submissions) override {
+    for (Submission& submission : submissions) {
+      Submit(std::move(submission.mention), std::move(submission.done));
+    }
+  }
 
  private:
   store::MentionStore* const* store_;

@@ -1,5 +1,6 @@
 #include "verifier-service/src/server/mention_rpcs.h"
 
+#include <memory>
 #include <utility>
 #include <variant>
 
@@ -90,6 +91,38 @@ absl::StatusOr<OrRejection<store::NewMention>> ValidateSubmission(
       source, target, normalized.key.source_hash, normalized.key.target_hash,
       normalized.target_domain, normalized.key.normalized_target,
       normalized.key.normalized_source});
+}
+
+absl::StatusOr<std::vector<SubmissionItem>> ValidateSubmissions(
+    const v1::SubmitMentionsRequest& request, const url::TrackingParameters& tracking,
+    const auth::Caller& caller) {
+  RETURN_IF_ERROR(CheckBatchSize(request.items_size()));
+  std::vector<SubmissionItem> items;
+  items.reserve(request.items_size());
+  for (const v1::SubmitMentionsItem& item : request.items()) {
+    items.push_back({AcceptRequestId(item.request_id()).value_or(""),
+                     ValidateSubmission(item.mention().source(), item.mention().target(),
+                                        tracking, caller)});
+  }
+  return items;
+}
+
+absl::Status WriteSubmitResult(absl::StatusOr<store::SubmitResult> result, const RpcCall& call,
+                               absl::string_view item_request_id,
+                               v1::SubmitMentionResponse* response) {
+  if (!result.ok()) {
+    return StoreStatus(result.status(), call, item_request_id);
+  }
+  if (std::optional<intake::Rejection> rejection = UnservedTarget(result->target)) {
+    WriteRejection(*rejection, response);
+    return absl::OkStatus();
+  }
+  response->set_decision(v1::DECISION_ACCEPTED);
+  response->set_mention_id(result->mention_id);
+  response->set_state(ToProto(result->state));
+  response->set_created(result->created);
+  response->set_queued(result->queued);
+  return absl::OkStatus();
 }
 
 std::optional<intake::Rejection> UnservedTarget(store::TargetMatch match) {
@@ -292,22 +325,58 @@ PORTCULLIS_VERIFIER_RPC(SubmitMention) {
         deps_.submissions->Submit(
             std::move(mention), [response, reply = std::move(reply)](
                                     absl::StatusOr<store::SubmitResult> result) mutable {
-              if (!result.ok()) {
-                const absl::Status status = StoreStatus(result.status(), reply.call());
-                std::move(reply)(status);
-                return;
-              }
-              if (std::optional<intake::Rejection> rejection = UnservedTarget(result->target)) {
-                WriteRejection(*rejection, response);
-              } else {
-                response->set_decision(v1::DECISION_ACCEPTED);
-                response->set_mention_id(result->mention_id);
-                response->set_state(ToProto(result->state));
-                response->set_created(result->created);
-                response->set_queued(result->queued);
-              }
-              std::move(reply)(absl::OkStatus());
+              const absl::Status status =
+                  WriteSubmitResult(std::move(result), reply.call(), "", response);
+              std::move(reply)(status);
             });
+      }));
+}
+
+// Issue 21. Every valid item of the call enters the writer's queue at once (SubmitAll); the call
+// is answered when the last of them has committed (or failed), each item with its own result.
+PORTCULLIS_VERIFIER_RPC(SubmitMentions) {
+  return rpcs_.Serve(
+      "SubmitMentions", context, request, response, kSubmitAccess,
+      [this](const v1::SubmitMentionsRequest& request, const auth::Caller& caller) {
+        return ValidateSubmissions(request, tracking_, caller);
+      },
+      OnLoop([this, response](std::vector<SubmissionItem> items, Reply reply) {
+        std::vector<store::MentionSubmitter::Submission> submissions;
+        std::vector<int> positions;
+        for (size_t i = 0; i < items.size(); ++i) {
+          v1::SubmitMentionsResult* result = response->add_results();
+          absl::StatusOr<OrRejection<store::NewMention>>& verdict = items[i].verdict;
+          if (!verdict.ok()) {
+            WriteItemStatus(verdict.status(), result->mutable_status());
+          } else if (const auto* rejection = std::get_if<intake::Rejection>(&*verdict)) {
+            WriteRejection(*rejection, result->mutable_mention());
+          } else {
+            submissions.push_back({std::get<store::NewMention>(*std::move(verdict)), nullptr});
+            positions.push_back(static_cast<int>(i));
+          }
+        }
+        if (submissions.empty()) {
+          std::move(reply)(absl::OkStatus());
+          return;
+        }
+        auto batch = std::make_shared<BatchReply>(std::move(reply),
+                                                  static_cast<int>(submissions.size()));
+        for (size_t k = 0; k < submissions.size(); ++k) {
+          // Each callback writes only its own result: the results were all added above, so no
+          // two writer threads touch the same message.
+          v1::SubmitMentionsResult* result = response->mutable_results(positions[k]);
+          submissions[k].done = [batch, result, request_id = items[positions[k]].request_id](
+                                    absl::StatusOr<store::SubmitResult> written) {
+            const absl::Status status = WriteSubmitResult(std::move(written), batch->call(),
+                                                          request_id, result->mutable_mention());
+            WriteItemStatus(status, result->mutable_status());
+            if (!status.ok()) {
+              result->clear_mention();
+            }
+            batch->Done();
+          };
+        }
+        deps_.submissions->SubmitAll(std::move(submissions));
       }));
 }
 

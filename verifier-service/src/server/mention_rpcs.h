@@ -5,6 +5,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -39,6 +40,25 @@ absl::StatusOr<store::MentionQuery> Validate(
 absl::StatusOr<OrRejection<store::NewMention>> ValidateSubmission(
     const std::string& source, const std::string& target, const url::TrackingParameters& tracking,
     const auth::Caller& caller);
+
+// One item of a SubmitMentions call, validated: its request id (empty when the caller sent
+// none usable) and SubmitMention's verdict on it (an error is the item's answer, not the call's).
+struct SubmissionItem {
+  std::string request_id;
+  absl::StatusOr<OrRejection<store::NewMention>> verdict;
+};
+
+// SubmitMentions: INVALID_ARGUMENT unless it holds 1 to kMaxBatchItems items; each item as
+// ValidateSubmission.
+absl::StatusOr<std::vector<SubmissionItem>> ValidateSubmissions(
+    const portcullis::verifier::v1::SubmitMentionsRequest& request,
+    const url::TrackingParameters& tracking, const auth::Caller& caller);
+
+// What SubmitMention answers for the writer's `result`: the response, written into `response`,
+// or the error (mapped by StoreStatus).
+absl::Status WriteSubmitResult(absl::StatusOr<store::SubmitResult> result, const RpcCall& call,
+                               absl::string_view item_request_id,
+                               portcullis::verifier::v1::SubmitMentionResponse* response);
 
 // The rejection that answers a mention whose target the store found not served; nullopt for
 // kServed.

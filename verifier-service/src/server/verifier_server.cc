@@ -91,7 +91,7 @@ absl::StatusOr<std::unique_ptr<VerifierServer>> VerifierServer::Start(
   std::unique_ptr<VerifierServer> server(new VerifierServer(config, std::move(on_fatal)));
   RETURN_IF_ERROR(server->OpenDatabase());
   RETURN_IF_ERROR(server->BuildTokens());
-  server->BuildIngest();
+  RETURN_IF_ERROR(server->BuildIngest());
   RETURN_IF_ERROR(server->StartFetcher());
   server->BuildVerifier(verifier);
   RETURN_IF_ERROR(server->StartAdmin());
@@ -144,7 +144,7 @@ absl::Status VerifierServer::BuildTokens() {
   return absl::OkStatus();
 }
 
-void VerifierServer::BuildIngest() {
+absl::Status VerifierServer::BuildIngest() {
   publisher_store_ = std::make_unique<store::PgPublisherStore>(*db_pool_);
   ingest_store_ = std::make_unique<store::PgIngestStore>(*db_pool_);
   ingest::IngestEvaluatorOptions ingest_options;
@@ -154,10 +154,20 @@ void VerifierServer::BuildIngest() {
   ingest_options.signature_limits.tolerance = config_.ingest_signature_tolerance;
   ingest_evaluator_ = std::make_unique<ingest::IngestEvaluator>(
       *publisher_store_, *ingest_store_, std::move(ingest_options));
+  // EvaluateIngest's decisions are written in batches (issue 21), by as many writers as
+  // SubmitMention's (--submit_writers), each with its own connection.
+  store::IngestWriterOptions writer_options;
+  writer_options.writers = config_.submit_writers;
+  writer_options.max_queued = static_cast<int>(config_.max_queued_work);
+  writer_options.connection = {config_.database_url, 1, config_.db_acquire_timeout,
+                               config_.db_statement_timeout};
+  ASSIGN_OR_RETURN(ingest_writer_, store::IngestWriter::Start(*ingest_store_, writer_options));
+  ingest_evaluator_->SetRecorder(ingest_writer_.get());
   ingest::DecisionSweeperOptions sweeper_options;
   sweeper_options.interval = config_.ingest_sweep_interval;
   sweeper_options.batch = config_.ingest_sweep_batch;
   decision_sweeper_ = std::make_unique<ingest::DecisionSweeper>(*ingest_store_, sweeper_options);
+  return absl::OkStatus();
 }
 
 void VerifierServer::BuildVerifier(queue::MentionVerifier* verifier) {
@@ -526,6 +536,9 @@ void VerifierServer::Shutdown() {
   }
   if (blocking_pool_ != nullptr) {
     blocking_pool_->Stop();
+  }
+  if (ingest_writer_ != nullptr) {
+    ingest_writer_->Stop();  // After the pool, whose evaluations hand it their decisions.
   }
   StopFetcher();
   exposer_.reset();

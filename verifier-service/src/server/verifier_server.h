@@ -21,6 +21,7 @@
 #include "verifier-service/src/fetch/safe_fetcher.h"
 #include "verifier-service/src/ingest/decision_sweeper.h"
 #include "verifier-service/src/ingest/ingest_evaluator.h"
+#include "verifier-service/src/store/ingest_writer.h"
 #include "verifier-service/src/queue/mention_verifier.h"
 #include "verifier-service/src/queue/verification_worker.h"
 #include "verifier-service/src/server/blocking_pool.h"
@@ -101,7 +102,7 @@ class VerifierServer {
   // --tokens_file and the token registry.
   absl::Status BuildTokens();
   // The ingest stores, the evaluator and the decision sweeper.
-  void BuildIngest();
+  absl::Status BuildIngest();
   // Builds the egress policy, resolver, HTTP client and fetcher from the config.
   absl::Status StartFetcher();
   // What the workers and VerifyNow run: `verifier`, or (null) the real pipeline over fetcher_;
@@ -147,6 +148,9 @@ class VerifierServer {
   std::unique_ptr<store::PgPublisherStore> publisher_store_;
   std::unique_ptr<store::PgIngestStore> ingest_store_;
   std::unique_ptr<ingest::IngestEvaluator> ingest_evaluator_;
+  // EvaluateIngest's batches (issue 21); stopped after the blocking pool (declared before it, so
+  // also destroyed after it).
+  std::unique_ptr<store::IngestWriter> ingest_writer_;
   std::unique_ptr<ingest::DecisionSweeper> decision_sweeper_;
   std::unique_ptr<store::PgJobStore> job_store_;
   std::unique_ptr<store::PgJobListener> job_listener_;

@@ -237,6 +237,17 @@ class VerifierService final : public portcullis::verifier::v1::Verifier::Callbac
       const portcullis::verifier::v1::RevokeTokenRequest* request,
       portcullis::verifier::v1::RevokeTokenResponse* response) override;
 
+  // Issue 21: the batch calls. mention_rpcs.cc
+  grpc::ServerUnaryReactor* SubmitMentions(
+      grpc::CallbackServerContext* context,
+      const portcullis::verifier::v1::SubmitMentionsRequest* request,
+      portcullis::verifier::v1::SubmitMentionsResponse* response) override;
+  // ingest_rpcs.cc
+  grpc::ServerUnaryReactor* EvaluateIngestBatch(
+      grpc::CallbackServerContext* context,
+      const portcullis::verifier::v1::EvaluateIngestBatchRequest* request,
+      portcullis::verifier::v1::EvaluateIngestBatchResponse* response) override;
+
  private:
   explicit VerifierService(const VerifierServiceDeps& deps) : deps_(deps) {}
 

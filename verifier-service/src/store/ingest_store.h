@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/functional/any_invocable.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
@@ -137,6 +138,18 @@ class IngestStore {
   // are assigned in commit order, so a consumer paging by cursor never skips an item.
   virtual absl::StatusOr<std::vector<AcceptedItemRecord>> ListAcceptedItems(int64_t after_cursor,
                                                                             int limit) = 0;
+};
+
+// Decisions recorded once they are durable, without a thread waiting for each (IngestWriter
+// batches them; issue 21).
+class DecisionRecorder {
+ public:
+  using Done = absl::AnyInvocable<void(absl::StatusOr<RecordResult>) &&>;
+  virtual ~DecisionRecorder() = default;
+
+  // Calls `done` exactly once, from any thread, with what IngestStore::Record answers for
+  // `next` at `now`; UNAVAILABLE when the recorder is overloaded or stopping.
+  virtual void Record(NewDecision next, absl::Time now, Done done) = 0;
 };
 
 }  // namespace portcullis::verifier::store

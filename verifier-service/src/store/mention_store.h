@@ -174,9 +174,19 @@ class MentionSubmitter {
   using Done = absl::AnyInvocable<void(absl::StatusOr<SubmitResult>) &&>;
   virtual ~MentionSubmitter() = default;
 
+  // One submission with where its answer goes.
+  struct Submission {
+    NewMention mention;
+    Done done;
+  };
+
   // Calls `done` exactly once, from any thread, with what MentionStore::Submit answers for
   // `mention`; UNAVAILABLE when the submitter is overloaded or stopping.
   virtual void Submit(NewMention mention, Done done) = 0;
+
+  // Submit for each of `submissions`, taken in together: all of them or (overloaded, stopping)
+  // none, each answered UNAVAILABLE then (SubmitMentions, issue 21).
+  virtual void SubmitAll(std::vector<Submission> submissions) = 0;
 };
 
 }  // namespace portcullis::verifier::store
