@@ -44,6 +44,13 @@ ABSL_FLAG(std::string, type, "",
 ABSL_FLAG(int32_t, page_size, 0, "`mention list`: mentions per page, 1 to 1000 (0: 100)");
 ABSL_FLAG(std::string, page_token, "", "`mention list`: next_page_token of the previous page");
 
+ABSL_FLAG(std::string, moderation, "",
+          "`site set`: the site's moderation policy: off, first-time-authors or all");
+ABSL_FLAG(std::string, note, "", "`review approve|reject|hide|unhide`: a note kept with the review");
+ABSL_FLAG(std::string, author_url, "", "`rule add`: approve every mention by this author URL");
+ABSL_FLAG(std::string, source_prefix, "",
+          "`rule add`: approve every mention whose source URL starts with this prefix");
+ABSL_FLAG(bool, dry_run, false, "`rule add`: only print how many mentions the rule would approve");
 ABSL_FLAG(std::string, token_file, "",
           "a file holding the API token sent to the verifier; default: $PORTCULLIS_TOKEN, else "
           "the file named by $PORTCULLIS_TOKEN_FILE");
@@ -123,6 +130,11 @@ int main(int argc, char** argv) {
       .token_name = absl::GetFlag(FLAGS_name),
       .token_scopes = absl::GetFlag(FLAGS_scopes),
       .token_sites = sites,
+      .moderation = absl::GetFlag(FLAGS_moderation),
+      .review_note = absl::GetFlag(FLAGS_note),
+      .rule_author_url = absl::GetFlag(FLAGS_author_url),
+      .rule_source_prefix = absl::GetFlag(FLAGS_source_prefix),
+      .dry_run = absl::GetFlag(FLAGS_dry_run),
   };
   const absl::StatusOr<std::string> token = portcullis::cli::ResolveToken(
       absl::GetFlag(FLAGS_token_file), Env("PORTCULLIS_TOKEN"), Env("PORTCULLIS_TOKEN_FILE"));

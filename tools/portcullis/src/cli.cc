@@ -9,6 +9,7 @@
 #include "grpcpp/support/channel_arguments.h"
 #include "portcullis/verifier/v1/verifier.grpc.pb.h"
 #include "tools/portcullis/src/block_commands.h"
+#include "tools/portcullis/src/moderation_commands.h"
 #include "tools/portcullis/src/authorship_conformance.h"
 #include "tools/portcullis/src/ingest_tool_commands.h"
 #include "tools/portcullis/src/links_conformance.h"
@@ -83,7 +84,7 @@ std::string Usage() {
          "  conformance mf2-report[-if-present] [--base-url URL] DIR  the same, but exits 0 once\n"
          "                                 every case ran, however many failed (a report); no\n"
          "                                 case, or a crash, is still a failure\n" +
-         IngestUsage() + BlockUsage() + TokenUsage() +
+         IngestUsage() + BlockUsage() + ModerationUsage() + TokenUsage() +
          "The verifier defaults to $PORTCULLIS_VERIFIER, else 127.0.0.1:50051. Every call to it\n"
          "carries an API token: --token_file=PATH, else $PORTCULLIS_TOKEN, else the file named by\n"
          "$PORTCULLIS_TOKEN_FILE (scripts/up prints the export line).\n";
@@ -254,6 +255,9 @@ int Run(const std::vector<std::string>& args, const CliOptions& options, std::os
     return RunUrlConformanceFile(args[2],
                                  args[1] == "url" ? MissingData::kFail : MissingData::kSkipUnlessCi,
                                  ci != nullptr && std::string(ci) == "true", out, err);
+  }
+  if (const std::optional<int> moderation = RunModerationCommand(args, options, out, err)) {
+    return *moderation;
   }
   if (args[0] == "site" || args[0] == "target") {
     return RunSiteCommand(args, options, out, err, usage_error);

@@ -58,6 +58,13 @@ struct CliOptions {
   std::string token_name;
   std::string token_scopes;
   std::vector<std::string> token_sites;
+  // Moderation (issue 16): `site set --moderation`, `review … --note`, `rule add --author-url |
+  // --source-prefix [--dry-run]` (`review list` and `rule` take --site and --state above).
+  std::string moderation;
+  std::string review_note;
+  std::string rule_author_url;
+  std::string rule_source_prefix;
+  bool dry_run = false;
 };
 
 // The token the CLI presents: the file named by --token_file (`flag_token_file`) when given,
