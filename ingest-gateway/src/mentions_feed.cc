@@ -166,6 +166,7 @@ v1::ListMentionsRequest ToListRequest(const FeedQuery& query) {
     request.set_domain(query.site);
   }
   request.set_state(v1::MENTION_STATE_VERIFIED);
+  request.set_public_only(true);
   request.set_page_size(query.per_page);
   request.set_page_token(query.page);
   return request;

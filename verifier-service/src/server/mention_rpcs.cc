@@ -184,6 +184,7 @@ absl::StatusOr<store::MentionQuery> Validate(const v1::ListMentionsRequest& requ
         absl::StrCat("page_size must be from 0 (default ", store::kDefaultMentionPageSize,
                      ") to ", store::kMaxMentionPageSize, "."));
   }
+  query.public_only = request.public_only();
   query.page_size =
       request.page_size() == 0 ? store::kDefaultMentionPageSize : request.page_size();
   if (!request.page_token().empty()) {
@@ -229,6 +230,7 @@ void ToProto(const store::StoredMention& mention, v1::Mention* out) {
     out->add_links_to_target_host(link);
   }
   out->set_attempts(mention.attempts);
+  out->set_wm_id(mention.wm_id);
 }
 
 PORTCULLIS_VERIFIER_RPC(SubmitMention) {

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -69,6 +70,8 @@ struct StoredMention {
   LinkDiagnostic links_to_target_host;
   // Claims of the current (or, when none is queued, the last) verification job.
   int attempts = 0;
+  // The numeric id (webmention.io's wm-id): assigned at first insert, increasing, never reused.
+  int64_t wm_id = 0;
 };
 
 // Largest and default page of MentionStore::List.
@@ -87,6 +90,8 @@ struct MentionQuery {
   int page_size = kDefaultMentionPageSize;  // 1 to kMaxMentionPageSize.
   // Empty for the first page, else MentionPage::next_page_token of the previous page.
   std::string page_token;
+  // Only the mentions the public sees (public_mentions_sql.h), within the filters above.
+  bool public_only = false;
 };
 
 // One page of mentions, newest change first (updated_at descending), then by id.
