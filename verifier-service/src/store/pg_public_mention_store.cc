@@ -174,8 +174,9 @@ absl::StatusOr<std::vector<StoredMention>> PgPublicMentionStore::ListPublic(
   const absl::Status status = pool_.Run("list_public_mentions", [&](pqxx::connection& connection) {
     pqxx::nontransaction transaction(connection);
     mentions = ReadRows(transaction.exec_params(
-        sql, first, OrNullText(types), OrNullText(since), query.since_id, query.page_size,
-        static_cast<int64_t>(query.page) * query.page_size, SiteBindingParameter(visible_sites)));
+        sql, first, OrNullText(types), OrNullText(since), query.since_id,
+        SiteBindingParameter(visible_sites), query.page_size,
+        static_cast<int64_t>(query.page) * query.page_size));
   });
   if (!status.ok()) {
     return status;
