@@ -11,6 +11,7 @@
 #include "ingest-gateway/src/http/router.h"
 #include "ingest-gateway/src/ingest_handler.h"
 #include "ingest-gateway/src/mentions_feed.h"
+#include "ingest-gateway/src/webmention_io_api.h"
 #include "ingest-gateway/src/readiness.h"
 #include "ingest-gateway/src/verifier_client.h"
 #include "ingest-gateway/src/webmention_handlers.h"
@@ -69,6 +70,7 @@ class Gateway {
   WebmentionHandlers webmention_;
   IngestHandler ingest_;
   MentionsFeed mentions_;
+  WebmentionIoApi webmention_io_;
   http::Router public_router_;
   http::Router admin_router_;
   std::unique_ptr<http::HttpServer> http_server_;

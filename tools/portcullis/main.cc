@@ -43,6 +43,11 @@ ABSL_FLAG(std::string, type, "",
           "rsvp)");
 ABSL_FLAG(int32_t, page_size, 0, "`mention list`: mentions per page, 1 to 1000 (0: 100)");
 ABSL_FLAG(std::string, page_token, "", "`mention list`: next_page_token of the previous page");
+ABSL_FLAG(std::string, format, "portcullis",
+          "`import`: the file's format, portcullis (an export) or webmention-io (its "
+          "/api/mentions.jf2 pages)");
+ABSL_FLAG(bool, reverify, false,
+          "`import`: queue a verification of each new pair instead of trusting its state");
 
 ABSL_FLAG(std::string, token_file, "",
           "a file holding the API token sent to the verifier; default: $PORTCULLIS_TOKEN, else "
@@ -123,6 +128,8 @@ int main(int argc, char** argv) {
       .token_name = absl::GetFlag(FLAGS_name),
       .token_scopes = absl::GetFlag(FLAGS_scopes),
       .token_sites = sites,
+      .import_format = absl::GetFlag(FLAGS_format),
+      .reverify = absl::GetFlag(FLAGS_reverify),
   };
   const absl::StatusOr<std::string> token = portcullis::cli::ResolveToken(
       absl::GetFlag(FLAGS_token_file), Env("PORTCULLIS_TOKEN"), Env("PORTCULLIS_TOKEN_FILE"));

@@ -58,6 +58,9 @@ struct CliOptions {
   std::string token_name;
   std::string token_scopes;
   std::vector<std::string> token_sites;
+  // `import`: --format (portcullis, webmention-io; empty: portcullis), --reverify.
+  std::string import_format;
+  bool reverify = false;
 };
 
 // The token the CLI presents: the file named by --token_file (`flag_token_file`) when given,

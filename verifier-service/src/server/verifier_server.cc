@@ -128,6 +128,7 @@ absl::Status VerifierServer::OpenDatabase() {
   blocking_pool_ = std::make_unique<BlockingPool>(config_.db_pool_size, config_.max_queued_work);
   site_store_ = std::make_unique<store::PgSiteStore>(*db_pool_);
   blocklist_store_ = std::make_unique<store::PgBlocklistStore>(*db_pool_);
+  public_mentions_ = std::make_unique<store::PgPublicMentionStore>(*db_pool_);
   return absl::OkStatus();
 }
 
@@ -180,6 +181,7 @@ absl::Status VerifierServer::BuildService() {
   deps.tokens = token_registry_.get();
   deps.pool = blocking_pool_.get();
   deps.mentions = store_.get();
+  deps.public_mentions = public_mentions_.get();
   deps.submissions = mention_writer_.get();
   deps.sites = site_store_.get();
   deps.blocks = blocklist_store_.get();
