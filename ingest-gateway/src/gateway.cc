@@ -92,6 +92,9 @@ Gateway::Gateway(const GatewayConfig& config, std::unique_ptr<VerifierClient> ve
                 RateLimits{.per_client = &client_limiter_,
                            .trusted_proxies = config.trusted_proxies}),
       review_page_(*review_client_, crypto::RandomHex(32)),
+      webmention_io_(*verifier_, config.retry_after_seconds,
+                     RateLimits{.per_client = &client_limiter_,
+                                .trusted_proxies = config.trusted_proxies}),
       public_router_(&metrics_),
       admin_router_(nullptr) {
   public_router_.Add("POST", kWebmentionPath,
@@ -117,6 +120,24 @@ Gateway::Gateway(const GatewayConfig& config, std::unique_ptr<VerifierClient> ve
   public_router_.Add("OPTIONS", kMentionsPath, [](const http::HttpRequest&, http::Respond respond) {
     respond(MentionsPreflightResponse());
   });
+  // webmention.io's read API (webmention_io_api.h), public and CORS-readable like the feed.
+  public_router_.Add("GET", kApiMentionsPath,
+                     [this](const http::HttpRequest& request, http::Respond respond) {
+                       webmention_io_.Mentions(request, std::move(respond));
+                     });
+  public_router_.Add("GET", kApiCountPath,
+                     [this](const http::HttpRequest& request, http::Respond respond) {
+                       webmention_io_.Count(request, std::move(respond));
+                     });
+  public_router_.Add("GET", kApiChangesPath,
+                     [this](const http::HttpRequest& request, http::Respond respond) {
+                       webmention_io_.Changes(request, std::move(respond));
+                     });
+  for (const char* path : {kApiMentionsPath, kApiCountPath, kApiChangesPath}) {
+    public_router_.Add("OPTIONS", path, [](const http::HttpRequest&, http::Respond respond) {
+      respond(MentionsPreflightResponse());
+    });
+  }
   // Probes are answered on both listeners (load balancers often probe the serving port);
   // /metrics only on the admin listener.
   for (http::Router* router : {&public_router_, &admin_router_}) {

@@ -11,6 +11,7 @@
 #include "ingest-gateway/src/http/router.h"
 #include "ingest-gateway/src/ingest_handler.h"
 #include "ingest-gateway/src/mentions_feed.h"
+#include "ingest-gateway/src/webmention_io_api.h"
 #include "ingest-gateway/src/readiness.h"
 #include "ingest-gateway/src/review_client.h"
 #include "ingest-gateway/src/review_page.h"
@@ -78,6 +79,7 @@ class Gateway {
   IngestHandler ingest_;
   MentionsFeed mentions_;
   ReviewPage review_page_;
+  WebmentionIoApi webmention_io_;
   http::Router public_router_;
   http::Router admin_router_;
   std::unique_ptr<http::HttpServer> http_server_;

@@ -325,4 +325,34 @@ void GrpcVerifierClient::ListMentions(absl::string_view request_id,
       });
 }
 
+void GrpcVerifierClient::ListPublicMentions(absl::string_view request_id,
+                                   const verifier::v1::ListPublicMentionsRequest& request,
+                                   ListPublicMentionsCallback callback) {
+  Invoke<verifier::v1::ListPublicMentionsResponse>(
+      request_id, request, std::move(callback),
+      [this](auto* context, auto* req, auto* resp, auto done) {
+        stub_->async()->ListPublicMentions(context, req, resp, std::move(done));
+      });
+}
+
+void GrpcVerifierClient::CountPublicMentions(absl::string_view request_id,
+                                   const verifier::v1::CountPublicMentionsRequest& request,
+                                   CountPublicMentionsCallback callback) {
+  Invoke<verifier::v1::CountPublicMentionsResponse>(
+      request_id, request, std::move(callback),
+      [this](auto* context, auto* req, auto* resp, auto done) {
+        stub_->async()->CountPublicMentions(context, req, resp, std::move(done));
+      });
+}
+
+void GrpcVerifierClient::ListMentionChanges(absl::string_view request_id,
+                                   const verifier::v1::ListMentionChangesRequest& request,
+                                   ListMentionChangesCallback callback) {
+  Invoke<verifier::v1::ListMentionChangesResponse>(
+      request_id, request, std::move(callback),
+      [this](auto* context, auto* req, auto* resp, auto done) {
+        stub_->async()->ListMentionChanges(context, req, resp, std::move(done));
+      });
+}
+
 }  // namespace portcullis::gateway

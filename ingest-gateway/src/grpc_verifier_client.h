@@ -69,6 +69,15 @@ class GrpcVerifierClient final : public VerifierClient {
                       EvaluateIngestCallback callback) override;
   void ListMentions(absl::string_view request_id, const verifier::v1::ListMentionsRequest& request,
                     ListMentionsCallback callback) override;
+  void ListPublicMentions(absl::string_view request_id,
+                          const verifier::v1::ListPublicMentionsRequest& request,
+                          ListPublicMentionsCallback callback) override;
+  void CountPublicMentions(absl::string_view request_id,
+                           const verifier::v1::CountPublicMentionsRequest& request,
+                           CountPublicMentionsCallback callback) override;
+  void ListMentionChanges(absl::string_view request_id,
+                          const verifier::v1::ListMentionChangesRequest& request,
+                          ListMentionChangesCallback callback) override;
 
  private:
   // Starts one unary call: `start(context, request, response, done)` issues it on the stub; the

@@ -43,6 +43,11 @@ ABSL_FLAG(std::string, type, "",
           "rsvp)");
 ABSL_FLAG(int32_t, page_size, 0, "`mention list`: mentions per page, 1 to 1000 (0: 100)");
 ABSL_FLAG(std::string, page_token, "", "`mention list`: next_page_token of the previous page");
+ABSL_FLAG(std::string, format, "portcullis",
+          "`import`: the file's format, portcullis (an export) or webmention-io (its "
+          "/api/mentions.jf2 pages)");
+ABSL_FLAG(bool, reverify, false,
+          "`import`: queue a verification of each new pair instead of trusting its state");
 
 ABSL_FLAG(std::string, moderation, "",
           "`site set`: the site's moderation policy: off, first-time-authors or all");
@@ -135,6 +140,8 @@ int main(int argc, char** argv) {
       .rule_author_url = absl::GetFlag(FLAGS_author_url),
       .rule_source_prefix = absl::GetFlag(FLAGS_source_prefix),
       .dry_run = absl::GetFlag(FLAGS_dry_run),
+      .import_format = absl::GetFlag(FLAGS_format),
+      .reverify = absl::GetFlag(FLAGS_reverify),
   };
   const absl::StatusOr<std::string> token = portcullis::cli::ResolveToken(
       absl::GetFlag(FLAGS_token_file), Env("PORTCULLIS_TOKEN"), Env("PORTCULLIS_TOKEN_FILE"));

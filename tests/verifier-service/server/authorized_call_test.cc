@@ -187,6 +187,26 @@ std::vector<RpcCase> EveryRpc() {
       {"RevokeToken", kUnboundAdminAccess,
        Unary(&Stub::RevokeToken,
              Make<v1::RevokeTokenRequest>([](auto& r) { r.set_id(kUnknownUuid); }))},
+      {"ListPublicMentions", kReadAccess,
+       Unary(&Stub::ListPublicMentions,
+             Make<v1::ListPublicMentionsRequest>([](auto& r) { r.set_domain("a.example"); }))},
+      {"CountPublicMentions", kReadAccess,
+       Unary(&Stub::CountPublicMentions, Make<v1::CountPublicMentionsRequest>([](auto& r) {
+               r.add_targets("https://a.example/post");
+             }))},
+      {"ListMentionChanges", kReadAccess,
+       Unary(&Stub::ListMentionChanges,
+             Make<v1::ListMentionChangesRequest>([](auto& r) { r.set_domain("a.example"); }))},
+      {"ExportMentions", kAdminAccess,
+       Unary(&Stub::ExportMentions,
+             Make<v1::ExportMentionsRequest>([](auto& r) { r.set_domain("a.example"); }))},
+      {"ImportMentions", kAdminAccess,
+       Unary(&Stub::ImportMentions, Make<v1::ImportMentionsRequest>([](auto& r) {
+               v1::Mention* mention = r.add_mentions();
+               mention->set_source("https://source.example/a");
+               mention->set_target("https://a.example/post");
+               mention->mutable_created_at()->set_seconds(1700000000);
+             }))},
   };
 }
 

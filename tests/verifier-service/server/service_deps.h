@@ -41,6 +41,30 @@ class NullMentionStore final : public store::MentionStore {
   absl::Status Ping() override { return absl::OkStatus(); }
 };
 
+class NullPublicMentionStore final : public store::PublicMentionStore {
+ public:
+  absl::StatusOr<std::vector<store::StoredMention>> ListPublic(
+      const store::PublicMentionQuery&, const auth::SiteBinding&) override {
+    return Unused();
+  }
+  absl::StatusOr<store::PublicMentionCounts> CountPublic(absl::Span<const crypto::Sha256Digest>,
+                                                         const auth::SiteBinding&) override {
+    return Unused();
+  }
+  absl::StatusOr<store::MentionChangePage> ListChanges(absl::string_view, absl::string_view, int,
+                                                       const auth::SiteBinding&) override {
+    return Unused();
+  }
+  absl::StatusOr<std::vector<store::StoredMention>> Export(absl::string_view, int64_t, int,
+                                                           const auth::SiteBinding&) override {
+    return Unused();
+  }
+  absl::StatusOr<store::ImportResult> Import(absl::Span<const store::ImportedMention>, bool,
+                                             const auth::SiteBinding&) override {
+    return Unused();
+  }
+};
+
 class NullSiteStore final : public store::SiteStore {
  public:
   absl::StatusOr<store::AddSiteResult> AddSite(const std::string&,
@@ -241,6 +265,7 @@ struct ServiceParts {
   ServiceParts() {
     deps.pool = &pool;
     deps.mentions = &mentions;
+    deps.public_mentions = &public_mentions;
     deps.submissions = &submitter;
     deps.sites = &sites;
     deps.blocks = &blocks;
@@ -279,6 +304,7 @@ struct ServiceParts {
   server::BlockingPool pool{2, 16};
   server::BlockingPool verify_now_pool{1, 4};
   NullMentionStore mentions;
+  NullPublicMentionStore public_mentions;
   StoreSubmitter submitter{&deps.mentions};
   NullSiteStore sites;
   NullBlocklistStore blocks;

@@ -9,6 +9,7 @@
 #include "grpcpp/support/channel_arguments.h"
 #include "portcullis/verifier/v1/verifier.grpc.pb.h"
 #include "tools/portcullis/src/block_commands.h"
+#include "tools/portcullis/src/mention_transfer_commands.h"
 #include "tools/portcullis/src/moderation_commands.h"
 #include "tools/portcullis/src/authorship_conformance.h"
 #include "tools/portcullis/src/ingest_tool_commands.h"
@@ -84,7 +85,8 @@ std::string Usage() {
          "  conformance mf2-report[-if-present] [--base-url URL] DIR  the same, but exits 0 once\n"
          "                                 every case ran, however many failed (a report); no\n"
          "                                 case, or a crash, is still a failure\n" +
-         IngestUsage() + BlockUsage() + ModerationUsage() + TokenUsage() +
+         IngestUsage() + BlockUsage() + ModerationUsage() + MentionTransferUsage() +
+         TokenUsage() +
          "The verifier defaults to $PORTCULLIS_VERIFIER, else 127.0.0.1:50051. Every call to it\n"
          "carries an API token: --token_file=PATH, else $PORTCULLIS_TOKEN, else the file named by\n"
          "$PORTCULLIS_TOKEN_FILE (scripts/up prints the export line).\n";
@@ -264,6 +266,12 @@ int Run(const std::vector<std::string>& args, const CliOptions& options, std::os
   }
   if (args[0] == "block") {
     return RunBlockCommand(args, options, out, err);
+  }
+  if (args[0] == "export") {
+    return RunExportCommand(args, options, out, err);
+  }
+  if (args[0] == "import") {
+    return RunImportCommand(args, options, out, err);
   }
   if (args[0] == "token") {
     return RunTokenCommand(args, options, out, err);

@@ -65,6 +65,9 @@ struct CliOptions {
   std::string rule_author_url;
   std::string rule_source_prefix;
   bool dry_run = false;
+  // `import`: --format (portcullis, webmention-io; empty: portcullis), --reverify.
+  std::string import_format;
+  bool reverify = false;
 };
 
 // The token the CLI presents: the file named by --token_file (`flag_token_file`) when given,

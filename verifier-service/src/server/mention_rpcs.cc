@@ -42,7 +42,18 @@ v1::MentionState ToProto(store::MentionState state) {
   return v1::MENTION_STATE_UNSPECIFIED;
 }
 
-// The mention key's target half of `target`, as intake computes it.
+// The site a validated ListMentions request reads: its domain, or its target's serialized host
+// (the site a mention of that target is on).
+std::string QueriedSite(const v1::ListMentionsRequest& request, const store::MentionQuery& query) {
+  if (!query.domain.empty()) {
+    return query.domain;
+  }
+  absl::StatusOr<url::Url> target = url::ParseUrl(request.target());
+  return target.ok() ? target->host() : std::string();
+}
+
+}  // namespace
+
 absl::StatusOr<crypto::Sha256Digest> TargetHash(const std::string& target,
                                                 const url::TrackingParameters& tracking) {
   if (target.size() > kMaxListTargetBytes) {
@@ -62,18 +73,6 @@ absl::StatusOr<crypto::Sha256Digest> TargetHash(const std::string& target,
   }
   return crypto::Sha256(url::Normalize(*parsed, tracking));
 }
-
-// The site a validated ListMentions request reads: its domain, or its target's serialized host
-// (the site a mention of that target is on).
-std::string QueriedSite(const v1::ListMentionsRequest& request, const store::MentionQuery& query) {
-  if (!query.domain.empty()) {
-    return query.domain;
-  }
-  absl::StatusOr<url::Url> target = url::ParseUrl(request.target());
-  return target.ok() ? target->host() : std::string();
-}
-
-}  // namespace
 
 absl::StatusOr<OrRejection<store::NewMention>> ValidateSubmission(
     const std::string& source, const std::string& target, const url::TrackingParameters& tracking,
@@ -312,6 +311,7 @@ void ToProto(const store::StoredMention& mention, v1::Mention* out) {
   }
   out->set_shown(mention.shown);
   out->set_review_reason(mention.review_reason);
+  out->set_wm_id(mention.wm_id);
 }
 
 PORTCULLIS_VERIFIER_RPC(SubmitMention) {

@@ -9,6 +9,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "common/crypto/sha256.h"
 #include "common/url/normalize.h"
 #include "portcullis/verifier/v1/verifier.pb.h"
 #include "verifier-service/src/auth/caller.h"
@@ -33,6 +34,12 @@ absl::StatusOr<store::MentionQuery> Validate(
 absl::StatusOr<store::MentionQuery> Validate(
     const portcullis::verifier::v1::ListMentionsRequest& request,
     const url::TrackingParameters& tracking, const auth::Caller& caller);
+
+// The mention key's target half of `target`, as intake computes it: INVALID_ARGUMENT (a sentence
+// safe to return) unless it is an absolute http(s) URL without credentials, whitespace or
+// control characters, of at most kMaxListTargetBytes.
+absl::StatusOr<crypto::Sha256Digest> TargetHash(const std::string& target,
+                                                const url::TrackingParameters& tracking);
 
 // SubmitMention's rules (intake::Validate) on `source` and `target`: the mention to store, or
 // the rejection that answers the call; PERMISSION_DENIED when the target's site is outside the

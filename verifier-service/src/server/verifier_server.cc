@@ -129,6 +129,7 @@ absl::Status VerifierServer::OpenDatabase() {
   site_store_ = std::make_unique<store::PgSiteStore>(*db_pool_);
   blocklist_store_ = std::make_unique<store::PgBlocklistStore>(*db_pool_);
   moderation_store_ = std::make_unique<store::PgModerationStore>(*db_pool_);
+  public_mentions_ = std::make_unique<store::PgPublicMentionStore>(*db_pool_);
   return absl::OkStatus();
 }
 
@@ -191,6 +192,7 @@ absl::Status VerifierServer::BuildService() {
   deps.tokens = token_registry_.get();
   deps.pool = blocking_pool_.get();
   deps.mentions = store_.get();
+  deps.public_mentions = public_mentions_.get();
   deps.submissions = mention_writer_.get();
   deps.sites = site_store_.get();
   deps.blocks = blocklist_store_.get();

@@ -37,6 +37,7 @@
 #include "verifier-service/src/store/pg_mention_store.h"
 #include "verifier-service/src/store/pg_blocklist_store.h"
 #include "verifier-service/src/store/pg_moderation_store.h"
+#include "verifier-service/src/store/pg_public_mention_store.h"
 #include "verifier-service/src/store/pg_site_store.h"
 #include "verifier-service/src/store/pg_token_store.h"
 #include "verifier-service/src/auth/token_registry.h"
@@ -139,6 +140,7 @@ class VerifierServer {
   std::unique_ptr<store::PgSiteStore> site_store_;
   std::unique_ptr<store::PgBlocklistStore> blocklist_store_;
   std::unique_ptr<store::PgModerationStore> moderation_store_;
+  std::unique_ptr<store::PgPublicMentionStore> public_mentions_;
   // API tokens: the table, and the registry every call is authenticated against (the table's
   // snapshot merged with --tokens_file), loaded before SERVING and refreshed in the background.
   std::unique_ptr<store::PgTokenStore> token_store_;

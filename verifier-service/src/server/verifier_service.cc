@@ -12,6 +12,7 @@ absl::StatusOr<std::unique_ptr<VerifierService>> VerifierService::Create(
       {deps.tokens, "tokens"},
       {deps.pool, "pool"},
       {deps.mentions, "mentions"},
+      {deps.public_mentions, "public_mentions"},
       {deps.submissions, "submissions"},
       {deps.sites, "sites"},
       {deps.blocks, "blocks"},

@@ -18,6 +18,7 @@
 #include "verifier-service/src/store/ingest_store.h"
 #include "verifier-service/src/store/mention_store.h"
 #include "verifier-service/src/store/moderation_store.h"
+#include "verifier-service/src/store/public_mention_store.h"
 #include "verifier-service/src/store/publisher_store.h"
 #include "verifier-service/src/store/site_store.h"
 #include "verifier-service/src/store/token_store.h"
@@ -31,6 +32,8 @@ struct VerifierServiceDeps {
   // The database calls' threads.
   BlockingPool* pool = nullptr;
   store::MentionStore* mentions = nullptr;
+  // webmention.io's read API, export and import (public_mention_rpcs.cc).
+  store::PublicMentionStore* public_mentions = nullptr;
   // SubmitMention's writes (answered when durable, no thread held meanwhile).
   store::MentionSubmitter* submissions = nullptr;
   store::SiteStore* sites = nullptr;
@@ -222,6 +225,27 @@ class VerifierService final : public portcullis::verifier::v1::Verifier::Callbac
       grpc::CallbackServerContext* context,
       const portcullis::verifier::v1::SetSiteSettingsRequest* request,
       portcullis::verifier::v1::SetSiteSettingsResponse* response) override;
+  // public_mention_rpcs.cc (webmention.io read API, issue 18)
+  grpc::ServerUnaryReactor* ListPublicMentions(
+      grpc::CallbackServerContext* context,
+      const portcullis::verifier::v1::ListPublicMentionsRequest* request,
+      portcullis::verifier::v1::ListPublicMentionsResponse* response) override;
+  grpc::ServerUnaryReactor* CountPublicMentions(
+      grpc::CallbackServerContext* context,
+      const portcullis::verifier::v1::CountPublicMentionsRequest* request,
+      portcullis::verifier::v1::CountPublicMentionsResponse* response) override;
+  grpc::ServerUnaryReactor* ListMentionChanges(
+      grpc::CallbackServerContext* context,
+      const portcullis::verifier::v1::ListMentionChangesRequest* request,
+      portcullis::verifier::v1::ListMentionChangesResponse* response) override;
+  grpc::ServerUnaryReactor* ExportMentions(
+      grpc::CallbackServerContext* context,
+      const portcullis::verifier::v1::ExportMentionsRequest* request,
+      portcullis::verifier::v1::ExportMentionsResponse* response) override;
+  grpc::ServerUnaryReactor* ImportMentions(
+      grpc::CallbackServerContext* context,
+      const portcullis::verifier::v1::ImportMentionsRequest* request,
+      portcullis::verifier::v1::ImportMentionsResponse* response) override;
 
   // token_rpcs.cc
   grpc::ServerUnaryReactor* CreateToken(

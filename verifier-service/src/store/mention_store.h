@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -77,6 +78,8 @@ struct StoredMention {
   std::string review_reason;
   std::optional<absl::Time> reviewed_at;
   bool shown = false;
+  // The numeric id (webmention.io's wm-id): assigned at first insert, increasing, never reused.
+  int64_t wm_id = 0;
 };
 
 // Largest and default page of MentionStore::List.

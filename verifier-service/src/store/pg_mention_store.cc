@@ -17,6 +17,7 @@
 #include "pqxx/row"
 #include "pqxx/transaction"
 #include "verifier-service/src/store/mention_page_token.h"
+#include "verifier-service/src/store/mention_row_sql.h"
 #include "verifier-service/src/store/public_mentions_sql.h"
 #include "verifier-service/src/store/site_binding_sql.h"
 #include "verifier-service/src/store/source_block.h"
@@ -168,24 +169,6 @@ constexpr PgStatement kCountPendingOfHosts{
 constexpr PgStatement kNotify{"mention_batch_notify",
                               "SELECT pg_notify('portcullis_verification_jobs', '')"};
 
-// Every column of a StoredMention, in the order ReadMention reads them. The job (when one is
-// queued or running) counts the current cycle's attempts; a re-run job that has not been claimed
-// yet has none, so the last cycle's count shows.
-constexpr char kSelectMention[] =
-    "SELECT m.id::text, m.source, m.target, m.state, coalesce(m.reason, ''), "
-    "(extract(epoch FROM m.created_at) * 1000000)::bigint, "
-    "(extract(epoch FROM m.updated_at) * 1000000)::bigint, "
-    "coalesce(m.type, ''), coalesce(m.rsvp, ''), coalesce(m.author_name, ''), "
-    "coalesce(m.author_url, ''), coalesce(m.author_photo, ''), coalesce(m.author_note, ''), "
-    "coalesce(m.entry_name, ''), coalesce(m.published, ''), coalesce(m.url, ''), "
-    "coalesce(m.content_text, ''), coalesce(m.content_html, ''), m.content_truncated, "
-    "(extract(epoch FROM m.verified_at) * 1000000)::bigint, m.links_to_target_host, "
-    "CASE WHEN j.attempts > 0 THEN j.attempts ELSE m.attempts END, "
-    "m.review, coalesce(m.review_note, ''), coalesce(m.review_reason, ''), "
-    "(extract(epoch FROM m.reviewed_at) * 1000000)::bigint, " PORTCULLIS_MENTION_SHOWN " "
-    "FROM mentions m LEFT JOIN verification_jobs j ON j.mention_id = m.id "
-    PORTCULLIS_MENTION_SITE_JOIN;
-
 // Reads the mention only when its site is in the caller's binding ($2; see site_binding_sql.h).
 constexpr char kGetWhere[] =
     "WHERE m.id = $1::uuid AND " PORTCULLIS_SITE_VISIBLE("m.target_domain", "$2");
@@ -232,85 +215,6 @@ constexpr char kListWhere[] =
     "LIMIT $7";
 
 #undef PORTCULLIS_TARGET_SITE
-
-std::optional<MentionState> ParseState(absl::string_view text) {
-  if (text == "PENDING") {
-    return MentionState::kPending;
-  }
-  if (text == "VERIFIED") {
-    return MentionState::kVerified;
-  }
-  if (text == "FAILED") {
-    return MentionState::kFailed;
-  }
-  return std::nullopt;
-}
-
-absl::Status UnknownState(absl::string_view text) {
-  return absl::InternalError(absl::StrCat("mention has unknown state '", text, "'"));
-}
-
-const char* StateName(MentionState state) {
-  switch (state) {
-    case MentionState::kPending:
-      return "PENDING";
-    case MentionState::kVerified:
-      return "VERIFIED";
-    case MentionState::kFailed:
-      return "FAILED";
-  }
-  return "PENDING";
-}
-
-std::vector<std::string> ReadTextArray(const pqxx::field& field) {
-  std::vector<std::string> values;
-  pqxx::array_parser parser = field.as_array();
-  for (auto [juncture, value] = parser.get_next(); juncture != pqxx::array_parser::done;
-       std::tie(juncture, value) = parser.get_next()) {
-    if (juncture == pqxx::array_parser::string_value) {
-      values.push_back(std::move(value));
-    }
-  }
-  return values;
-}
-
-// One row of kSelectMention; the state is parsed by the caller (it may be unknown).
-StoredMention ReadMention(const pqxx::row& row, std::string* state) {
-  StoredMention mention;
-  mention.mention_id = row[0].as<std::string>();
-  mention.source = row[1].as<std::string>();
-  mention.target = row[2].as<std::string>();
-  *state = row[3].as<std::string>();
-  mention.reason = row[4].as<std::string>();
-  mention.created_at = absl::FromUnixMicros(row[5].as<int64_t>());
-  mention.updated_at = absl::FromUnixMicros(row[6].as<int64_t>());
-  MentionContent& content = mention.content;
-  content.type = row[7].as<std::string>();
-  content.rsvp = row[8].as<std::string>();
-  content.author_name = row[9].as<std::string>();
-  content.author_url = row[10].as<std::string>();
-  content.author_photo = row[11].as<std::string>();
-  content.author_note = row[12].as<std::string>();
-  content.name = row[13].as<std::string>();
-  content.published = row[14].as<std::string>();
-  content.url = row[15].as<std::string>();
-  content.content_text = row[16].as<std::string>();
-  content.content_html = row[17].as<std::string>();
-  content.content_truncated = row[18].as<bool>();
-  if (!row[19].is_null()) {
-    mention.verified_at = absl::FromUnixMicros(row[19].as<int64_t>());
-  }
-  mention.links_to_target_host = ReadTextArray(row[20]);
-  mention.attempts = row[21].as<int>();
-  mention.review = row[22].as<std::string>();
-  mention.review_note = row[23].as<std::string>();
-  mention.review_reason = row[24].as<std::string>();
-  if (!row[25].is_null()) {
-    mention.reviewed_at = absl::FromUnixMicros(row[25].as<int64_t>());
-  }
-  mention.shown = row[26].as<bool>();
-  return mention;
-}
 
 // A nullable text parameter.
 std::optional<std::string> NullIfEmpty(const std::string& text) {
@@ -740,7 +644,7 @@ absl::StatusOr<StoredMention> PgMentionStore::Get(absl::string_view mention_id,
       return;
     }
     found = true;
-    mention = ReadMention(rows[0], &state);
+    mention = ReadMentionRow(rows[0], &state);
   });
   if (!status.ok()) {
     return status;
@@ -809,7 +713,7 @@ absl::StatusOr<MentionPage> PgMentionStore::List(const MentionQuery& query,
         OrNull(review), query.shown_only);
     for (const pqxx::row& row : rows) {
       std::string row_state;
-      page.mentions.push_back(ReadMention(row, &row_state));
+      page.mentions.push_back(ReadMentionRow(row, &row_state));
       states.push_back(std::move(row_state));
     }
     if (rows.empty() && target_hash && !visible_sites.empty()) {

@@ -2,7 +2,8 @@
 
 // Which mentions the public sees (issue 16), as SQL: the one definition every public read uses
 // (ListMentions for read-only tokens, hence the gateway's jf2 feed and its ETags, and
-// Mention.shown everywhere). Decided at read time, so a review change, a new block or a removed
+// Mention.shown everywhere; the webmention.io read API of issue 18: /api/mentions.jf2,
+// /api/count.json, and /api/changes, where an entry that fails it is reported deleted). Decided at read time, so a review change, a new block or a removed
 // one, a policy change and an approval rule take effect on the next read, and are undone as
 // simply.
 //
