@@ -128,6 +128,7 @@ absl::Status VerifierServer::OpenDatabase() {
   blocking_pool_ = std::make_unique<BlockingPool>(config_.db_pool_size, config_.max_queued_work);
   site_store_ = std::make_unique<store::PgSiteStore>(*db_pool_);
   blocklist_store_ = std::make_unique<store::PgBlocklistStore>(*db_pool_);
+  erasure_store_ = std::make_unique<store::PgErasureStore>(*db_pool_);
   return absl::OkStatus();
 }
 
@@ -153,10 +154,15 @@ void VerifierServer::BuildIngest() {
   ingest_options.signature_limits.tolerance = config_.ingest_signature_tolerance;
   ingest_evaluator_ = std::make_unique<ingest::IngestEvaluator>(
       *publisher_store_, *ingest_store_, std::move(ingest_options));
-  ingest::DecisionSweeperOptions sweeper_options;
-  sweeper_options.interval = config_.ingest_sweep_interval;
-  sweeper_options.batch = config_.ingest_sweep_batch;
-  decision_sweeper_ = std::make_unique<ingest::DecisionSweeper>(*ingest_store_, sweeper_options);
+  retention_store_ = std::make_unique<store::PgRetentionStore>(*db_pool_);
+  lifecycle::RetentionSweeperOptions sweeper_options;
+  sweeper_options.periods.failed_mentions = config_.failed_mention_retention;
+  sweeper_options.periods.accepted_items = config_.accepted_item_retention;
+  sweeper_options.periods.dead_letters = config_.dead_letter_retention;
+  sweeper_options.interval = config_.retention_sweep_interval;
+  sweeper_options.batch = config_.retention_sweep_batch;
+  retention_sweeper_ = std::make_unique<lifecycle::RetentionSweeper>(
+      *retention_store_, std::move(sweeper_options), *registry_);
 }
 
 void VerifierServer::BuildVerifier(queue::MentionVerifier* verifier) {
@@ -183,6 +189,7 @@ absl::Status VerifierServer::BuildService() {
   deps.submissions = mention_writer_.get();
   deps.sites = site_store_.get();
   deps.blocks = blocklist_store_.get();
+  deps.erasures = erasure_store_.get();
   deps.token_store = token_store_.get();
   deps.policy = egress_policy_.get();
   deps.resolver = resolver_.get();
@@ -403,7 +410,7 @@ void VerifierServer::ReadinessLoop() {
   }
   service_->SetReady(true);
   StartWorkers();
-  decision_sweeper_->Start();
+  retention_sweeper_->Start();
   StartQueueDepthSampler();
 
   // Phase 2: serve while the database answers.
@@ -504,8 +511,8 @@ void VerifierServer::Shutdown() {
   if (readiness_thread_.joinable()) {
     readiness_thread_.join();
   }
-  if (decision_sweeper_ != nullptr) {
-    decision_sweeper_->Stop();
+  if (retention_sweeper_ != nullptr) {
+    retention_sweeper_->Stop();
   }
   if (queue_depth_sampler_ != nullptr) {
     queue_depth_sampler_->Stop();
