@@ -43,6 +43,11 @@ ABSL_FLAG(std::string, type, "",
           "rsvp)");
 ABSL_FLAG(int32_t, page_size, 0, "`mention list`: mentions per page, 1 to 1000 (0: 100)");
 ABSL_FLAG(std::string, page_token, "", "`mention list`: next_page_token of the previous page");
+ABSL_FLAG(std::string, author_url, "", "`erase`: erase the mentions by this author URL");
+ABSL_FLAG(std::string, source_host, "", "`erase`: erase the mentions whose source has this host");
+ABSL_FLAG(std::string, mention, "", "`erase`: erase this mention (its id)");
+ABSL_FLAG(bool, dry_run, false, "`erase`: print what would go, change nothing");
+ABSL_FLAG(bool, undo, false, "`erase`: remove that erasure's tombstones");
 
 ABSL_FLAG(std::string, token_file, "",
           "a file holding the API token sent to the verifier; default: $PORTCULLIS_TOKEN, else "
@@ -123,6 +128,11 @@ int main(int argc, char** argv) {
       .token_name = absl::GetFlag(FLAGS_name),
       .token_scopes = absl::GetFlag(FLAGS_scopes),
       .token_sites = sites,
+      .erase_author_url = absl::GetFlag(FLAGS_author_url),
+      .erase_source_host = absl::GetFlag(FLAGS_source_host),
+      .erase_mention = absl::GetFlag(FLAGS_mention),
+      .dry_run = absl::GetFlag(FLAGS_dry_run),
+      .undo = absl::GetFlag(FLAGS_undo),
   };
   const absl::StatusOr<std::string> token = portcullis::cli::ResolveToken(
       absl::GetFlag(FLAGS_token_file), Env("PORTCULLIS_TOKEN"), Env("PORTCULLIS_TOKEN_FILE"));

@@ -58,6 +58,12 @@ struct CliOptions {
   std::string token_name;
   std::string token_scopes;
   std::vector<std::string> token_sites;
+  // `erase` (issue 17): one of --author-url, --source-host, --mention; --dry-run, --undo.
+  std::string erase_author_url;
+  std::string erase_source_host;
+  std::string erase_mention;
+  bool dry_run = false;
+  bool undo = false;
 };
 
 // The token the CLI presents: the file named by --token_file (`flag_token_file`) when given,
