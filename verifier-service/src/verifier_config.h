@@ -102,9 +102,15 @@ struct VerifierConfig {
   absl::Duration ingest_default_retention = absl::Hours(72);
   // How long a publisher lookup is reused (admin changes in other pods show after at most this).
   absl::Duration ingest_publisher_cache_ttl = absl::Seconds(5);
-  // The sweeper deletes expired decisions every interval, in batches of at most this many rows.
-  absl::Duration ingest_sweep_interval = absl::Minutes(1);
-  int ingest_sweep_batch = 500;
+  // Retention (issue 17): how long FAILED mentions, accepted ingest items and dead letters are
+  // kept (zero: forever); expired ingest decisions go as soon as they expire. One sweeper, in one
+  // pod at a time, deletes them every interval, in batches (one short transaction each) of at
+  // most this many rows.
+  absl::Duration failed_mention_retention = absl::Hours(30 * 24);
+  absl::Duration accepted_item_retention = absl::Hours(7 * 24);
+  absl::Duration dead_letter_retention = absl::Hours(30 * 24);
+  absl::Duration retention_sweep_interval = absl::Minutes(1);
+  int retention_sweep_batch = 500;
   // API tokens: a file of static tokens (auth::ParseStaticTokens format, read at startup) merged
   // with the api_tokens table; empty: the table only. The table is read again every interval,
   // so a token created or revoked on another verifier takes effect here within it.

@@ -1,7 +1,7 @@
 // The verifier's settings, each declared once: flag, type, environment variable, default and
 // validation (common/config/setting.h); and the one step that builds the VerifierConfig from them.
 //
-// STYLE.md has flags defined only in main.cc. These 53 are the exception: with their help texts
+// STYLE.md has flags defined only in main.cc. These 56 are the exception: with their help texts
 // they are some 190 lines, and main.cc is to stay a short read (parse, build, run, shut down), so
 // they live here, beside the config they fill, in a library only main and its tests link.
 #include "verifier-service/src/verifier_flags.h"
@@ -206,11 +206,26 @@ PORTCULLIS_SETTING(absl::Duration, ingest_publisher_cache_ttl, "INGEST_PUBLISHER
                    ZeroOrMore(),
                    "How long a publisher and its keys are cached; 0s disables the cache "
                    "(env INGEST_PUBLISHER_CACHE_TTL).");
-PORTCULLIS_SETTING(absl::Duration, ingest_sweep_interval, "INGEST_SWEEP_INTERVAL", "1m", Positive(),
-                   "How often expired ingest decisions are deleted (env INGEST_SWEEP_INTERVAL).");
 PORTCULLIS_SETTING(
-    int, ingest_sweep_batch, "INGEST_SWEEP_BATCH", "500", Count<int>(100000),
-    "Expired ingest decisions deleted per statement at most (env INGEST_SWEEP_BATCH).");
+    absl::Duration, failed_mention_retention, "FAILED_MENTION_RETENTION", "720h", ZeroOrMore(),
+    "FAILED mentions are deleted this long after they failed (a re-send after that is a new "
+    "mention); VERIFIED ones are kept; 0s keeps them forever (env FAILED_MENTION_RETENTION).");
+PORTCULLIS_SETTING(
+    absl::Duration, accepted_item_retention, "ACCEPTED_ITEM_RETENTION", "168h", ZeroOrMore(),
+    "Accepted ingest items (the outbox consumers page through) are deleted this long after "
+    "acceptance; 0s keeps them forever (env ACCEPTED_ITEM_RETENTION).");
+PORTCULLIS_SETTING(
+    absl::Duration, dead_letter_retention, "DEAD_LETTER_RETENTION", "720h", ZeroOrMore(),
+    "Quarantined deliveries nobody replayed or discarded are deleted this long after "
+    "quarantine; 0s keeps them forever (env DEAD_LETTER_RETENTION).");
+PORTCULLIS_SETTING(
+    absl::Duration, retention_sweep_interval, "RETENTION_SWEEP_INTERVAL", "1m", Positive(),
+    "How often expired rows (the retentions above, expired ingest decisions) are deleted, by "
+    "one verifier at a time (env RETENTION_SWEEP_INTERVAL).");
+PORTCULLIS_SETTING(
+    int, retention_sweep_batch, "RETENTION_SWEEP_BATCH", "500", Count<int>(100000),
+    "Expired rows deleted per statement (one short transaction) at most "
+    "(env RETENTION_SWEEP_BATCH).");
 PORTCULLIS_SETTING(
     std::string, tokens_file, "TOKENS_FILE", "", config::AnyText(),
     "File of static API tokens, one a line: <sha256 hex of the token> <name> <scopes> "
@@ -294,8 +309,11 @@ absl::StatusOr<VerifierConfig> BuildVerifierConfig(const config::Texts& command_
   config.ingest_signature_tolerance = absl::GetFlag(FLAGS_ingest_signature_tolerance);
   config.ingest_default_retention = absl::GetFlag(FLAGS_ingest_default_retention);
   config.ingest_publisher_cache_ttl = absl::GetFlag(FLAGS_ingest_publisher_cache_ttl);
-  config.ingest_sweep_interval = absl::GetFlag(FLAGS_ingest_sweep_interval);
-  config.ingest_sweep_batch = absl::GetFlag(FLAGS_ingest_sweep_batch);
+  config.failed_mention_retention = absl::GetFlag(FLAGS_failed_mention_retention);
+  config.accepted_item_retention = absl::GetFlag(FLAGS_accepted_item_retention);
+  config.dead_letter_retention = absl::GetFlag(FLAGS_dead_letter_retention);
+  config.retention_sweep_interval = absl::GetFlag(FLAGS_retention_sweep_interval);
+  config.retention_sweep_batch = absl::GetFlag(FLAGS_retention_sweep_batch);
   config.tokens_file = absl::GetFlag(FLAGS_tokens_file);
   config.token_refresh_interval = absl::GetFlag(FLAGS_token_refresh_interval);
   config.verify_now_concurrency = absl::GetFlag(FLAGS_verify_now_concurrency);

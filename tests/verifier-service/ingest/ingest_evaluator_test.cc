@@ -124,9 +124,6 @@ class FakeIngestStore final : public store::IngestStore {
     return store::RecordResult{true, recorded};
   }
 
-  absl::StatusOr<int64_t> SweepExpired(absl::Time, int) override {
-    return absl::UnimplementedError("fake");
-  }
   absl::StatusOr<std::vector<store::DeadLetterRecord>> ListDeadLetters(
       const std::string&, const std::optional<store::DeadLetterPosition>&, int) override {
     return absl::UnimplementedError("fake");

@@ -176,6 +176,10 @@ std::vector<RpcCase> EveryRpc() {
        Unary(&Stub::DiscardDeadLetter, Make<v1::DiscardDeadLetterRequest>([](auto& r) {
                r.set_dead_letter_id(kUnknownUuid);
              }))},
+      {"Erase", kAdminAccess, Unary(&Stub::Erase, Make<v1::EraseRequest>([](auto& r) {
+                                r.set_source_host("never-erased.example");
+                                r.set_dry_run(true);
+                              }))},
       {"ListAcceptedItems", kUnboundAdminAccess,
        Unary(&Stub::ListAcceptedItems, v1::ListAcceptedItemsRequest())},
       {"CreateToken", kUnboundAdminAccess,

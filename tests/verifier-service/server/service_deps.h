@@ -181,7 +181,6 @@ class NullIngestStore final : public store::IngestStore {
   absl::StatusOr<store::RecordResult> Record(const store::NewDecision&, absl::Time) override {
     return Unused();
   }
-  absl::StatusOr<int64_t> SweepExpired(absl::Time, int) override { return Unused(); }
   absl::StatusOr<std::vector<store::DeadLetterRecord>> ListDeadLetters(
       const std::string&, const std::optional<store::DeadLetterPosition>&, int) override {
     return Unused();
@@ -194,6 +193,17 @@ class NullIngestStore final : public store::IngestStore {
   absl::StatusOr<std::vector<store::AcceptedItemRecord>> ListAcceptedItems(int64_t,
                                                                            int) override {
     return Unused();
+  }
+};
+
+class NullErasureStore final : public store::ErasureStore {
+ public:
+  absl::StatusOr<store::ErasureOutcome> Erase(const store::ErasureKey&, bool,
+                                              const store::SiteBinding&) override {
+    return absl::UnimplementedError("not used");
+  }
+  absl::StatusOr<int64_t> Undo(const store::ErasureKey&, const store::SiteBinding&) override {
+    return absl::UnimplementedError("not used");
   }
 };
 
@@ -279,6 +289,7 @@ struct ServiceParts {
     deps.verify_now.jobs = &jobs;
     deps.verify_now.verifier = &verifier;
     deps.verify_now.pool = &verify_now_pool;
+    deps.erasures = &erasures;
   }
 
   // The service over `deps` (a SafeFetcher over deps.resolver and `http` unless deps.fetcher is
@@ -319,6 +330,7 @@ struct ServiceParts {
   ingest::IngestEvaluator evaluator{publishers, ingest, ingest::IngestEvaluatorOptions()};
   NullJobStore jobs;
   NullVerifier verifier;
+  NullErasureStore erasures;
   server::VerifierServiceDeps deps;
 };
 

@@ -11,6 +11,7 @@
 #include "tools/portcullis/src/block_commands.h"
 #include "tools/portcullis/src/mention_transfer_commands.h"
 #include "tools/portcullis/src/moderation_commands.h"
+#include "tools/portcullis/src/lifecycle_commands.h"
 #include "tools/portcullis/src/authorship_conformance.h"
 #include "tools/portcullis/src/ingest_tool_commands.h"
 #include "tools/portcullis/src/links_conformance.h"
@@ -86,7 +87,7 @@ std::string Usage() {
          "                                 every case ran, however many failed (a report); no\n"
          "                                 case, or a crash, is still a failure\n" +
          IngestUsage() + BlockUsage() + ModerationUsage() + MentionTransferUsage() +
-         TokenUsage() +
+         TokenUsage() + LifecycleUsage() +
          "The verifier defaults to $PORTCULLIS_VERIFIER, else 127.0.0.1:50051. Every call to it\n"
          "carries an API token: --token_file=PATH, else $PORTCULLIS_TOKEN, else the file named by\n"
          "$PORTCULLIS_TOKEN_FILE (scripts/up prints the export line).\n";
@@ -275,6 +276,9 @@ int Run(const std::vector<std::string>& args, const CliOptions& options, std::os
   }
   if (args[0] == "token") {
     return RunTokenCommand(args, options, out, err);
+  }
+  if (args[0] == "erase") {
+    return RunEraseCommand(args, options, out, err);
   }
   if (args[0] == "demo") {
     if (args.size() < 2 || args[1] != "serve") {

@@ -68,6 +68,11 @@ struct CliOptions {
   // `import`: --format (portcullis, webmention-io; empty: portcullis), --reverify.
   std::string import_format;
   bool reverify = false;
+  // `erase` (issue 17): one of --author-url, --source-host, --mention; --undo (--dry-run above).
+  std::string erase_author_url;
+  std::string erase_source_host;
+  std::string erase_mention;
+  bool undo = false;
 };
 
 // The token the CLI presents: the file named by --token_file (`flag_token_file`) when given,

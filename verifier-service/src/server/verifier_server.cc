@@ -130,6 +130,7 @@ absl::Status VerifierServer::OpenDatabase() {
   blocklist_store_ = std::make_unique<store::PgBlocklistStore>(*db_pool_);
   moderation_store_ = std::make_unique<store::PgModerationStore>(*db_pool_);
   public_mentions_ = std::make_unique<store::PgPublicMentionStore>(*db_pool_);
+  erasure_store_ = std::make_unique<store::PgErasureStore>(*db_pool_);
   return absl::OkStatus();
 }
 
@@ -164,10 +165,15 @@ absl::Status VerifierServer::BuildIngest() {
                                config_.db_statement_timeout};
   ASSIGN_OR_RETURN(ingest_writer_, store::IngestWriter::Start(*ingest_store_, writer_options));
   ingest_evaluator_->SetRecorder(ingest_writer_.get());
-  ingest::DecisionSweeperOptions sweeper_options;
-  sweeper_options.interval = config_.ingest_sweep_interval;
-  sweeper_options.batch = config_.ingest_sweep_batch;
-  decision_sweeper_ = std::make_unique<ingest::DecisionSweeper>(*ingest_store_, sweeper_options);
+  retention_store_ = std::make_unique<store::PgRetentionStore>(*db_pool_);
+  lifecycle::RetentionSweeperOptions sweeper_options;
+  sweeper_options.periods.failed_mentions = config_.failed_mention_retention;
+  sweeper_options.periods.accepted_items = config_.accepted_item_retention;
+  sweeper_options.periods.dead_letters = config_.dead_letter_retention;
+  sweeper_options.interval = config_.retention_sweep_interval;
+  sweeper_options.batch = config_.retention_sweep_batch;
+  retention_sweeper_ = std::make_unique<lifecycle::RetentionSweeper>(
+      *retention_store_, std::move(sweeper_options), *registry_);
   return absl::OkStatus();
 }
 
@@ -198,6 +204,7 @@ absl::Status VerifierServer::BuildService() {
   deps.blocks = blocklist_store_.get();
   deps.moderation = moderation_store_.get();
   deps.approval_rule_relay_hosts = config_.approval_rule_relay_hosts;
+  deps.erasures = erasure_store_.get();
   deps.token_store = token_store_.get();
   deps.policy = egress_policy_.get();
   deps.resolver = resolver_.get();
@@ -418,7 +425,7 @@ void VerifierServer::ReadinessLoop() {
   }
   service_->SetReady(true);
   StartWorkers();
-  decision_sweeper_->Start();
+  retention_sweeper_->Start();
   StartQueueDepthSampler();
 
   // Phase 2: serve while the database answers.
@@ -519,8 +526,8 @@ void VerifierServer::Shutdown() {
   if (readiness_thread_.joinable()) {
     readiness_thread_.join();
   }
-  if (decision_sweeper_ != nullptr) {
-    decision_sweeper_->Stop();
+  if (retention_sweeper_ != nullptr) {
+    retention_sweeper_->Stop();
   }
   if (queue_depth_sampler_ != nullptr) {
     queue_depth_sampler_->Stop();

@@ -27,6 +27,7 @@ absl::StatusOr<std::unique_ptr<VerifierService>> VerifierService::Create(
       {deps.verify_now.jobs, "verify_now.jobs"},
       {deps.verify_now.verifier, "verify_now.verifier"},
       {deps.verify_now.pool, "verify_now.pool"},
+      {deps.erasures, "erasures"},
   };
   for (const auto& [dependency, name] : required) {
     if (dependency == nullptr) {

@@ -15,6 +15,7 @@
 #include "verifier-service/src/server/unary_rpc.h"
 #include "verifier-service/src/server/verify_now_rpcs.h"
 #include "verifier-service/src/store/blocklist_store.h"
+#include "verifier-service/src/store/erasure_store.h"
 #include "verifier-service/src/store/ingest_store.h"
 #include "verifier-service/src/store/mention_store.h"
 #include "verifier-service/src/store/moderation_store.h"
@@ -53,6 +54,8 @@ struct VerifierServiceDeps {
   store::IngestStore* ingest = nullptr;
   // VerifyNow (its jobs, verifier and pool are required).
   VerifyNowBackend verify_now;
+  // Erase (issue 17).
+  store::ErasureStore* erasures = nullptr;
 };
 
 // portcullis.verifier.v1.Verifier on the gRPC callback API. Every RPC goes through
@@ -271,6 +274,10 @@ class VerifierService final : public portcullis::verifier::v1::Verifier::Callbac
       grpc::CallbackServerContext* context,
       const portcullis::verifier::v1::EvaluateIngestBatchRequest* request,
       portcullis::verifier::v1::EvaluateIngestBatchResponse* response) override;
+  // lifecycle_rpcs.cc (issue 17)
+  grpc::ServerUnaryReactor* Erase(grpc::CallbackServerContext* context,
+                                  const portcullis::verifier::v1::EraseRequest* request,
+                                  portcullis::verifier::v1::EraseResponse* response) override;
 
  private:
   explicit VerifierService(const VerifierServiceDeps& deps) : deps_(deps) {}

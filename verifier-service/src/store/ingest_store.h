@@ -118,9 +118,6 @@ class IngestStore {
   // quarantined again with it, and deleted otherwise (also when the outcome is a duplicate).
   virtual absl::StatusOr<RecordResult> Record(const NewDecision& next, absl::Time now) = 0;
 
-  // Deletes up to `limit` decisions that expired at `now`; returns how many.
-  virtual absl::StatusOr<int64_t> SweepExpired(absl::Time now, int limit) = 0;
-
   // Up to `limit` dead letters after `after` (nullopt: from the oldest), oldest first, only
   // `publisher`'s unless it is empty.
   virtual absl::StatusOr<std::vector<DeadLetterRecord>> ListDeadLetters(

@@ -148,6 +148,9 @@ class MentionStore {
   // A source on the blocklist (global, or of the target's site; see blocklist_store.h) overrides
   // all of this: the pair is stored (or becomes) FAILED `blocked` and any job it had is deleted,
   // so nothing fetches it; a VERIFIED mention of a now-blocked source thus stops being served.
+  // An erased source (a tombstone of its source or source host for the target's site or for every
+  // site; erasure_store.h) is handled the same way with the reason `erased`, and whatever content
+  // the pair held is cleared.
   // The returned state is the mention's state after the call.
   virtual absl::StatusOr<SubmitResult> Submit(const NewMention& mention) = 0;
 

@@ -116,11 +116,6 @@ constexpr PgStatement kUpdateDeadLetterReason{
 constexpr PgStatement kDeleteDeadLetter{"ingest_delete_dead_letter",
                                         "DELETE FROM dead_letters WHERE id = $1::uuid"};
 
-constexpr PgStatement kSweep{
-    "ingest_sweep",
-    "DELETE FROM ingest_decisions WHERE ctid IN (SELECT ctid FROM ingest_decisions "
-    "WHERE expires_at <= " PORTCULLIS_TIME("$1") " LIMIT $2)"};
-
 #define PORTCULLIS_DEAD_LETTER_COLUMNS                                                        \
   "id::text, reason, publisher, item_id, content_hash, signature_header, message_id, "        \
   "timestamp_header, raw_body, canonical_body, "                                              \
@@ -408,18 +403,6 @@ absl::StatusOr<RecordResult> PgIngestStore::RecordInOneStatement(const NewDecisi
     return parsed;
   }
   return result;
-}
-
-absl::StatusOr<int64_t> PgIngestStore::SweepExpired(absl::Time now, int limit) {
-  int64_t deleted = 0;
-  absl::Status status = pool_.Run("sweep_ingest_decisions", [&](pqxx::connection& connection) {
-    pqxx::nontransaction transaction(connection);
-    deleted = ExecPrepared(transaction, kSweep, absl::ToUnixMicros(now), limit).affected_rows();
-  });
-  if (!status.ok()) {
-    return status;
-  }
-  return deleted;
 }
 
 absl::StatusOr<std::vector<DeadLetterRecord>> PgIngestStore::ListDeadLetters(

@@ -19,7 +19,6 @@ class PgIngestStore final : public IngestStore {
                                                              const std::string& content_hash,
                                                              absl::Time now) override;
   absl::StatusOr<RecordResult> Record(const NewDecision& next, absl::Time now) override;
-  absl::StatusOr<int64_t> SweepExpired(absl::Time now, int limit) override;
   absl::StatusOr<std::vector<DeadLetterRecord>> ListDeadLetters(
       const std::string& publisher, const std::optional<DeadLetterPosition>& after,
       int limit) override;

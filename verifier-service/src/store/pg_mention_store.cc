@@ -53,7 +53,11 @@ constexpr char kNilUuid[] = "00000000-0000-0000-0000-000000000000";
 // job. Parameters: $1 target domains, $2 normalized targets, $3 normalized sources, $4 source
 // hashes, $5 target hashes, $6 block keys, $7 failure retention (µs).
 // Columns: n, served, blocked, id, state, target domain missing, has job, job running,
-// failure retention over.
+// failure retention over, erased.
+// Erased (issue 17): whether a tombstone (erasure_store.h) of the pair's source hash or of its
+// source host (the first block key) is there for the target's site or for every site. It is one
+// more index lookup inside this statement (erasures' unique index leads with key_hash; the salt
+// is an InitPlan read once per batch), not a round trip per item.
 constexpr PgStatement kResolveBatch{
     "mention_batch_resolve",
     "SELECT i.n, "
@@ -68,7 +72,12 @@ constexpr PgStatement kResolveBatch{
     "        OR (b.kind = 'PREFIX' AND starts_with(i.nsource, b.value)))), "
     "  m.id::text, m.state, m.target_domain IS NULL, j.mention_id IS NOT NULL, "
     "  j.lease_owner IS NOT NULL, "
-    "  m.updated_at <= now() - $7::bigint * interval '1 microsecond' "
+    "  m.updated_at <= now() - $7::bigint * interval '1 microsecond', "
+    "  EXISTS (SELECT 1 FROM erasures e "
+    "    WHERE e.key_hash IN (sha256((SELECT salt FROM erasure_salt) || decode(i.shash, 'hex')), "
+    "        sha256((SELECT salt FROM erasure_salt) "
+    "               || convert_to(coalesce((i.keys::text[])[1], ''), 'UTF8'))) "
+    "      AND e.site_domain IN ('', i.domain)) "
     "FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[]) "
     "  WITH ORDINALITY AS i(domain, ntarget, nsource, shash, thash, keys, n) "
     "LEFT JOIN sites s ON s.domain = i.domain "
@@ -123,6 +132,28 @@ constexpr PgStatement kBlockBatch{
     "  ON CONFLICT (source_hash, target_hash) DO UPDATE SET state = 'FAILED', "
     "    reason = 'blocked', links_to_target_host = '{}', "
     "    updated_at = CASE WHEN mentions.state = 'FAILED' AND mentions.reason = 'blocked' "
+    "      THEN mentions.updated_at ELSE now() END "
+    "  RETURNING id, source_hash, target_hash, (xmax = 0) AS created), "
+    "gone AS (DELETE FROM verification_jobs j USING up WHERE j.mention_id = up.id) "
+    "SELECT encode(source_hash, 'hex'), encode(target_hash, 'hex'), id::text, created FROM up"};
+
+// Erased sources (issue 17): as kBlockBatch with the reason `erased`, and whatever the pair
+// held of its source's content and author is cleared (a re-send stores nothing of the person).
+constexpr PgStatement kEraseBatch{
+    "mention_batch_erased",
+    "WITH up AS ("
+    "  INSERT INTO mentions (source, target, source_hash, target_hash, target_domain, state, "
+    "    reason) "
+    "  SELECT i.source, i.target, decode(i.shash, 'hex'), decode(i.thash, 'hex'), "
+    "    nullif(i.domain, ''), 'FAILED', 'erased' "
+    "  FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[]) "
+    "    AS i(source, target, shash, thash, domain) "
+    "  ON CONFLICT (source_hash, target_hash) DO UPDATE SET state = 'FAILED', "
+    "    reason = 'erased', links_to_target_host = '{}', type = NULL, rsvp = NULL, "
+    "    author_name = NULL, author_url = NULL, author_photo = NULL, author_note = NULL, "
+    "    entry_name = NULL, published = NULL, url = NULL, content_text = NULL, "
+    "    content_html = NULL, content_truncated = false, verified_at = NULL, "
+    "    updated_at = CASE WHEN mentions.state = 'FAILED' AND mentions.reason = 'erased' "
     "      THEN mentions.updated_at ELSE now() END "
     "  RETURNING id, source_hash, target_hash, (xmax = 0) AS created), "
     "gone AS (DELETE FROM verification_jobs j USING up WHERE j.mention_id = up.id) "
@@ -341,7 +372,7 @@ bool DecideBatch(pqxx::connection& connection, std::vector<BatchPair>& pairs,
   }
 
   // 1. What each pair is, unlocked; most submissions are decided here.
-  std::vector<size_t> blocked, fresh, changing;
+  std::vector<size_t> blocked, erased, fresh, changing;
   const pqxx::result resolved = ExecPrepared(
       transaction, kResolveBatch, ArrayOf(pairs, all, DomainOf),
       ArrayOf(pairs, all, [](const BatchPair& p) { return p.mention->normalized_target; }),
@@ -359,6 +390,8 @@ bool DecideBatch(pqxx::connection& connection, std::vector<BatchPair>& pairs,
       pair.decided = true;
     } else if (row[2].as<bool>()) {
       blocked.push_back(i);
+    } else if (row[9].as<bool>()) {
+      erased.push_back(i);
     } else if (row[3].is_null()) {
       fresh.push_back(i);
     } else {
@@ -373,18 +406,24 @@ bool DecideBatch(pqxx::connection& connection, std::vector<BatchPair>& pairs,
     }
   }
 
-  // 2. Blocked sources.
-  if (!blocked.empty()) {
+  // 2. Blocked sources, then erased ones: FAILED without a job (one statement each, run only
+  // when the batch has such pairs).
+  for (const auto& [failing, statement] :
+       {std::pair<const std::vector<size_t>*, const PgStatement*>{&blocked, &kBlockBatch},
+        {&erased, &kEraseBatch}}) {
+    if (failing->empty()) {
+      continue;
+    }
     std::map<std::pair<std::string, std::string>, size_t> by_key;
-    for (const size_t i : blocked) {
+    for (const size_t i : *failing) {
       by_key[{pairs[i].source_hash, pairs[i].target_hash}] = i;
     }
     for (const pqxx::row& row : ExecPrepared(
-             transaction, kBlockBatch,
-             ArrayOf(pairs, blocked, [](const BatchPair& p) { return p.mention->source; }),
-             ArrayOf(pairs, blocked, [](const BatchPair& p) { return p.mention->target; }),
-             ArrayOf(pairs, blocked, SourceHashOf), ArrayOf(pairs, blocked, TargetHashOf),
-             ArrayOf(pairs, blocked, DomainOf))) {
+             transaction, *statement,
+             ArrayOf(pairs, *failing, [](const BatchPair& p) { return p.mention->source; }),
+             ArrayOf(pairs, *failing, [](const BatchPair& p) { return p.mention->target; }),
+             ArrayOf(pairs, *failing, SourceHashOf), ArrayOf(pairs, *failing, TargetHashOf),
+             ArrayOf(pairs, *failing, DomainOf))) {
       BatchPair& pair = pairs[by_key.at({row[0].as<std::string>(), row[1].as<std::string>()})];
       pair.result.mention_id = row[2].as<std::string>();
       pair.result.created = row[3].as<bool>();
