@@ -86,8 +86,8 @@ TEST_F(WebmentionIoApiStackTest, NumericPagesAreStableWhileMentionsArrive) {
     Mention(absl::StrCat("https://alice.example/", i), "like");
   }
   std::set<int64_t> existing;
-  for (const json::value& child :
-       GetJson("/api/mentions.jf2?domain=bob.example&per-page=100").at("children").as_array()) {
+  const json::object first = GetJson("/api/mentions.jf2?domain=bob.example&per-page=100");
+  for (const json::value& child : first.at("children").as_array()) {
     existing.insert(child.at("wm-id").as_int64());
   }
   ASSERT_EQ(existing.size(), 12u);
