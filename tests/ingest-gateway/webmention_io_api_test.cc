@@ -123,7 +123,8 @@ TEST_F(GatewayWebmentionIoApiTest, ParametersHaveLimitsAndClearErrors) {
            "",                                             // Neither target nor domain.
            "domain=a.example&target=https://a.example/",   // Both.
            "domain=a.example&domain=b.example",            // Twice.
-           "domain=a.example&page=-1", "domain=a.example&page=501",
+           "domain=a.example&page=-1", "domain=a.example&page=2501",
+           "domain=a.example&per-page=100&page=501",
            "domain=a.example&per-page=0", "domain=a.example&sort-by=rsvp",
            "domain=a.example&sort-dir=sideways", "domain=a.example&wm-property=follow-of",
            "domain=a.example&since=yesterday", "domain=a.example&since_id=-3",

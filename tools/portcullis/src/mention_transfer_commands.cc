@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <fstream>
 #include <iterator>
+#include <utility>
 #include <sstream>
 
 #include "absl/strings/ascii.h"
@@ -61,7 +62,10 @@ absl::StatusOr<v1::Mention> MentionOfEntry(const json::object& entry) {
     return absl::InvalidArgumentError(
         absl::StrCat("an entry's wm-received is not an RFC 3339 time: '", received_text, "'"));
   }
+  const absl::Time whole_seconds = absl::FromUnixSeconds(absl::ToUnixSeconds(received));
   mention.mutable_created_at()->set_seconds(absl::ToUnixSeconds(received));
+  mention.mutable_created_at()->set_nanos(
+      static_cast<int32_t>(absl::ToInt64Nanoseconds(received - whole_seconds)));
   mention.set_state(v1::MENTION_STATE_VERIFIED);
   mention.set_type(TypeOfProperty(StringAt(entry, "wm-property")));
   mention.set_rsvp(StringAt(entry, "rsvp"));
@@ -223,6 +227,12 @@ int RunImportCommand(const std::vector<std::string>& args, const CliOptions& opt
     err << "error: " << args[1] << ": " << mentions.status().message() << "\n";
     return kExitUsage;
   }
+  // New pairs get their numeric ids in the order they are stored: received order, so that the
+  // ids follow wm-received as they do for mentions received here.
+  std::stable_sort(mentions->begin(), mentions->end(), [](const v1::Mention& a, const v1::Mention& b) {
+    return std::make_pair(a.created_at().seconds(), a.created_at().nanos()) <
+           std::make_pair(b.created_at().seconds(), b.created_at().nanos());
+  });
   auto channel = DialVerifier(options, err);
   if (channel == nullptr) {
     return kExitUsage;
