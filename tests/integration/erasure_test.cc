@@ -81,17 +81,8 @@ class ErasureTest : public StackTest {
     origin_.reset();
   }
 
-  // POST /webmention of `path` as a sender does it: a 503 (the verifier slow on a loaded machine)
-  // is retried after a pause, a few times; anything but 202 then fails the test.
   std::string Submit(const std::string& path) {
-    testing::HttpResult result;
-    for (int attempt = 0; attempt < 5; ++attempt) {
-      result = stack_->PostWebmention(origin_->origin() + path, kTarget);
-      if (result.status != 503) {
-        break;
-      }
-      absl::SleepFor(absl::Seconds(1));
-    }
+    const testing::HttpResult result = stack_->PostWebmention(origin_->origin() + path, kTarget);
     EXPECT_EQ(result.status, 202) << result.body << result.error;
     if (result.status != 202) {
       return "";

@@ -39,7 +39,7 @@ constexpr PgStatement kEraseById{"erasure_match_id",
                                  PORTCULLIS_ERASE_COLUMNS "WHERE m.id = $1::uuid FOR UPDATE"};
 
 // The salted hash of the request ($1: kind and key as text) names the rows it writes.
-#define PORTCULLIS_SALTED(bytes) "sha256((SELECT salt FROM erasure_salt) || " bytes ")"
+#define PORTCULLIS_SALTED(bytes) "sha256((SELECT salt FROM erasure_salt WHERE singleton) || " bytes ")"
 
 // Tombstones and the delete, in one statement: SOURCE rows for the erased mentions' source
 // hashes ($2 hex, each for the site in $3: '' for every site), HOST rows for $5 (a host, '' for
