@@ -157,7 +157,7 @@ TEST_F(VerifierPgJobStoreTest, VerifiedStoresEveryContentField) {
 }
 
 // Issue 15: a page's content, past the size PostgreSQL compresses at, is compressed with lz4
-// (migration 0011), not the default pglz, whose compressor topped the database's profile while
+// (migration 0010), not the default pglz, whose compressor topped the database's profile while
 // verifying; it reads back unchanged.
 TEST_F(VerifierPgJobStoreTest, LargeContentIsCompressedWithLz4) {
   PORTCULLIS_CREATE_TEST_DATABASE_OR_SKIP(db);

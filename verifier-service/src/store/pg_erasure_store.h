@@ -5,7 +5,7 @@
 
 namespace portcullis::verifier::store {
 
-// ErasureStore on PostgreSQL (`erasures` and `erasure_salt`, migrations/0012_data_lifecycle.sql).
+// ErasureStore on PostgreSQL (`erasures` and `erasure_salt`, migrations/0011_data_lifecycle.sql).
 // Mentions are DELETEd (their jobs go by the foreign key's cascade), so that whatever watches
 // deletes (a change feed's trigger) sees them go.
 class PgErasureStore final : public ErasureStore {

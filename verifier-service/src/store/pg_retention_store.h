@@ -6,7 +6,7 @@
 namespace portcullis::verifier::store {
 
 // RetentionStore on PostgreSQL. The sweep lock is a session-level advisory lock on the
-// connection the whole pass runs on (migrations/0012_data_lifecycle.sql has the indexes the
+// connection the whole pass runs on (migrations/0011_data_lifecycle.sql has the indexes the
 // batches use).
 class PgRetentionStore final : public RetentionStore {
  public:
