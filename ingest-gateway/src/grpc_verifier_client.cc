@@ -182,12 +182,15 @@ void GrpcVerifierClient::SendOneByOne(const std::vector<typename Coalescer::Item
     size_t pending;
     typename Coalescer::CallDone done;
   };
+  // `items` belongs to the coalescer, which frees it once `done` has run: the last answer may
+  // come (on another thread) before this loop is over, so the loop walks a copy of its own.
+  const std::vector<typename Coalescer::Item> own_items = items;
   auto gather = std::make_shared<Gather>();
-  gather->results.resize(items.size());
-  gather->pending = items.size();
+  gather->results.resize(own_items.size());
+  gather->pending = own_items.size();
   gather->done = std::move(done);
-  for (size_t i = 0; i < items.size(); ++i) {
-    single(items[i], [gather, i](Answer result) {
+  for (size_t i = 0; i < own_items.size(); ++i) {
+    single(own_items[i], [gather, i](Answer result) {
       std::unique_lock<std::mutex> lock(gather->mu);
       gather->results[i].emplace(std::move(result));
       if (--gather->pending > 0) {
