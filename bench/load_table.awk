@@ -36,6 +36,12 @@ END {
   for (i = 1; i <= n; i++) {
     c = conns[i]
     row("nginx ceiling (GET)", "nginx|" c, "")
+    if (("wm-read|" c) in runs) {  # BENCH_ROWS=read: the public read path beside the ceiling
+      refname["nginx|" c] = "nginx"
+      row("read /api/mentions.jf2", "wm-read|" c, "nginx|" c)
+      row("read /api/count.json", "wm-count|" c, "nginx|" c)
+      continue
+    }
     row("express webmention", "express-new|" c, "")
     row("go ingest unique", "go-unique|" c, "")
     row("go ingest duplicate", "go-dup|" c, "")

@@ -35,7 +35,7 @@ constexpr AnswerRow VerifierRow(Answer answer, absl::StatusCode code, absl::stri
 // {"error": <code>, "error_description": <description>}; /ingest errors after the item was read
 // add "item_id" and "content_hash", 422 adds "field". Every response also carries X-Request-Id
 // (the server), every /mentions response the CORS headers (mentions_feed.cc).
-constexpr std::array<AnswerRow, 48> kAnswers = {{
+constexpr std::array<AnswerRow, 56> kAnswers = {{
     // ---- POST /webmention (webmention_handlers.cc) ----
     {A::kWebmentionAccepted, 202, "accepted", "", kLocation, "",
      "the verifier stored the pair (new, or PENDING/VERIFIED/FAILED already); body names the "
@@ -76,6 +76,21 @@ constexpr std::array<AnswerRow, 48> kAnswers = {{
     {A::kFeedPreflight, 204, "", "", kNoHeaders, "", "CORS preflight"},
     {A::kInvalidFeedQuery, 400, "invalid_request", "", kNoHeaders, "",
      "target/site missing, given twice, or invalid: the sentence of ParseFeedQuery"},
+    // ---- the review page on the admin listener (review_page.cc; HTML, never JSON) ----
+    {A::kReviewPage, 200, "", "", kNoHeaders, "",
+     "the review queue of a site, for the token in the HttpOnly SameSite=Strict cookie"},
+    {A::kReviewLogin, 200, "", "", kNoHeaders, "", "no session cookie: the form for a token"},
+    {A::kReviewRedirect, 303, "", "", kLocation, "",
+     "logged in, a mention reviewed, or logged out: back to the queue (or the form)"},
+    {A::kReviewTokenRefused, 401, "unauthenticated", "", kNoHeaders, "",
+     "the verifier refuses the token (unknown, revoked): the form again, the cookie cleared"},
+    {A::kReviewForbidden, 403, "forbidden", "", kNoHeaders, "",
+     "the token lacks the review scope or is bound to other sites"},
+    {A::kReviewCsrfRefused, 403, "csrf_refused", "", kNoHeaders, "",
+     "a POST without the page's CSRF token, or with another one: nothing changed"},
+    {A::kReviewBadRequest, 400, "invalid_request", "", kNoHeaders, "",
+     "site, state, mention id or action missing or malformed"},
+    {A::kReviewStylesheet, 200, "", "", kNoHeaders, "", "the review page's stylesheet"},
     // ---- POST /ingest (ingest_handler.cc) ----
     {A::kIngestAccepted, 202, "accepted", "", kNoHeaders, "accept", "accepted and durably stored"},
     {A::kIngestQuarantined, 202, "quarantined", "", kNoHeaders, "quarantine",

@@ -42,6 +42,15 @@ enum class Answer {
   kFeedNotModified,
   kFeedPreflight,
   kInvalidFeedQuery,
+  // GET /admin/review and its POSTs (review_page.cc), on the admin listener only
+  kReviewPage,
+  kReviewLogin,
+  kReviewRedirect,
+  kReviewTokenRefused,
+  kReviewForbidden,
+  kReviewCsrfRefused,
+  kReviewBadRequest,
+  kReviewStylesheet,
   // POST /ingest
   kIngestAccepted,
   kIngestQuarantined,

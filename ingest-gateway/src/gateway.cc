@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <utility>
 
+#include "common/crypto/random.h"
 #include "common/metrics/text_exposition.h"
 #include "common/status/status_macros.h"
+#include "ingest-gateway/src/grpc_review_client.h"
 #include "ingest-gateway/src/grpc_verifier_client.h"
 #include "ingest-gateway/src/status_page.h"
 
@@ -13,6 +15,20 @@ namespace {
 
 constexpr size_t kAdminMaxConnections = 64;
 constexpr uint64_t kAdminMaxBodyBytes = 4096;
+
+// Stands in for the review client of a gateway built without one (tests of other routes).
+class UnavailableReviewClient final : public ReviewClient {
+ public:
+  void ListReviewQueue(absl::string_view, const std::string&,
+                       const verifier::v1::ListReviewQueueRequest&,
+                       QueueCallback callback) override {
+    callback(absl::UnavailableError("no review client"));
+  }
+  void ReviewMention(absl::string_view, const std::string&,
+                     const verifier::v1::ReviewMentionRequest&, ReviewCallback callback) override {
+    callback(absl::UnavailableError("no review client"));
+  }
+};
 
 }  // namespace
 
@@ -29,26 +45,35 @@ absl::StatusOr<std::unique_ptr<Gateway>> Gateway::Create(const GatewayConfig& co
                    grpc_tls::MakeChannelSecurity(config.verifier_tls));
   std::shared_ptr<grpc::Channel> channel =
       MakeVerifierChannel(config.verifier_target, config.verifier_token, security);
+  // The review page's own channel carries no token: each call carries the reviewer's.
+  std::shared_ptr<grpc::Channel> review_channel =
+      MakeVerifierChannel(config.verifier_target, "", security);
   return Create(config, std::make_unique<GrpcVerifierClient>(channel, config.verifier_timeout),
-                std::make_unique<AuthorizedHealthChecker>(channel));
+                std::make_unique<AuthorizedHealthChecker>(channel),
+                std::make_unique<GrpcReviewClient>(review_channel, config.verifier_timeout));
 }
 
 absl::StatusOr<std::unique_ptr<Gateway>> Gateway::Create(
     const GatewayConfig& config, std::unique_ptr<VerifierClient> verifier,
-    std::unique_ptr<HealthChecker> health_checker) {
+    std::unique_ptr<HealthChecker> health_checker, std::unique_ptr<ReviewClient> review) {
+  if (review == nullptr) {
+    review = std::make_unique<UnavailableReviewClient>();
+  }
   std::unique_ptr<Gateway> gateway(
-      new Gateway(config, std::move(verifier), std::move(health_checker)));
+      new Gateway(config, std::move(verifier), std::move(health_checker), std::move(review)));
   RETURN_IF_ERROR(gateway->Listen());
   return gateway;
 }
 
 Gateway::Gateway(const GatewayConfig& config, std::unique_ptr<VerifierClient> verifier,
-                 std::unique_ptr<HealthChecker> health_checker)
+                 std::unique_ptr<HealthChecker> health_checker,
+                 std::unique_ptr<ReviewClient> review)
     : config_(config),
       registry_(std::make_shared<prometheus::Registry>()),
       metrics_(*registry_),
       verifier_(std::move(verifier)),
       health_checker_(std::move(health_checker)),
+      review_client_(std::move(review)),
       readiness_(std::make_unique<Readiness>(
           *health_checker_, config.readiness_interval,
           std::min(config.readiness_interval, config.verifier_timeout))),
@@ -66,6 +91,10 @@ Gateway::Gateway(const GatewayConfig& config, std::unique_ptr<VerifierClient> ve
       mentions_(*verifier_, config.retry_after_seconds,
                 RateLimits{.per_client = &client_limiter_,
                            .trusted_proxies = config.trusted_proxies}),
+      review_page_(*review_client_, crypto::RandomHex(32)),
+      webmention_io_(*verifier_, config.retry_after_seconds,
+                     RateLimits{.per_client = &client_limiter_,
+                                .trusted_proxies = config.trusted_proxies}),
       public_router_(&metrics_),
       admin_router_(nullptr) {
   public_router_.Add("POST", kWebmentionPath,
@@ -91,6 +120,24 @@ Gateway::Gateway(const GatewayConfig& config, std::unique_ptr<VerifierClient> ve
   public_router_.Add("OPTIONS", kMentionsPath, [](const http::HttpRequest&, http::Respond respond) {
     respond(MentionsPreflightResponse());
   });
+  // webmention.io's read API (webmention_io_api.h), public and CORS-readable like the feed.
+  public_router_.Add("GET", kApiMentionsPath,
+                     [this](const http::HttpRequest& request, http::Respond respond) {
+                       webmention_io_.Mentions(request, std::move(respond));
+                     });
+  public_router_.Add("GET", kApiCountPath,
+                     [this](const http::HttpRequest& request, http::Respond respond) {
+                       webmention_io_.Count(request, std::move(respond));
+                     });
+  public_router_.Add("GET", kApiChangesPath,
+                     [this](const http::HttpRequest& request, http::Respond respond) {
+                       webmention_io_.Changes(request, std::move(respond));
+                     });
+  for (const char* path : {kApiMentionsPath, kApiCountPath, kApiChangesPath}) {
+    public_router_.Add("OPTIONS", path, [](const http::HttpRequest&, http::Respond respond) {
+      respond(MentionsPreflightResponse());
+    });
+  }
   // Probes are answered on both listeners (load balancers often probe the serving port);
   // /metrics only on the admin listener.
   for (http::Router* router : {&public_router_, &admin_router_}) {
@@ -101,6 +148,27 @@ Gateway::Gateway(const GatewayConfig& config, std::unique_ptr<VerifierClient> ve
       respond(readiness_->ReadyzResponse());
     });
   }
+  // The review page (issue 16): the admin listener only, never the public one.
+  admin_router_.Add("GET", kReviewPath, [this](const http::HttpRequest& request,
+                                               http::Respond respond) {
+    review_page_.Show(request, std::move(respond));
+  });
+  admin_router_.Add("POST", kReviewLoginPath, [this](const http::HttpRequest& request,
+                                                     http::Respond respond) {
+    review_page_.LogIn(request, std::move(respond));
+  });
+  admin_router_.Add("POST", kReviewActionPath, [this](const http::HttpRequest& request,
+                                                      http::Respond respond) {
+    review_page_.Act(request, std::move(respond));
+  });
+  admin_router_.Add("POST", kReviewLogoutPath, [this](const http::HttpRequest& request,
+                                                      http::Respond respond) {
+    review_page_.LogOut(request, std::move(respond));
+  });
+  admin_router_.Add("GET", kReviewStylesheetPath, [](const http::HttpRequest&,
+                                                     http::Respond respond) {
+    respond(ReviewStylesheetResponse());
+  });
   admin_router_.Add("GET", "/metrics", [this](const http::HttpRequest&, http::Respond respond) {
     metrics_.SetReady(readiness_->IsReady());
     http::HttpResponse response;

@@ -11,7 +11,10 @@
 #include "ingest-gateway/src/http/router.h"
 #include "ingest-gateway/src/ingest_handler.h"
 #include "ingest-gateway/src/mentions_feed.h"
+#include "ingest-gateway/src/webmention_io_api.h"
 #include "ingest-gateway/src/readiness.h"
+#include "ingest-gateway/src/review_client.h"
+#include "ingest-gateway/src/review_page.h"
 #include "ingest-gateway/src/verifier_client.h"
 #include "ingest-gateway/src/webmention_handlers.h"
 #include "prometheus/registry.h"
@@ -23,15 +26,19 @@ namespace portcullis::gateway {
 uint64_t PublicBodyLimitForPath(absl::string_view path, uint64_t ingest_max_body_bytes);
 
 // The whole gateway: the public HTTP listener (webmention routes, /healthz, /readyz), the admin
-// listener (/healthz, /readyz, /metrics), the verifier client and the readiness poller.
+// listener (/healthz, /readyz, /metrics, the review page /admin/review), the verifier client and
+// the readiness poller.
 class Gateway {
  public:
   // Binds both listeners and builds one channel to `config.verifier_target`.
   static absl::StatusOr<std::unique_ptr<Gateway>> Create(const GatewayConfig& config);
   // The same with the verifier edges given (tests).
+  // The same with the verifier edges given (tests). Without `review`, the review page answers
+  // every call to the verifier with the verifier-unavailable page.
   static absl::StatusOr<std::unique_ptr<Gateway>> Create(
       const GatewayConfig& config, std::unique_ptr<VerifierClient> verifier,
-      std::unique_ptr<HealthChecker> health_checker);
+      std::unique_ptr<HealthChecker> health_checker,
+      std::unique_ptr<ReviewClient> review = nullptr);
 
   ~Gateway();
 
@@ -53,7 +60,7 @@ class Gateway {
 
  private:
   Gateway(const GatewayConfig& config, std::unique_ptr<VerifierClient> verifier,
-          std::unique_ptr<HealthChecker> health_checker);
+          std::unique_ptr<HealthChecker> health_checker, std::unique_ptr<ReviewClient> review);
   absl::Status Listen();
 
   const GatewayConfig config_;
@@ -63,12 +70,16 @@ class Gateway {
   GatewayMetrics metrics_;
   std::unique_ptr<VerifierClient> verifier_;
   std::unique_ptr<HealthChecker> health_checker_;
+  // The review page's calls, with each reviewer's token (issue 16).
+  std::unique_ptr<ReviewClient> review_client_;
   std::unique_ptr<Readiness> readiness_;
   RateLimiter client_limiter_;
   RateLimiter source_host_limiter_;
   WebmentionHandlers webmention_;
   IngestHandler ingest_;
   MentionsFeed mentions_;
+  ReviewPage review_page_;
+  WebmentionIoApi webmention_io_;
   http::Router public_router_;
   http::Router admin_router_;
   std::unique_ptr<http::HttpServer> http_server_;

@@ -1,6 +1,9 @@
 #include "ingest-gateway/src/grpc_verifier_client.h"
 
+#include <memory>
+#include <optional>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "common/grpc/authorized_channel.h"
@@ -77,10 +80,26 @@ absl::Status AuthorizedHealthChecker::Check(absl::Duration timeout) {
 }
 
 GrpcVerifierClient::GrpcVerifierClient(std::shared_ptr<grpc::Channel> channel,
-                                       absl::Duration timeout)
+                                       absl::Duration timeout, CallCoalescerOptions coalescing)
     : channel_(std::move(channel)),
       stub_(verifier::v1::Verifier::NewStub(channel_)),
-      timeout_(timeout) {}
+      timeout_(timeout),
+      submissions_(
+          coalescing,
+          [this](const std::vector<SubmitCoalescer::Item>& items, absl::Time deadline,
+                 SubmitCoalescer::CallDone done) {
+            SendSubmitMentions(items, deadline, std::move(done));
+          },
+          [](const verifier::v1::SubmitMentionRequest& request) { return request.ByteSizeLong(); }),
+      deliveries_(
+          coalescing,
+          [this](const std::vector<IngestCoalescer::Item>& items, absl::Time deadline,
+                 IngestCoalescer::CallDone done) {
+            SendEvaluateIngestBatch(items, deadline, std::move(done));
+          },
+          [](const verifier::v1::EvaluateIngestRequest& request) {
+            return request.ByteSizeLong();
+          }) {}
 
 GrpcVerifierClient::~GrpcVerifierClient() {
   std::unique_lock<std::mutex> lock(mu_);
@@ -126,10 +145,111 @@ void GrpcVerifierClient::Invoke(absl::string_view request_id, const Request& req
 void GrpcVerifierClient::SubmitMention(absl::string_view request_id,
                                        const verifier::v1::SubmitMentionRequest& request,
                                        SubmitCallback callback) {
-  Invoke<verifier::v1::SubmitMentionResponse>(
-      request_id, request, std::move(callback),
-      [this](auto* context, auto* req, auto* resp, auto done) {
-        stub_->async()->SubmitMention(context, req, resp, std::move(done));
+  submissions_.Add(std::string(request_id), request, absl::Now() + timeout_, std::move(callback));
+}
+
+namespace {
+
+// One batch call's state, alive from its start until its results are handed on.
+template <typename Request, typename Response, typename Done>
+struct BatchCall {
+  grpc::ClientContext context;
+  Request request;
+  Response response;
+  Done done;  // The coalescer's; gRPC's callback must be copyable, so it is kept here.
+};
+
+// A batch item's answer, from its ItemStatus and response.
+template <typename Response>
+absl::StatusOr<Response> ItemAnswer(const verifier::v1::ItemStatus& status, Response response) {
+  const absl::Status item = FromVerifierStatus(
+      grpc::Status(static_cast<grpc::StatusCode>(status.code()), status.message()));
+  if (!item.ok()) {
+    return item;
+  }
+  return response;
+}
+
+}  // namespace
+
+template <typename Coalescer, typename Single>
+void GrpcVerifierClient::SendOneByOne(const std::vector<typename Coalescer::Item>& items,
+                                      typename Coalescer::CallDone done, Single single) {
+  using Answer = typename Coalescer::Results::value_type::value_type;
+  struct Gather {
+    std::mutex mu;
+    std::vector<std::optional<Answer>> results;
+    size_t pending;
+    typename Coalescer::CallDone done;
+  };
+  // `items` belongs to the coalescer, which frees it once `done` has run: the last answer may
+  // come (on another thread) before this loop is over, so the loop walks a copy of its own.
+  const std::vector<typename Coalescer::Item> own_items = items;
+  auto gather = std::make_shared<Gather>();
+  gather->results.resize(own_items.size());
+  gather->pending = own_items.size();
+  gather->done = std::move(done);
+  for (size_t i = 0; i < own_items.size(); ++i) {
+    single(own_items[i], [gather, i](Answer result) {
+      std::unique_lock<std::mutex> lock(gather->mu);
+      gather->results[i].emplace(std::move(result));
+      if (--gather->pending > 0) {
+        return;
+      }
+      lock.unlock();
+      std::vector<Answer> all;
+      all.reserve(gather->results.size());
+      for (auto& one : gather->results) {
+        all.push_back(*std::move(one));
+      }
+      std::move(gather->done)(std::move(all));
+    });
+  }
+}
+
+void GrpcVerifierClient::SendSubmitMentions(const std::vector<SubmitCoalescer::Item>& items,
+                                            absl::Time deadline, SubmitCoalescer::CallDone done) {
+  using Call = BatchCall<verifier::v1::SubmitMentionsRequest, verifier::v1::SubmitMentionsResponse,
+                         SubmitCoalescer::CallDone>;
+  auto* call = new Call();
+  call->done = std::move(done);
+  for (const SubmitCoalescer::Item& item : items) {
+    verifier::v1::SubmitMentionsItem* added = call->request.add_items();
+    added->set_request_id(item.request_id);
+    *added->mutable_mention() = item.request;
+  }
+  call->context.set_deadline(absl::ToChronoTime(deadline));
+  if (!items.front().request_id.empty()) {
+    call->context.AddMetadata(grpc_metadata::kRequestIdMetadata, items.front().request_id);
+  }
+  CallStarted();
+  stub_->async()->SubmitMentions(
+      &call->context, &call->request, &call->response,
+      [this, call, &items](grpc::Status grpc_status) {
+        std::unique_ptr<Call> owned(call);
+        auto done = std::move(owned->done);
+        if (grpc_status.error_code() == grpc::StatusCode::UNIMPLEMENTED) {
+          SendOneByOne<SubmitCoalescer>(
+              items, std::move(done), [this](const SubmitCoalescer::Item& item, auto answer) {
+                Invoke<verifier::v1::SubmitMentionResponse>(
+                    item.request_id, item.request, SubmitCallback(std::move(answer)),
+                    [this](auto* context, auto* req, auto* resp, auto on_done) {
+                      stub_->async()->SubmitMention(context, req, resp, std::move(on_done));
+                    });
+              });
+        } else if (absl::Status status = FromVerifierStatus(grpc_status); !status.ok()) {
+          std::move(done)(status);
+        } else {
+          std::vector<absl::StatusOr<verifier::v1::SubmitMentionResponse>> results;
+          results.reserve(owned->response.results_size());
+          for (verifier::v1::SubmitMentionsResult& result :
+               *owned->response.mutable_results()) {
+            results.push_back(ItemAnswer(result.status(), std::move(*result.mutable_mention())));
+          }
+          std::move(done)(std::move(results));
+        }
+        owned.reset();
+        CallFinished();
       });
 }
 
@@ -146,10 +266,55 @@ void GrpcVerifierClient::GetMention(absl::string_view request_id,
 void GrpcVerifierClient::EvaluateIngest(absl::string_view request_id,
                                         const verifier::v1::EvaluateIngestRequest& request,
                                         EvaluateIngestCallback callback) {
-  Invoke<verifier::v1::EvaluateIngestResponse>(
-      request_id, request, std::move(callback),
-      [this](auto* context, auto* req, auto* resp, auto done) {
-        stub_->async()->EvaluateIngest(context, req, resp, std::move(done));
+  deliveries_.Add(std::string(request_id), request, absl::Now() + timeout_, std::move(callback));
+}
+
+void GrpcVerifierClient::SendEvaluateIngestBatch(const std::vector<IngestCoalescer::Item>& items,
+                                                 absl::Time deadline,
+                                                 IngestCoalescer::CallDone done) {
+  using Call =
+      BatchCall<verifier::v1::EvaluateIngestBatchRequest, verifier::v1::EvaluateIngestBatchResponse,
+                IngestCoalescer::CallDone>;
+  auto* call = new Call();
+  call->done = std::move(done);
+  for (const IngestCoalescer::Item& item : items) {
+    verifier::v1::EvaluateIngestBatchItem* added = call->request.add_items();
+    added->set_request_id(item.request_id);
+    *added->mutable_item() = item.request;
+  }
+  call->context.set_deadline(absl::ToChronoTime(deadline));
+  if (!items.front().request_id.empty()) {
+    call->context.AddMetadata(grpc_metadata::kRequestIdMetadata, items.front().request_id);
+  }
+  CallStarted();
+  stub_->async()->EvaluateIngestBatch(
+      &call->context, &call->request, &call->response,
+      [this, call, &items](grpc::Status grpc_status) {
+        std::unique_ptr<Call> owned(call);
+        auto done = std::move(owned->done);
+        if (grpc_status.error_code() == grpc::StatusCode::UNIMPLEMENTED) {
+          SendOneByOne<IngestCoalescer>(
+              items, std::move(done), [this](const IngestCoalescer::Item& item, auto answer) {
+                Invoke<verifier::v1::EvaluateIngestResponse>(
+                    item.request_id, item.request, EvaluateIngestCallback(std::move(answer)),
+                    [this](auto* context, auto* req, auto* resp, auto on_done) {
+                      stub_->async()->EvaluateIngest(context, req, resp, std::move(on_done));
+                    });
+              });
+        } else if (absl::Status status = FromVerifierStatus(grpc_status); !status.ok()) {
+          std::move(done)(status);
+        } else {
+          std::vector<absl::StatusOr<verifier::v1::EvaluateIngestResponse>> results;
+          results.reserve(owned->response.results_size());
+          for (verifier::v1::EvaluateIngestBatchResult& result :
+               *owned->response.mutable_results()) {
+            results.push_back(
+                ItemAnswer(result.status(), std::move(*result.mutable_decision())));
+          }
+          std::move(done)(std::move(results));
+        }
+        owned.reset();
+        CallFinished();
       });
 }
 
@@ -160,6 +325,36 @@ void GrpcVerifierClient::ListMentions(absl::string_view request_id,
       request_id, request, std::move(callback),
       [this](auto* context, auto* req, auto* resp, auto done) {
         stub_->async()->ListMentions(context, req, resp, std::move(done));
+      });
+}
+
+void GrpcVerifierClient::ListPublicMentions(absl::string_view request_id,
+                                   const verifier::v1::ListPublicMentionsRequest& request,
+                                   ListPublicMentionsCallback callback) {
+  Invoke<verifier::v1::ListPublicMentionsResponse>(
+      request_id, request, std::move(callback),
+      [this](auto* context, auto* req, auto* resp, auto done) {
+        stub_->async()->ListPublicMentions(context, req, resp, std::move(done));
+      });
+}
+
+void GrpcVerifierClient::CountPublicMentions(absl::string_view request_id,
+                                   const verifier::v1::CountPublicMentionsRequest& request,
+                                   CountPublicMentionsCallback callback) {
+  Invoke<verifier::v1::CountPublicMentionsResponse>(
+      request_id, request, std::move(callback),
+      [this](auto* context, auto* req, auto* resp, auto done) {
+        stub_->async()->CountPublicMentions(context, req, resp, std::move(done));
+      });
+}
+
+void GrpcVerifierClient::ListMentionChanges(absl::string_view request_id,
+                                   const verifier::v1::ListMentionChangesRequest& request,
+                                   ListMentionChangesCallback callback) {
+  Invoke<verifier::v1::ListMentionChangesResponse>(
+      request_id, request, std::move(callback),
+      [this](auto* context, auto* req, auto* resp, auto done) {
+        stub_->async()->ListMentionChanges(context, req, resp, std::move(done));
       });
 }
 

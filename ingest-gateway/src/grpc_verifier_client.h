@@ -4,12 +4,14 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "common/grpc/channel_credentials.h"
 #include "grpcpp/channel.h"
 #include "grpcpp/security/credentials.h"
+#include "ingest-gateway/src/call_coalescer.h"
 #include "ingest-gateway/src/readiness.h"
 #include "ingest-gateway/src/verifier_client.h"
 #include "portcullis/verifier/v1/verifier.grpc.pb.h"
@@ -43,9 +45,17 @@ class AuthorizedHealthChecker final : public HealthChecker {
 // VerifierClient over gRPC's callback API. Every call has a deadline of `timeout` and carries its
 // request id as metadata grpc_metadata::kRequestIdMetadata (none when empty); statuses are
 // converted with FromVerifierStatus (answers.h).
+//
+// SubmitMention and EvaluateIngest go out as the batch calls SubmitMentions and
+// EvaluateIngestBatch (issue 21), coalesced by a CallCoalescer (call_coalescer.h): concurrent
+// submissions share one call; each keeps its own deadline (`timeout` from when it was made) and
+// gets its own answer, mapped as a single call's would be (a per-item status, or the whole
+// call's status for each item). A verifier that does not know the batch calls (UNIMPLEMENTED,
+// during a rolling upgrade) gets that call's items again as single calls.
 class GrpcVerifierClient final : public VerifierClient {
  public:
-  GrpcVerifierClient(std::shared_ptr<grpc::Channel> channel, absl::Duration timeout);
+  GrpcVerifierClient(std::shared_ptr<grpc::Channel> channel, absl::Duration timeout,
+                     CallCoalescerOptions coalescing = {});
   // Waits for calls in flight (bounded by their deadline) so no callback outlives the client.
   ~GrpcVerifierClient() override;
 
@@ -59,6 +69,15 @@ class GrpcVerifierClient final : public VerifierClient {
                       EvaluateIngestCallback callback) override;
   void ListMentions(absl::string_view request_id, const verifier::v1::ListMentionsRequest& request,
                     ListMentionsCallback callback) override;
+  void ListPublicMentions(absl::string_view request_id,
+                          const verifier::v1::ListPublicMentionsRequest& request,
+                          ListPublicMentionsCallback callback) override;
+  void CountPublicMentions(absl::string_view request_id,
+                           const verifier::v1::CountPublicMentionsRequest& request,
+                           CountPublicMentionsCallback callback) override;
+  void ListMentionChanges(absl::string_view request_id,
+                          const verifier::v1::ListMentionChangesRequest& request,
+                          ListMentionChangesCallback callback) override;
 
  private:
   // Starts one unary call: `start(context, request, response, done)` issues it on the stub; the
@@ -70,6 +89,21 @@ class GrpcVerifierClient final : public VerifierClient {
   void CallStarted();
   void CallFinished();
 
+  // The coalescers' calls.
+  using SubmitCoalescer =
+      CallCoalescer<verifier::v1::SubmitMentionRequest, verifier::v1::SubmitMentionResponse>;
+  using IngestCoalescer =
+      CallCoalescer<verifier::v1::EvaluateIngestRequest, verifier::v1::EvaluateIngestResponse>;
+  void SendSubmitMentions(const std::vector<SubmitCoalescer::Item>& items, absl::Time deadline,
+                          SubmitCoalescer::CallDone done);
+  void SendEvaluateIngestBatch(const std::vector<IngestCoalescer::Item>& items,
+                               absl::Time deadline, IngestCoalescer::CallDone done);
+  // The items of a batch call the verifier did not know, as single calls; `done` when all have
+  // answered.
+  template <typename Coalescer, typename Single>
+  void SendOneByOne(const std::vector<typename Coalescer::Item>& items,
+                    typename Coalescer::CallDone done, Single single);
+
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<verifier::v1::Verifier::Stub> stub_;
   const absl::Duration timeout_;
@@ -77,6 +111,11 @@ class GrpcVerifierClient final : public VerifierClient {
   std::mutex mu_;
   std::condition_variable idle_;
   int in_flight_ = 0;
+
+  // Last: destroyed first, after the destructor waited for every call in flight (no item waits
+  // in a coalescer while none is in flight).
+  SubmitCoalescer submissions_;
+  IngestCoalescer deliveries_;
 };
 
 }  // namespace portcullis::gateway

@@ -166,6 +166,9 @@ v1::ListMentionsRequest ToListRequest(const FeedQuery& query) {
     request.set_domain(query.site);
   }
   request.set_state(v1::MENTION_STATE_VERIFIED);
+  // What the public sees under the site's moderation policy, whatever the gateway's token may
+  // see (issue 16).
+  request.set_shown_only(true);
   request.set_page_size(query.per_page);
   request.set_page_token(query.page);
   return request;

@@ -40,7 +40,7 @@ struct FeedQuery {
 // sentence safe to show otherwise. Other parameters are ignored (cache busters).
 absl::StatusOr<FeedQuery> ParseFeedQuery(absl::string_view query);
 
-// The ListMentions request of a feed query: VERIFIED mentions only.
+// The ListMentions request of a feed query: the public's mentions only (shown_only, VERIFIED).
 verifier::v1::ListMentionsRequest ToListRequest(const FeedQuery& query);
 
 // The path and query of the next page ("/mentions?target=...&per-page=N&page=TOKEN").

@@ -20,6 +20,12 @@ class VerifierClient {
       std::function<void(absl::StatusOr<verifier::v1::EvaluateIngestResponse>)>;
   using ListMentionsCallback =
       std::function<void(absl::StatusOr<verifier::v1::ListMentionsResponse>)>;
+  using ListPublicMentionsCallback =
+      std::function<void(absl::StatusOr<verifier::v1::ListPublicMentionsResponse>)>;
+  using CountPublicMentionsCallback =
+      std::function<void(absl::StatusOr<verifier::v1::CountPublicMentionsResponse>)>;
+  using ListMentionChangesCallback =
+      std::function<void(absl::StatusOr<verifier::v1::ListMentionChangesResponse>)>;
 
   virtual ~VerifierClient() = default;
 
@@ -34,6 +40,16 @@ class VerifierClient {
   virtual void ListMentions(absl::string_view request_id,
                             const verifier::v1::ListMentionsRequest& request,
                             ListMentionsCallback callback) = 0;
+  // webmention.io's read API (issue 18).
+  virtual void ListPublicMentions(absl::string_view request_id,
+                                  const verifier::v1::ListPublicMentionsRequest& request,
+                                  ListPublicMentionsCallback callback) = 0;
+  virtual void CountPublicMentions(absl::string_view request_id,
+                                   const verifier::v1::CountPublicMentionsRequest& request,
+                                   CountPublicMentionsCallback callback) = 0;
+  virtual void ListMentionChanges(absl::string_view request_id,
+                                  const verifier::v1::ListMentionChangesRequest& request,
+                                  ListMentionChangesCallback callback) = 0;
 };
 
 }  // namespace portcullis::gateway

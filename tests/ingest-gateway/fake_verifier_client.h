@@ -54,6 +54,36 @@ class FakeVerifierClient final : public VerifierClient {
     callback(list_result);
   }
 
+  void ListPublicMentions(absl::string_view request_id, const verifier::v1::ListPublicMentionsRequest& request,
+                ListPublicMentionsCallback callback) override {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      public_list_requests.push_back(request);
+      request_ids.emplace_back(request_id);
+    }
+    callback(public_list_result);
+  }
+
+  void CountPublicMentions(absl::string_view request_id, const verifier::v1::CountPublicMentionsRequest& request,
+                CountPublicMentionsCallback callback) override {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      public_count_requests.push_back(request);
+      request_ids.emplace_back(request_id);
+    }
+    callback(public_count_result);
+  }
+
+  void ListMentionChanges(absl::string_view request_id, const verifier::v1::ListMentionChangesRequest& request,
+                ListMentionChangesCallback callback) override {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      changes_requests.push_back(request);
+      request_ids.emplace_back(request_id);
+    }
+    callback(changes_result);
+  }
+
   absl::StatusOr<verifier::v1::SubmitMentionResponse> submit_result =
       absl::UnavailableError("not configured");
   absl::StatusOr<verifier::v1::GetMentionResponse> get_result =
@@ -66,6 +96,15 @@ class FakeVerifierClient final : public VerifierClient {
   absl::StatusOr<verifier::v1::ListMentionsResponse> list_result =
       absl::UnavailableError("not configured");
   std::vector<verifier::v1::ListMentionsRequest> lists;
+  absl::StatusOr<verifier::v1::ListPublicMentionsResponse> public_list_result =
+      absl::UnavailableError("not configured");
+  std::vector<verifier::v1::ListPublicMentionsRequest> public_list_requests;
+  absl::StatusOr<verifier::v1::CountPublicMentionsResponse> public_count_result =
+      absl::UnavailableError("not configured");
+  std::vector<verifier::v1::CountPublicMentionsRequest> public_count_requests;
+  absl::StatusOr<verifier::v1::ListMentionChangesResponse> changes_result =
+      absl::UnavailableError("not configured");
+  std::vector<verifier::v1::ListMentionChangesRequest> changes_requests;
   // The request id of every call, in order.
   std::vector<std::string> request_ids;
 

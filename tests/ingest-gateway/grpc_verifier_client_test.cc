@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/blocking_counter.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "common/grpc/request_id.h"
@@ -110,6 +111,68 @@ class TestVerifier final : public verifier::v1::Verifier::Service {
     return grpc::Status::OK;
   }
 
+  // When false (the default), the batch calls are UNIMPLEMENTED, as on a verifier older than
+  // issue 21: the client falls back to single calls (which the other tests go through).
+  bool batch_calls = false;
+  // When set, the first SubmitMentions call waits for it before answering.
+  absl::Notification* hold_first_batch = nullptr;
+
+  // Items per SubmitMentions / EvaluateIngestBatch call, in arrival order.
+  std::vector<int> BatchSizes() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return batch_sizes_;
+  }
+
+  // Answers each item as SubmitMention would; a source "https://refused.example/" is refused
+  // RESOURCE_EXHAUSTED (that item only).
+  grpc::Status SubmitMentions(grpc::ServerContext* context,
+                              const verifier::v1::SubmitMentionsRequest* request,
+                              verifier::v1::SubmitMentionsResponse* response) override {
+    if (!batch_calls) {
+      return grpc::Status(grpc::StatusCode::UNIMPLEMENTED, "unknown method");
+    }
+    bool first = false;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      first = batch_sizes_.empty();
+      batch_sizes_.push_back(request->items_size());
+    }
+    if (first && hold_first_batch != nullptr) {
+      hold_first_batch->WaitForNotification();
+    }
+    if (grpc::Status auth = Authenticate(context); !auth.ok()) return auth;
+    for (const verifier::v1::SubmitMentionsItem& item : request->items()) {
+      verifier::v1::SubmitMentionsResult* result = response->add_results();
+      if (item.mention().source() == "https://refused.example/") {
+        result->mutable_status()->set_code(grpc::StatusCode::RESOURCE_EXHAUSTED);
+        result->mutable_status()->set_message("too many pending mentions from this host");
+        continue;
+      }
+      result->mutable_mention()->set_decision(verifier::v1::DECISION_ACCEPTED);
+      result->mutable_mention()->set_mention_id(
+          absl::StrCat("id-for-", item.mention().source(), "-", item.request_id()));
+    }
+    return grpc::Status::OK;
+  }
+
+  grpc::Status EvaluateIngestBatch(grpc::ServerContext* /*context*/,
+                                   const verifier::v1::EvaluateIngestBatchRequest* request,
+                                   verifier::v1::EvaluateIngestBatchResponse* response) override {
+    if (!batch_calls) {
+      return grpc::Status(grpc::StatusCode::UNIMPLEMENTED, "unknown method");
+    }
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      batch_sizes_.push_back(request->items_size());
+    }
+    for (const verifier::v1::EvaluateIngestBatchItem& item : request->items()) {
+      verifier::v1::EvaluateIngestBatchResult* result = response->add_results();
+      result->mutable_decision()->set_decision(verifier::v1::INGEST_DECISION_ACCEPTED);
+      result->mutable_decision()->set_item_id(item.item().item_id());
+    }
+    return grpc::Status::OK;
+  }
+
   grpc::Status EvaluateIngest(grpc::ServerContext* context,
                               const verifier::v1::EvaluateIngestRequest* request,
                               verifier::v1::EvaluateIngestResponse* response) override {
@@ -122,6 +185,7 @@ class TestVerifier final : public verifier::v1::Verifier::Service {
  private:
   std::mutex mu_;
   std::vector<std::string> request_ids_;
+  std::vector<int> batch_sizes_;
 };
 
 class GatewayGrpcVerifierClientTest : public ::testing::Test {
@@ -240,6 +304,78 @@ TEST_F(GatewayGrpcVerifierClientTest, DestructionWaitsForCallsInFlight) {
   client->GetMention("", request, [&](absl::StatusOr<GetMentionResponse>) { called = true; });
   client.reset();
   EXPECT_TRUE(called.load());
+}
+
+TEST_F(GatewayGrpcVerifierClientTest, ConcurrentSubmissionsShareOneCallAndEachGetsItsOwnAnswer) {
+  service_.batch_calls = true;
+  absl::Notification release;
+  service_.hold_first_batch = &release;
+  GrpcVerifierClient client(MakeVerifierChannel(Target()), absl::Seconds(10),
+                            {.max_calls_in_flight = 1});
+  constexpr int kSubmissions = 50;
+  std::mutex mu;
+  std::vector<absl::StatusOr<SubmitMentionResponse>> answers(kSubmissions,
+                                                             absl::UnknownError("none"));
+  absl::BlockingCounter answered(kSubmissions);
+  for (int i = 0; i < kSubmissions; ++i) {
+    SubmitMentionRequest request;
+    request.set_source(i == 7 ? "https://refused.example/" : absl::StrCat("https://a.example/", i));
+    request.set_target("https://b.example/");
+    client.SubmitMention(absl::StrCat("req-", i), request,
+                         [&, i](absl::StatusOr<SubmitMentionResponse> answer) {
+                           {
+                             std::lock_guard<std::mutex> lock(mu);
+                             answers[i] = std::move(answer);
+                           }
+                           answered.DecrementCount();
+                         });
+    if (i == 0) {
+      // The first is sent at once, alone; wait until the verifier holds it.
+      for (int spin = 0; spin < 1000 && service_.BatchSizes().empty(); ++spin) {
+        absl::SleepFor(absl::Milliseconds(5));
+      }
+    }
+  }
+  release.Notify();
+  answered.Wait();
+  EXPECT_THAT(service_.BatchSizes(), ::testing::ElementsAre(1, kSubmissions - 1))
+      << "the 49 that came while the first call was in flight went as one call";
+  for (int i = 0; i < kSubmissions; ++i) {
+    if (i == 7) {
+      EXPECT_EQ(answers[i].status().code(), absl::StatusCode::kResourceExhausted)
+          << "a per-item refusal reaches that item only";
+      continue;
+    }
+    ASSERT_TRUE(answers[i].ok()) << i << ": " << answers[i].status();
+    EXPECT_EQ(answers[i]->mention_id(), absl::StrCat("id-for-https://a.example/", i, "-req-", i))
+        << "each submission gets its own answer, with its own request id";
+  }
+}
+
+TEST_F(GatewayGrpcVerifierClientTest, AFailedBatchCallFailsEachItemAsASingleCallWould) {
+  service_.batch_calls = true;
+  service_.required_authorization = "Bearer pct_other";
+  auto client = Client(Target());
+  // The verifier refusing the gateway's own token: UNAVAILABLE (503 + Retry-After) per item,
+  // as for a single call (CallsCarryTheGatewayToken).
+  EXPECT_EQ(Submit(*client).status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(service_.BatchSizes(), ::testing::ElementsAre(1));
+}
+
+TEST_F(GatewayGrpcVerifierClientTest, IngestDeliveriesGoAsEvaluateIngestBatch) {
+  service_.batch_calls = true;
+  auto client = Client(Target());
+  verifier::v1::EvaluateIngestRequest evaluate;
+  evaluate.set_item_id("item-1");
+  absl::StatusOr<verifier::v1::EvaluateIngestResponse> answer =
+      Wait<verifier::v1::EvaluateIngestResponse>(
+          [&](VerifierClient::EvaluateIngestCallback callback) {
+            client->EvaluateIngest("req-ingest", evaluate, callback);
+          });
+  ASSERT_TRUE(answer.ok()) << answer.status();
+  EXPECT_EQ(answer->decision(), verifier::v1::INGEST_DECISION_ACCEPTED);
+  EXPECT_EQ(answer->item_id(), "item-1");
+  EXPECT_THAT(service_.BatchSizes(), ::testing::ElementsAre(1));
 }
 
 constexpr char kToken[] = "pct_00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff";

@@ -95,6 +95,17 @@ TEST_F(GatewayMentionsFeedTest, ServesAJf2FeedOfVerifiedMentions) {
   EXPECT_FALSE(feed.as_object().contains("next"));
 }
 
+// Moderation (issue 16): the verifier applies the site's policy, reviews and blocks for the feed
+// whatever scopes the gateway's token has.
+TEST(GatewayMentionsFeedRequestTest, TheFeedAsksForWhatThePublicSeesOnly) {
+  FeedQuery query;
+  query.site = "bob.example";
+  const verifier::v1::ListMentionsRequest request = ToListRequest(query);
+  EXPECT_TRUE(request.shown_only());
+  EXPECT_EQ(request.state(), verifier::v1::MENTION_STATE_VERIFIED);
+  EXPECT_EQ(request.review(), verifier::v1::REVIEW_STATE_UNSPECIFIED);
+}
+
 TEST_F(GatewayMentionsFeedTest, EveryTypeHasItsWmProperty) {
   const std::pair<v1::MentionType, const char*> cases[] = {
       {v1::MENTION_TYPE_MENTION, "mention-of"}, {v1::MENTION_TYPE_REPLY, "in-reply-to"},

@@ -52,7 +52,8 @@ constexpr int kMaxAttempts = 30;
 // The gateway's reconnect backoff is at most 1 s (grpc_verifier_client.cc): a restarted verifier
 // is connected again within it.
 constexpr absl::Duration kReconnect = absl::Seconds(2);
-constexpr char kSubmitMethod[] = "method=\"/portcullis.verifier.v1.Verifier/SubmitMention\"";
+// The gateway submits through the batch call (issue 21).
+constexpr char kSubmitMethod[] = "method=\"/portcullis.verifier.v1.Verifier/SubmitMentions\"";
 
 std::string Source(int i) { return absl::StrCat("https://sender", i % 97, ".example/reply/", i); }
 std::string Target(int i) { return absl::StrCat("https://b.example/post/", i); }

@@ -1,6 +1,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/common/config/setting_checks.h"
@@ -232,24 +233,18 @@ TEST(VerifierConfigTest, IngestValues) {
   EXPECT_EQ(defaults->ingest_signature_tolerance, absl::Seconds(300));
   EXPECT_EQ(defaults->ingest_default_retention, absl::Hours(72));
   EXPECT_EQ(defaults->ingest_publisher_cache_ttl, absl::Seconds(5));
-  EXPECT_EQ(defaults->ingest_sweep_interval, absl::Minutes(1));
-  EXPECT_EQ(defaults->ingest_sweep_batch, 500);
 
   config::Texts flags = Defaults();
   flags["ingest_require_registration"] = "false";
   flags["ingest_signature_tolerance"] = "60s";
   flags["ingest_default_retention"] = "24h";
   flags["ingest_publisher_cache_ttl"] = "0s";
-  flags["ingest_sweep_interval"] = "10s";
-  flags["ingest_sweep_batch"] = "50";
   absl::StatusOr<VerifierConfig> config = Build(flags);
   ASSERT_TRUE(config.ok()) << config.status();
   EXPECT_FALSE(config->ingest_require_registration);
   EXPECT_EQ(config->ingest_signature_tolerance, absl::Seconds(60));
   EXPECT_EQ(config->ingest_default_retention, absl::Hours(24));
   EXPECT_EQ(config->ingest_publisher_cache_ttl, absl::ZeroDuration());
-  EXPECT_EQ(config->ingest_sweep_interval, absl::Seconds(10));
-  EXPECT_EQ(config->ingest_sweep_batch, 50);
 
   const std::pair<const char*, const char*> bad[] = {
       {"ingest_require_registration", "yes"},
@@ -257,8 +252,6 @@ TEST(VerifierConfigTest, IngestValues) {
       {"ingest_signature_tolerance", "25h"},
       {"ingest_default_retention", "0s"},
       {"ingest_publisher_cache_ttl", "-1s"},
-      {"ingest_sweep_interval", "0s"},
-      {"ingest_sweep_batch", "0"},
   };
   for (const auto& [field, value] : bad) {
     config::Texts broken = Defaults();
@@ -266,6 +259,45 @@ TEST(VerifierConfigTest, IngestValues) {
     const absl::Status status = Build(broken).status();
     EXPECT_TRUE(absl::IsInvalidArgument(status)) << value;
     EXPECT_NE(status.message().find("--ingest_"), absl::string_view::npos) << status;
+  }
+}
+
+// Issue 17: a retention per kind of row, and the one sweeper's pace.
+TEST(VerifierConfigTest, RetentionValues) {
+  absl::StatusOr<VerifierConfig> defaults = Build(Defaults());
+  ASSERT_TRUE(defaults.ok()) << defaults.status();
+  EXPECT_EQ(defaults->failed_mention_retention, absl::Hours(720));
+  EXPECT_EQ(defaults->accepted_item_retention, absl::Hours(168));
+  EXPECT_EQ(defaults->dead_letter_retention, absl::Hours(720));
+  EXPECT_EQ(defaults->retention_sweep_interval, absl::Minutes(1));
+  EXPECT_EQ(defaults->retention_sweep_batch, 500);
+
+  config::Texts flags = Defaults();
+  flags["failed_mention_retention"] = "48h";
+  flags["accepted_item_retention"] = "0s";
+  flags["dead_letter_retention"] = "90m";
+  flags["retention_sweep_interval"] = "10s";
+  flags["retention_sweep_batch"] = "50";
+  absl::StatusOr<VerifierConfig> config = Build(flags);
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->failed_mention_retention, absl::Hours(48));
+  EXPECT_EQ(config->accepted_item_retention, absl::ZeroDuration());
+  EXPECT_EQ(config->dead_letter_retention, absl::Minutes(90));
+  EXPECT_EQ(config->retention_sweep_interval, absl::Seconds(10));
+  EXPECT_EQ(config->retention_sweep_batch, 50);
+
+  const std::pair<const char*, const char*> bad[] = {
+      {"failed_mention_retention", "-1h"}, {"accepted_item_retention", "soon"},
+      {"dead_letter_retention", "-5s"},    {"retention_sweep_interval", "0s"},
+      {"retention_sweep_batch", "0"},      {"retention_sweep_batch", "100001"},
+  };
+  for (const auto& [field, value] : bad) {
+    config::Texts broken = Defaults();
+    broken[field] = value;
+    const absl::Status status = Build(broken).status();
+    EXPECT_TRUE(absl::IsInvalidArgument(status)) << field << "=" << value;
+    EXPECT_NE(status.message().find(absl::StrCat("--", field)), absl::string_view::npos)
+        << status;
   }
 }
 
@@ -348,7 +380,7 @@ TEST(VerifierConfigTest, TokenValues) {
 }
 
 TEST(VerifierConfigTest, EveryDeclaredSettingParsesItsDefault) {
-  config::test_support::ExpectEveryDeclaredSettingParsesItsDefault(52);
+  config::test_support::ExpectEveryDeclaredSettingParsesItsDefault(56);
 }
 
 // A bad value of each type, given as a flag or in the environment: the same one line, naming the

@@ -43,7 +43,25 @@ ABSL_FLAG(std::string, type, "",
           "rsvp)");
 ABSL_FLAG(int32_t, page_size, 0, "`mention list`: mentions per page, 1 to 1000 (0: 100)");
 ABSL_FLAG(std::string, page_token, "", "`mention list`: next_page_token of the previous page");
+ABSL_FLAG(std::string, format, "portcullis",
+          "`import`: the file's format, portcullis (an export) or webmention-io (its "
+          "/api/mentions.jf2 pages)");
+ABSL_FLAG(bool, reverify, false,
+          "`import`: queue a verification of each new pair instead of trusting its state");
+ABSL_FLAG(std::string, source_host, "", "`erase`: erase the mentions whose source has this host");
+ABSL_FLAG(std::string, mention, "", "`erase`: erase this mention (its id)");
+ABSL_FLAG(bool, undo, false, "`erase`: remove that erasure's tombstones");
 
+ABSL_FLAG(std::string, moderation, "",
+          "`site set`: the site's moderation policy: off, first-time-authors or all");
+ABSL_FLAG(std::string, note, "", "`review approve|reject|hide|unhide`: a note kept with the review");
+ABSL_FLAG(std::string, author_url, "",
+          "`rule add`: approve every mention by this author URL; `erase`: erase the mentions by it");
+ABSL_FLAG(std::string, source_prefix, "",
+          "`rule add`: approve every mention whose source URL starts with this prefix");
+ABSL_FLAG(bool, dry_run, false,
+          "`rule add`: only print how many mentions the rule would approve; `erase`: print what "
+          "would go, change nothing");
 ABSL_FLAG(std::string, token_file, "",
           "a file holding the API token sent to the verifier; default: $PORTCULLIS_TOKEN, else "
           "the file named by $PORTCULLIS_TOKEN_FILE");
@@ -123,6 +141,17 @@ int main(int argc, char** argv) {
       .token_name = absl::GetFlag(FLAGS_name),
       .token_scopes = absl::GetFlag(FLAGS_scopes),
       .token_sites = sites,
+      .moderation = absl::GetFlag(FLAGS_moderation),
+      .review_note = absl::GetFlag(FLAGS_note),
+      .rule_author_url = absl::GetFlag(FLAGS_author_url),
+      .rule_source_prefix = absl::GetFlag(FLAGS_source_prefix),
+      .dry_run = absl::GetFlag(FLAGS_dry_run),
+      .import_format = absl::GetFlag(FLAGS_format),
+      .reverify = absl::GetFlag(FLAGS_reverify),
+      .erase_author_url = absl::GetFlag(FLAGS_author_url),
+      .erase_source_host = absl::GetFlag(FLAGS_source_host),
+      .erase_mention = absl::GetFlag(FLAGS_mention),
+      .undo = absl::GetFlag(FLAGS_undo),
   };
   const absl::StatusOr<std::string> token = portcullis::cli::ResolveToken(
       absl::GetFlag(FLAGS_token_file), Env("PORTCULLIS_TOKEN"), Env("PORTCULLIS_TOKEN_FILE"));

@@ -3,6 +3,7 @@
 #include <cstddef>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/time/time.h"
 #include "common/config/listen_address.h"
@@ -18,6 +19,9 @@ namespace portcullis::verifier {
 struct VerifierConfig {
   // libpq connection string or URI of the PostgreSQL database.
   std::string database_url;
+  // Hosts that relay many people's posts: an approval rule may not name one of them (or a
+  // subdomain) without a path (issue 16). Serialized host names.
+  std::vector<std::string> approval_rule_relay_hosts;
   // Where the gRPC server listens; port 0 picks a free port.
   config::HostPort grpc_listen;
   // TLS of the gRPC port: none (plaintext), server TLS (cert and key), or mutual TLS (and a client
@@ -98,9 +102,15 @@ struct VerifierConfig {
   absl::Duration ingest_default_retention = absl::Hours(72);
   // How long a publisher lookup is reused (admin changes in other pods show after at most this).
   absl::Duration ingest_publisher_cache_ttl = absl::Seconds(5);
-  // The sweeper deletes expired decisions every interval, in batches of at most this many rows.
-  absl::Duration ingest_sweep_interval = absl::Minutes(1);
-  int ingest_sweep_batch = 500;
+  // Retention (issue 17): how long FAILED mentions, accepted ingest items and dead letters are
+  // kept (zero: forever); expired ingest decisions go as soon as they expire. One sweeper, in one
+  // pod at a time, deletes them every interval, in batches (one short transaction each) of at
+  // most this many rows.
+  absl::Duration failed_mention_retention = absl::Hours(30 * 24);
+  absl::Duration accepted_item_retention = absl::Hours(7 * 24);
+  absl::Duration dead_letter_retention = absl::Hours(30 * 24);
+  absl::Duration retention_sweep_interval = absl::Minutes(1);
+  int retention_sweep_batch = 500;
   // API tokens: a file of static tokens (auth::ParseStaticTokens format, read at startup) merged
   // with the api_tokens table; empty: the table only. The table is read again every interval,
   // so a token created or revoked on another verifier takes effect here within it.

@@ -1,7 +1,7 @@
 // The verifier's settings, each declared once: flag, type, environment variable, default and
 // validation (common/config/setting.h); and the one step that builds the VerifierConfig from them.
 //
-// STYLE.md has flags defined only in main.cc. These 51 are the exception: with their help texts
+// STYLE.md has flags defined only in main.cc. These 56 are the exception: with their help texts
 // they are some 190 lines, and main.cc is to stay a short read (parse, build, run, shut down), so
 // they live here, beside the config they fill, in a library only main and its tests link.
 #include "verifier-service/src/verifier_flags.h"
@@ -14,7 +14,10 @@
 #include "absl/flags/flag.h"
 #include "absl/time/time.h"
 #include "common/config/setting.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_split.h"
 #include "common/status/status_macros.h"
+#include "verifier-service/src/intake/target_rules.h"
 
 namespace {
 
@@ -72,8 +75,9 @@ PORTCULLIS_SETTING(size_t, max_queued_work, "MAX_QUEUED_WORK", "1024", Count<siz
                    "(env MAX_QUEUED_WORK).");
 PORTCULLIS_SETTING(int, submit_writers, "SUBMIT_WRITERS", "2",
                    config::WholeNumber<int>(1, 64, "a whole number from 1 to 64"),
-                   "Threads writing submissions in batches, each with a database connection of "
-                   "its own beside --db_pool_size (env SUBMIT_WRITERS).");
+                   "Threads writing submissions in batches, as many for webmentions as for "
+                   "ingest decisions, each with a database connection of its own beside "
+                   "--db_pool_size (env SUBMIT_WRITERS).");
 PORTCULLIS_SETTING(absl::Duration, max_connection_age, "MAX_CONNECTION_AGE", "5m", Positive(),
                    "gRPC connections are closed after this long so clients rebalance "
                    "(env MAX_CONNECTION_AGE).");
@@ -202,11 +206,26 @@ PORTCULLIS_SETTING(absl::Duration, ingest_publisher_cache_ttl, "INGEST_PUBLISHER
                    ZeroOrMore(),
                    "How long a publisher and its keys are cached; 0s disables the cache "
                    "(env INGEST_PUBLISHER_CACHE_TTL).");
-PORTCULLIS_SETTING(absl::Duration, ingest_sweep_interval, "INGEST_SWEEP_INTERVAL", "1m", Positive(),
-                   "How often expired ingest decisions are deleted (env INGEST_SWEEP_INTERVAL).");
 PORTCULLIS_SETTING(
-    int, ingest_sweep_batch, "INGEST_SWEEP_BATCH", "500", Count<int>(100000),
-    "Expired ingest decisions deleted per statement at most (env INGEST_SWEEP_BATCH).");
+    absl::Duration, failed_mention_retention, "FAILED_MENTION_RETENTION", "720h", ZeroOrMore(),
+    "FAILED mentions are deleted this long after they failed (a re-send after that is a new "
+    "mention); VERIFIED ones are kept; 0s keeps them forever (env FAILED_MENTION_RETENTION).");
+PORTCULLIS_SETTING(
+    absl::Duration, accepted_item_retention, "ACCEPTED_ITEM_RETENTION", "168h", ZeroOrMore(),
+    "Accepted ingest items (the outbox consumers page through) are deleted this long after "
+    "acceptance; 0s keeps them forever (env ACCEPTED_ITEM_RETENTION).");
+PORTCULLIS_SETTING(
+    absl::Duration, dead_letter_retention, "DEAD_LETTER_RETENTION", "720h", ZeroOrMore(),
+    "Quarantined deliveries nobody replayed or discarded are deleted this long after "
+    "quarantine; 0s keeps them forever (env DEAD_LETTER_RETENTION).");
+PORTCULLIS_SETTING(
+    absl::Duration, retention_sweep_interval, "RETENTION_SWEEP_INTERVAL", "1m", Positive(),
+    "How often expired rows (the retentions above, expired ingest decisions) are deleted, by "
+    "one verifier at a time (env RETENTION_SWEEP_INTERVAL).");
+PORTCULLIS_SETTING(
+    int, retention_sweep_batch, "RETENTION_SWEEP_BATCH", "500", Count<int>(100000),
+    "Expired rows deleted per statement (one short transaction) at most "
+    "(env RETENTION_SWEEP_BATCH).");
 PORTCULLIS_SETTING(
     std::string, tokens_file, "TOKENS_FILE", "", config::AnyText(),
     "File of static API tokens, one a line: <sha256 hex of the token> <name> <scopes> "
@@ -216,6 +235,23 @@ PORTCULLIS_SETTING(
     absl::Duration, token_refresh_interval, "TOKEN_REFRESH_INTERVAL", "10s", Positive(),
     "How often the API tokens are read again from the database: a token created or "
     "revoked on another verifier takes effect here within it (env TOKEN_REFRESH_INTERVAL).");
+
+PORTCULLIS_SETTING(
+    std::string, approval_rule_relay_hosts, "APPROVAL_RULE_RELAY_HOSTS",
+    "brid.gy,bsky.app,facebook.com,instagram.com,medium.com,reddit.com,twitter.com,x.com",
+    config::AnyText().Check(
+        [](const std::string& text) {
+          for (absl::string_view host : absl::StrSplit(text, ',', absl::SkipWhitespace())) {
+            if (!portcullis::verifier::intake::ParseSiteDomain(absl::StripAsciiWhitespace(host))
+                     .ok()) {
+              return false;
+            }
+          }
+          return true;
+        },
+        "host names separated by commas"),
+    "Hosts that relay many people's posts (bridges, silos): an approval rule may not name one "
+    "of them, or a subdomain, without a path (env APPROVAL_RULE_RELAY_HOSTS).");
 
 namespace portcullis::verifier {
 
@@ -273,8 +309,11 @@ absl::StatusOr<VerifierConfig> BuildVerifierConfig(const config::Texts& command_
   config.ingest_signature_tolerance = absl::GetFlag(FLAGS_ingest_signature_tolerance);
   config.ingest_default_retention = absl::GetFlag(FLAGS_ingest_default_retention);
   config.ingest_publisher_cache_ttl = absl::GetFlag(FLAGS_ingest_publisher_cache_ttl);
-  config.ingest_sweep_interval = absl::GetFlag(FLAGS_ingest_sweep_interval);
-  config.ingest_sweep_batch = absl::GetFlag(FLAGS_ingest_sweep_batch);
+  config.failed_mention_retention = absl::GetFlag(FLAGS_failed_mention_retention);
+  config.accepted_item_retention = absl::GetFlag(FLAGS_accepted_item_retention);
+  config.dead_letter_retention = absl::GetFlag(FLAGS_dead_letter_retention);
+  config.retention_sweep_interval = absl::GetFlag(FLAGS_retention_sweep_interval);
+  config.retention_sweep_batch = absl::GetFlag(FLAGS_retention_sweep_batch);
   config.tokens_file = absl::GetFlag(FLAGS_tokens_file);
   config.token_refresh_interval = absl::GetFlag(FLAGS_token_refresh_interval);
   config.verify_now_concurrency = absl::GetFlag(FLAGS_verify_now_concurrency);
@@ -289,6 +328,14 @@ absl::StatusOr<VerifierConfig> BuildVerifierConfig(const config::Texts& command_
   config.verification.author_limits.max_redirects = std::min(1, config.fetcher.max_redirects);
   config.verification.author_cache_entries = absl::GetFlag(FLAGS_author_cache_size);
   config.verification.author_cache_ttl = absl::GetFlag(FLAGS_author_cache_ttl);
+  for (absl::string_view host : absl::StrSplit(absl::GetFlag(FLAGS_approval_rule_relay_hosts),
+                                               ',', absl::SkipWhitespace())) {
+    absl::StatusOr<std::string> domain =
+        intake::ParseSiteDomain(absl::StripAsciiWhitespace(host));
+    if (domain.ok()) {
+      config.approval_rule_relay_hosts.push_back(*std::move(domain));
+    }
+  }
   return config;
 }
 

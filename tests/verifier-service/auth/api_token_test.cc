@@ -1,5 +1,7 @@
 #include "verifier-service/src/auth/api_token.h"
 
+#include "verifier-service/src/auth/caller.h"
+
 #include "gtest/gtest.h"
 
 namespace portcullis::verifier::auth {
@@ -14,6 +16,23 @@ TEST(VerifierAuthApiToken, ScopesParseAndFormatSorted) {
   EXPECT_FALSE(HasScope(*scopes, Scope::kFetch));
   EXPECT_EQ(FormatScopes(*scopes), "read,submit");
   EXPECT_EQ(FormatScopes(*ParseScopes("fetch,admin,read,submit")), "admin,fetch,read,submit");
+}
+
+TEST(VerifierAuthApiToken, ReviewIsAScopeOfItsOwnThatAdminIncludes) {
+  absl::StatusOr<ScopeSet> review = ParseScopes("review");
+  ASSERT_TRUE(review.ok()) << review.status();
+  EXPECT_EQ(FormatScopes(*review), "review");
+  EXPECT_EQ(FormatScopes(*ParseScopes("submit,review,admin")), "admin,review,submit");
+  Caller reviewer{.scopes = *review};
+  EXPECT_TRUE(reviewer.MayReview());
+  EXPECT_EQ(reviewer.Require(Scope::kAdmin).code(), absl::StatusCode::kPermissionDenied)
+      << "a reviewer does not set policies";
+  EXPECT_EQ(reviewer.Require(Scope::kRead).code(), absl::StatusCode::kPermissionDenied);
+  Caller admin{.scopes = *ParseScopes("admin")};
+  EXPECT_TRUE(admin.MayReview());
+  Caller reader{.scopes = *ParseScopes("read,submit")};
+  EXPECT_FALSE(reader.MayReview());
+  EXPECT_NE(reader.Require(Scope::kReview).message().find("\"review\""), absl::string_view::npos);
 }
 
 TEST(VerifierAuthApiToken, UnknownOrEmptyScopesAreRefused) {

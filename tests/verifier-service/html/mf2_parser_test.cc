@@ -267,5 +267,44 @@ TEST(Mf2ParserTest, AOneMebibytePageCompletes) {
             static_cast<size_t>(entries));
 }
 
+// Mf2HtmlSources: every e-* html of the result (e-content, a nested microformat's e-* html) is
+// found by its content, with the element whose children it serializes and what was trimmed.
+TEST(Mf2ParserTest, RecordsWhereEachEmbeddedHtmlComesFrom) {
+  HtmlDocument document = HtmlDocument::Parse(
+      "<article class=h-entry><div class=e-content>\n  <p>Hi <a href=/x>there</a></p> \n</div>"
+      "<div class='e-comment h-cite'><b>quoted</b></div><p class=e-summary></p></article>");
+  Mf2HtmlSources sources;
+  absl::StatusOr<json::object> parsed =
+      ParseMf2(document, *url::ParseUrl("http://example.com/post"), {}, &sources);
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  const json::object& properties =
+      parsed->at("items").at(0).at("properties").as_object();
+  int found = 0;
+  for (const char* name : {"content", "comment", "summary"}) {
+    const json::value& value = properties.at(name).at(0);
+    const json::string& html = value.at("html").as_string();
+    const HtmlFragment* fragment = sources.Find(absl::string_view(html.data(), html.size()));
+    ASSERT_NE(fragment, nullptr) << name;
+    const std::string serialized = SerializeChildren(*fragment->parent);
+    ASSERT_LE(fragment->trim_front + fragment->trim_back, serialized.size()) << name;
+    EXPECT_EQ(serialized.substr(fragment->trim_front,
+                                serialized.size() - fragment->trim_front - fragment->trim_back),
+              absl::string_view(html.data(), html.size()))
+        << name;
+    ++found;
+  }
+  EXPECT_EQ(found, 3);
+  const json::string& content = properties.at("content").at(0).at("html").as_string();
+  const HtmlFragment* fragment = sources.Find(absl::string_view(content.data(), content.size()));
+  ASSERT_NE(fragment, nullptr);
+  EXPECT_EQ(fragment->trim_front, 3u);
+  EXPECT_EQ(fragment->trim_back, 2u);
+  EXPECT_EQ(fragment->parent->tag, "div");
+  // Links were resolved in the tree before it was serialized.
+  EXPECT_EQ(absl::string_view(content.data(), content.size()),
+            "<p>Hi <a href=\"http://example.com/x\">there</a></p>");
+  EXPECT_EQ(sources.Find("<p>Hi</p>"), nullptr);
+}
+
 }  // namespace
 }  // namespace portcullis::verifier::html

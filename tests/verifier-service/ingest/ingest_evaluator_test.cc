@@ -124,9 +124,6 @@ class FakeIngestStore final : public store::IngestStore {
     return store::RecordResult{true, recorded};
   }
 
-  absl::StatusOr<int64_t> SweepExpired(absl::Time, int) override {
-    return absl::UnimplementedError("fake");
-  }
   absl::StatusOr<std::vector<store::DeadLetterRecord>> ListDeadLetters(
       const std::string&, const std::optional<store::DeadLetterPosition>&, int) override {
     return absl::UnimplementedError("fake");
@@ -593,6 +590,76 @@ TEST_F(IngestEvaluatorTest, SharedVerifyVectorsDecideAsTheyVerify) {
   tally.Report("standard-webhooks verify vectors through IngestEvaluator");
   EXPECT_EQ(tally.failed(), 0);
   EXPECT_GT(tally.passed(), 0);
+}
+
+// Records into a FakeIngestStore at once, as the batching writer records into PostgreSQL.
+class StoreRecorder final : public store::DecisionRecorder {
+ public:
+  explicit StoreRecorder(FakeIngestStore& store) : store_(store) {}
+  void Record(store::NewDecision next, absl::Time now, Done done) override {
+    ++recorded;
+    std::move(done)(store_.Record(next, now));
+  }
+  int recorded = 0;
+
+ private:
+  FakeIngestStore& store_;
+};
+
+// Issue 21: EvaluateBatched (the decision checked before the write, the write deciding between
+// it and a stored one) answers every delivery of a sequence exactly as Evaluate (read, then
+// decide, then record) does.
+TEST_F(IngestEvaluatorTest, EvaluateBatchedDecidesExactlyAsEvaluate) {
+  AddPublisher("feed");
+  AddPublisher("trusted", /*verified=*/true);
+  FakeIngestStore batched_store;
+  IngestEvaluatorOptions options;
+  options.clock = [this] { return now_; };
+  IngestEvaluator batched(publishers_, batched_store, options);
+  StoreRecorder recorder(batched_store);
+  batched.SetRecorder(&recorder);
+
+  DeliveryRecord malformed = Signed(Delivery("trusted", "m"));
+  malformed.timestamp = "12x";
+  const std::vector<DeliveryRecord> sequence = {
+      Delivery("feed", "x", true),                      // dropped, unsigned
+      Signed(Delivery("feed", "x", true), stranger_),   // its duplicate (badly signed)
+      Delivery("feed", "x", true),                      // its duplicate (unsigned)
+      Signed(Delivery("feed", "x", true)),              // replaces the unsigned drop
+      Delivery("feed", "x", true),                      // a duplicate of the signed acceptance
+      Signed(Delivery("feed", "x", true)),              // also
+      Delivery("feed", "y"),                            // accepted
+      Delivery("feed", "y"),                            // its duplicate
+      Delivery("nobody", "z"),                          // unknown publisher
+      malformed,                                        // quarantined
+      malformed,                                        // its duplicate
+      Signed(Delivery("trusted", "m")),                 // replaces the quarantine
+  };
+  for (size_t i = 0; i < sequence.size(); ++i) {
+    const IngestOutcome expected = EvaluateOk(sequence[i]);
+    absl::StatusOr<IngestOutcome> got = absl::UnknownError("not answered");
+    batched.EvaluateBatched(sequence[i], [&](absl::StatusOr<IngestOutcome> outcome) {
+      got = std::move(outcome);
+    });
+    ASSERT_TRUE(got.ok()) << i << ": " << got.status();
+    EXPECT_EQ(got->verdict, expected.verdict) << i;
+    EXPECT_EQ(got->reason, expected.reason) << i;
+    EXPECT_EQ(got->item_id, expected.item_id) << i;
+    EXPECT_EQ(got->signature_valid, expected.signature_valid) << i;
+    EXPECT_EQ(got->dead_letter_id.empty(), expected.dead_letter_id.empty()) << i;
+  }
+  EXPECT_EQ(batched_store.items.size(), ingest_.items.size());
+  EXPECT_EQ(batched_store.decisions.size(), ingest_.decisions.size());
+  EXPECT_EQ(recorder.recorded, static_cast<int>(sequence.size()) - 1)
+      << "every delivery of a known publisher goes to the recorder";
+
+  // A store that cannot answer is UNAVAILABLE, never a drop.
+  batched_store.fail_record = absl::InternalError("connection reset");
+  absl::StatusOr<IngestOutcome> failed = IngestOutcome();
+  batched.EvaluateBatched(Delivery("feed", "w"), [&](absl::StatusOr<IngestOutcome> outcome) {
+    failed = std::move(outcome);
+  });
+  EXPECT_EQ(failed.status().code(), absl::StatusCode::kUnavailable);
 }
 
 }  // namespace

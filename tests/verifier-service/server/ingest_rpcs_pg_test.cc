@@ -4,6 +4,7 @@
 #include <atomic>
 #include <chrono>
 #include <map>
+#include <set>
 #include <thread>
 #include <vector>
 
@@ -548,6 +549,73 @@ TEST_F(VerifierIngestRpcTest, ConcurrentIdenticalDeliveriesRecordOneDecision) {
   EXPECT_EQ(accepted, 1);
   EXPECT_EQ(Count("SELECT count(*) FROM ingest_decisions"), 1);
   EXPECT_EQ(Count("SELECT count(*) FROM ingest_items"), 1);
+}
+
+TEST_F(VerifierIngestRpcTest, ABatchAnswersEachItemAsEvaluateIngestWouldAlone) {
+  PORTCULLIS_CREATE_TEST_DATABASE_OR_SKIP(db);
+  Start(db->connection_string());
+  ASSERT_TRUE(AddPublisher("feed").ok());
+  const crypto::Ed25519PrivateKey key = crypto::Ed25519PrivateKey::Generate();
+  AddEd25519Key("feed", key);
+  const Item synthetic = SyntheticItem("s");
+  v1::EvaluateIngestBatchRequest request;
+  const auto add = [&](const std::string& publisher, const Item& item, const Headers& headers) {
+    v1::EvaluateIngestBatchItem* added = request.add_items();
+    added->set_request_id(absl::StrCat("req-", request.items_size()));
+    *added->mutable_item() = Request(publisher, item, headers);
+    return added;
+  };
+  add("feed", PlainItem("a"), {});                                  // 0 accepted
+  add("feed", PlainItem("a"), {});                                  // 1 the same item again
+  add("feed", synthetic, {});                                       // 2 dropped, unsigned
+  add("nobody", PlainItem("b"), {});                                // 3 unknown publisher
+  add("feed", PlainItem("c"), {})->mutable_item()->set_content_hash("not hex");  // 4 invalid
+  add("feed", PlainItem("d"), {});                                  // 5 accepted
+  grpc::ClientContext context;
+  test_tokens::AddBearerToken(context, test_tokens::ProcessToken().token);
+  context.set_deadline(Deadline(30));
+  v1::EvaluateIngestBatchResponse response;
+  const grpc::Status status = stub_->EvaluateIngestBatch(&context, request, &response);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  ASSERT_EQ(response.results_size(), 6);
+  for (int i : {0, 1, 2, 3, 5}) {
+    EXPECT_EQ(response.results(i).status().code(), 0) << i << response.results(i).status().message();
+  }
+  // The two copies of "a": one accepted, the other its duplicate, in either order.
+  std::set<int> a_decisions = {response.results(0).decision().decision(),
+                               response.results(1).decision().decision()};
+  EXPECT_EQ(a_decisions, (std::set<int>{v1::INGEST_DECISION_ACCEPTED,
+                                        v1::INGEST_DECISION_DUPLICATE}));
+  EXPECT_EQ(response.results(2).decision().decision(), v1::INGEST_DECISION_DROPPED);
+  EXPECT_EQ(response.results(2).decision().reason(), "unverified_synthetic_content");
+  EXPECT_EQ(response.results(3).decision().decision(), v1::INGEST_DECISION_UNKNOWN_PUBLISHER);
+  EXPECT_EQ(response.results(4).status().code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_FALSE(response.results(4).has_decision());
+  EXPECT_EQ(response.results(5).decision().decision(), v1::INGEST_DECISION_ACCEPTED);
+  EXPECT_EQ(AcceptedItems().size(), 2u);
+
+  // An unsigned copy decided in one batch does not suppress a validly signed one in the next.
+  v1::EvaluateIngestBatchRequest signed_request;
+  v1::EvaluateIngestBatchItem* signed_item = signed_request.add_items();
+  *signed_item->mutable_item() = Request("feed", synthetic, SignEd25519(key, synthetic.body));
+  grpc::ClientContext signed_context;
+  test_tokens::AddBearerToken(signed_context, test_tokens::ProcessToken().token);
+  signed_context.set_deadline(Deadline(30));
+  v1::EvaluateIngestBatchResponse signed_response;
+  ASSERT_TRUE(
+      stub_->EvaluateIngestBatch(&signed_context, signed_request, &signed_response).ok());
+  ASSERT_EQ(signed_response.results_size(), 1);
+  EXPECT_EQ(signed_response.results(0).decision().decision(), v1::INGEST_DECISION_ACCEPTED);
+  EXPECT_EQ(AcceptedItems().size(), 3u);
+
+  // A call with no items, or more than 256, is refused whole.
+  grpc::ClientContext empty_context;
+  test_tokens::AddBearerToken(empty_context, test_tokens::ProcessToken().token);
+  empty_context.set_deadline(Deadline(30));
+  EXPECT_EQ(stub_->EvaluateIngestBatch(&empty_context, v1::EvaluateIngestBatchRequest(),
+                                       &signed_response)
+                .error_code(),
+            grpc::StatusCode::INVALID_ARGUMENT);
 }
 
 TEST_F(VerifierIngestRpcTest, AValidlySignedDeliveryReplacesAnUnsignedDrop) {

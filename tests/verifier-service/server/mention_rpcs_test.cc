@@ -1,5 +1,9 @@
 #include "verifier-service/src/server/mention_rpcs.h"
 
+#include <string>
+#include <variant>
+#include <vector>
+
 #include "gtest/gtest.h"
 #include "verifier-service/src/store/mention_page_token.h"
 
@@ -154,6 +158,55 @@ TEST(VerifierMentionReadRpcTest, ToProtoFillsEveryField) {
   EXPECT_FALSE(failed_out.has_verified_at());
   ASSERT_EQ(failed_out.links_to_target_host_size(), 1);
   EXPECT_EQ(failed_out.links_to_target_host(0), "https://b.example/p-10");
+}
+
+v1::SubmitMentionsItem* AddItem(v1::SubmitMentionsRequest& request, const std::string& request_id,
+                                const std::string& source, const std::string& target) {
+  v1::SubmitMentionsItem* item = request.add_items();
+  item->set_request_id(request_id);
+  item->mutable_mention()->set_source(source);
+  item->mutable_mention()->set_target(target);
+  return item;
+}
+
+TEST(VerifierSubmitMentionsValidationTest, EachItemIsJudgedAloneAndKeepsItsOwnVerdict) {
+  auth::Caller bound;
+  bound.sites = {"b.example"};
+  v1::SubmitMentionsRequest request;
+  AddItem(request, "req-1", "https://a.example/1", "https://b.example/post");
+  AddItem(request, "req 2", "ftp://a.example/", "https://b.example/post");  // Rejected.
+  AddItem(request, "", "https://a.example/3", "https://c.example/post");   // Another site.
+  absl::StatusOr<std::vector<SubmissionItem>> items =
+      ValidateSubmissions(request, kTracking, bound);
+  ASSERT_TRUE(items.ok()) << items.status();
+  ASSERT_EQ(items->size(), 3u);
+
+  EXPECT_EQ((*items)[0].request_id, "req-1");
+  ASSERT_TRUE((*items)[0].verdict.ok());
+  ASSERT_TRUE(std::holds_alternative<store::NewMention>(*(*items)[0].verdict));
+  EXPECT_EQ(std::get<store::NewMention>(*(*items)[0].verdict).target_domain, "b.example");
+
+  EXPECT_EQ((*items)[1].request_id, "") << "an id that breaks the x-request-id rules is dropped";
+  ASSERT_TRUE((*items)[1].verdict.ok());
+  ASSERT_TRUE(std::holds_alternative<intake::Rejection>(*(*items)[1].verdict));
+  EXPECT_EQ(std::get<intake::Rejection>(*(*items)[1].verdict).reason, "unsupported_scheme");
+
+  EXPECT_EQ((*items)[2].verdict.status().code(), absl::StatusCode::kPermissionDenied)
+      << "a target outside the token's binding refuses that item, not the call";
+}
+
+TEST(VerifierSubmitMentionsValidationTest, ACallHoldsOneTo256Items) {
+  v1::SubmitMentionsRequest request;
+  EXPECT_EQ(ValidateSubmissions(request, kTracking, auth::Caller()).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  for (int i = 0; i < kMaxBatchItems; ++i) {
+    AddItem(request, "", "https://a.example/" + std::to_string(i), "https://b.example/");
+  }
+  EXPECT_TRUE(ValidateSubmissions(request, kTracking, auth::Caller()).ok());
+  AddItem(request, "", "https://a.example/one-more", "https://b.example/");
+  const absl::Status too_many = ValidateSubmissions(request, kTracking, auth::Caller()).status();
+  EXPECT_EQ(too_many.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(too_many.message(), "items must hold 1 to 256 items");
 }
 
 }  // namespace

@@ -41,6 +41,30 @@ class NullMentionStore final : public store::MentionStore {
   absl::Status Ping() override { return absl::OkStatus(); }
 };
 
+class NullPublicMentionStore final : public store::PublicMentionStore {
+ public:
+  absl::StatusOr<std::vector<store::StoredMention>> ListPublic(
+      const store::PublicMentionQuery&, const auth::SiteBinding&) override {
+    return Unused();
+  }
+  absl::StatusOr<store::PublicMentionCounts> CountPublic(absl::Span<const crypto::Sha256Digest>,
+                                                         const auth::SiteBinding&) override {
+    return Unused();
+  }
+  absl::StatusOr<store::MentionChangePage> ListChanges(absl::string_view, absl::string_view, int,
+                                                       const auth::SiteBinding&) override {
+    return Unused();
+  }
+  absl::StatusOr<std::vector<store::StoredMention>> Export(absl::string_view, int64_t, int,
+                                                           const auth::SiteBinding&) override {
+    return Unused();
+  }
+  absl::StatusOr<store::ImportResult> Import(absl::Span<const store::ImportedMention>, bool,
+                                             const auth::SiteBinding&) override {
+    return Unused();
+  }
+};
+
 class NullSiteStore final : public store::SiteStore {
  public:
   absl::StatusOr<store::AddSiteResult> AddSite(const std::string&,
@@ -81,6 +105,30 @@ class NullBlocklistStore final : public store::BlocklistStore {
     return Unused();
   }
   absl::StatusOr<bool> RemoveBlock(const store::BlockEntry&, const auth::SiteBinding&) override {
+    return Unused();
+  }
+};
+
+class NullModerationStore final : public store::ModerationStore {
+ public:
+  absl::StatusOr<store::SiteRecord> SetModeration(const std::string&, store::Moderation,
+                                                  const auth::SiteBinding&) override {
+    return Unused();
+  }
+  absl::Status Review(absl::string_view, store::ReviewAction, const std::string&,
+                      const std::string&, const auth::SiteBinding&) override {
+    return Unused();
+  }
+  absl::StatusOr<store::AddApprovalRuleResult> AddRule(const store::ApprovalRuleRecord&, bool,
+                                                       const auth::SiteBinding&) override {
+    return Unused();
+  }
+  absl::StatusOr<std::vector<store::ApprovalRuleRecord>> ListRules(
+      const std::string&, const auth::SiteBinding&) override {
+    return Unused();
+  }
+  absl::StatusOr<store::ApprovalRuleRecord> RemoveRule(absl::string_view,
+                                                       const auth::SiteBinding&) override {
     return Unused();
   }
 };
@@ -133,7 +181,6 @@ class NullIngestStore final : public store::IngestStore {
   absl::StatusOr<store::RecordResult> Record(const store::NewDecision&, absl::Time) override {
     return Unused();
   }
-  absl::StatusOr<int64_t> SweepExpired(absl::Time, int) override { return Unused(); }
   absl::StatusOr<std::vector<store::DeadLetterRecord>> ListDeadLetters(
       const std::string&, const std::optional<store::DeadLetterPosition>&, int) override {
     return Unused();
@@ -146,6 +193,17 @@ class NullIngestStore final : public store::IngestStore {
   absl::StatusOr<std::vector<store::AcceptedItemRecord>> ListAcceptedItems(int64_t,
                                                                            int) override {
     return Unused();
+  }
+};
+
+class NullErasureStore final : public store::ErasureStore {
+ public:
+  absl::StatusOr<store::ErasureOutcome> Erase(const store::ErasureKey&, bool,
+                                              const store::SiteBinding&) override {
+    return absl::UnimplementedError("not used");
+  }
+  absl::StatusOr<int64_t> Undo(const store::ErasureKey&, const store::SiteBinding&) override {
+    return absl::UnimplementedError("not used");
   }
 };
 
@@ -201,6 +259,11 @@ class StoreSubmitter final : public store::MentionSubmitter {
   void Submit(store::NewMention mention, Done done) override {
     std::move(done)((*store_)->Submit(mention));
   }
+  void SubmitAll(std::vector<Submission> submissions) override {
+    for (Submission& submission : submissions) {
+      Submit(std::move(submission.mention), std::move(submission.done));
+    }
+  }
 
  private:
   store::MentionStore* const* store_;
@@ -212,9 +275,11 @@ struct ServiceParts {
   ServiceParts() {
     deps.pool = &pool;
     deps.mentions = &mentions;
+    deps.public_mentions = &public_mentions;
     deps.submissions = &submitter;
     deps.sites = &sites;
     deps.blocks = &blocks;
+    deps.moderation = &moderation;
     deps.token_store = &token_store;
     deps.policy = &policy;
     deps.resolver = &resolver;
@@ -224,6 +289,7 @@ struct ServiceParts {
     deps.verify_now.jobs = &jobs;
     deps.verify_now.verifier = &verifier;
     deps.verify_now.pool = &verify_now_pool;
+    deps.erasures = &erasures;
   }
 
   // The service over `deps` (a SafeFetcher over deps.resolver and `http` unless deps.fetcher is
@@ -249,9 +315,11 @@ struct ServiceParts {
   server::BlockingPool pool{2, 16};
   server::BlockingPool verify_now_pool{1, 4};
   NullMentionStore mentions;
+  NullPublicMentionStore public_mentions;
   StoreSubmitter submitter{&deps.mentions};
   NullSiteStore sites;
   NullBlocklistStore blocks;
+  NullModerationStore moderation;
   NullTokenStore token_store;
   fetch::EgressPolicy policy;
   NullResolver resolver;
@@ -262,6 +330,7 @@ struct ServiceParts {
   ingest::IngestEvaluator evaluator{publishers, ingest, ingest::IngestEvaluatorOptions()};
   NullJobStore jobs;
   NullVerifier verifier;
+  NullErasureStore erasures;
   server::VerifierServiceDeps deps;
 };
 

@@ -177,6 +177,72 @@ TEST_F(VerifierServiceTest, AFullPoolIsUnavailableAtOnceButSubmissionsGoOn) {
   pool_->Stop();  // Joins the thread still inside `release` before the notifications go away.
 }
 
+TEST_F(VerifierServiceTest, SubmitMentionsAnswersEachItemAsSubmitMentionWouldAnswerIt) {
+  StartServer();
+  EXPECT_CALL(store_, Submit(Field(&store::NewMention::source, "https://a.example/new")))
+      .WillOnce(Return(Accepted(kId, store::MentionState::kPending, true)));
+  EXPECT_CALL(store_, Submit(Field(&store::NewMention::source, "https://a.example/down")))
+      .WillOnce(Return(absl::UnavailableError("database unavailable")));
+  EXPECT_CALL(store_, Submit(Field(&store::NewMention::source, "https://a.example/unserved")))
+      .WillOnce(Return(TargetRejected(store::TargetMatch::kUnknownSite)));
+  EXPECT_CALL(store_, Submit(Field(&store::NewMention::source, "https://a.example/broken")))
+      .WillOnce(Return(absl::InternalError("SQL state XX000 at relation mentions")));
+  v1::SubmitMentionsRequest request;
+  for (const char* source : {"https://a.example/new", "ftp://a.example/", "https://a.example/down",
+                             "https://a.example/unserved", "https://a.example/broken"}) {
+    v1::SubmitMentionsItem* item = request.add_items();
+    item->set_request_id("item-1");
+    item->mutable_mention()->set_source(source);
+    item->mutable_mention()->set_target("https://b.example/post");
+  }
+  grpc::ClientContext context;
+  test_tokens::AddBearerToken(context, test_tokens::ProcessToken().token);
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+  v1::SubmitMentionsResponse response;
+  const grpc::Status status = server_.stub().SubmitMentions(&context, request, &response);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  ASSERT_EQ(response.results_size(), 5);
+
+  EXPECT_EQ(response.results(0).status().code(), 0);
+  EXPECT_EQ(response.results(0).mention().decision(), v1::DECISION_ACCEPTED);
+  EXPECT_EQ(response.results(0).mention().mention_id(), kId);
+  EXPECT_TRUE(response.results(0).mention().created());
+
+  EXPECT_EQ(response.results(1).status().code(), 0) << "a rejection is an answer, not an error";
+  EXPECT_EQ(response.results(1).mention().decision(), v1::DECISION_REJECTED);
+  EXPECT_EQ(response.results(1).mention().reason(), "unsupported_scheme");
+
+  EXPECT_EQ(response.results(2).status().code(), grpc::StatusCode::UNAVAILABLE);
+  EXPECT_FALSE(response.results(2).has_mention());
+
+  EXPECT_EQ(response.results(3).mention().decision(), v1::DECISION_REJECTED);
+  EXPECT_EQ(response.results(3).mention().reason(), "target_not_supported");
+
+  EXPECT_EQ(response.results(4).status().code(), grpc::StatusCode::UNAVAILABLE);
+  EXPECT_EQ(response.results(4).status().message(), "database unavailable, retry later")
+      << "nothing from inside (SQL) leaks into an item's answer";
+}
+
+TEST_F(VerifierServiceTest, SubmitMentionsRefusesAnEmptyOrOversizedCallWhole) {
+  StartServer();
+  EXPECT_CALL(store_, Submit(_)).Times(0);
+  const auto call = [&](int items) {
+    v1::SubmitMentionsRequest request;
+    for (int i = 0; i < items; ++i) {
+      v1::SubmitMentionsItem* item = request.add_items();
+      item->mutable_mention()->set_source("https://a.example/" + std::to_string(i));
+      item->mutable_mention()->set_target("https://b.example/post");
+    }
+    grpc::ClientContext context;
+    test_tokens::AddBearerToken(context, test_tokens::ProcessToken().token);
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+    v1::SubmitMentionsResponse response;
+    return server_.stub().SubmitMentions(&context, request, &response).error_code();
+  };
+  EXPECT_EQ(call(0), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(call(kMaxBatchItems + 1), grpc::StatusCode::INVALID_ARGUMENT);
+}
+
 TEST_F(VerifierServiceTest, NotReadyIsUnavailable) {
   StartServer();
   server_.service().SetReady(false);

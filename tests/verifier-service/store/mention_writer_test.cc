@@ -193,5 +193,75 @@ TEST_F(VerifierMentionWriterTest, StopWritesWhatIsQueuedAndThenRefuses) {
   EXPECT_EQ(refused[0].status().code(), absl::StatusCode::kUnavailable);
 }
 
+TEST_F(VerifierMentionWriterTest, SubmitAllQueuesACallsItemsTogetherAndAnswersEach) {
+  PORTCULLIS_CREATE_TEST_DATABASE_OR_SKIP(db);
+  Open(db->connection_string());
+  MentionWriterOptions options;
+  options.writers = 1;
+  options.connection = {db->connection_string(), 1, absl::Seconds(2), absl::Seconds(30)};
+  std::unique_ptr<MentionWriter> writer = *MentionWriter::Start(*store_, options);
+  // The writer's first batch waits for this lock, so the call's 200 items queue behind it.
+  pqxx::connection holder(db->connection_string());
+  pqxx::work lock(holder);
+  lock.exec0("LOCK TABLE mentions IN ACCESS EXCLUSIVE MODE");
+  Answers answers;
+  writer->Submit(Mention("https://first.example/"), answers.Collect());
+  while (Count("SELECT count(*) FROM pg_locks WHERE NOT granted") == 0) {
+    absl::SleepFor(absl::Milliseconds(10));  // Until the writer's batch waits for the lock.
+  }
+  constexpr int kItems = 200;
+  std::vector<MentionSubmitter::Submission> call;
+  for (int i = 0; i < kItems; ++i) {
+    // Every tenth item repeats the one before it: the same row, answered as a repeat.
+    const int source = i % 10 == 9 ? i - 1 : i;
+    call.push_back({Mention("https://s" + std::to_string(source) + ".example/"),
+                    answers.Collect()});
+  }
+  writer->SubmitAll(std::move(call));
+  lock.abort();
+  const std::vector<absl::StatusOr<SubmitResult>> results = answers.Wait(kItems + 1);
+  int created = 0;
+  for (const auto& result : results) {
+    ASSERT_TRUE(result.ok()) << result.status();
+    created += result->created ? 1 : 0;
+  }
+  EXPECT_EQ(created, 1 + kItems - kItems / 10);
+  EXPECT_EQ(Count("SELECT count(*) FROM mentions"), 1 + kItems - kItems / 10);
+  EXPECT_EQ(writer->batches(), 2) << "the call's items went into the writer's next batch together";
+}
+
+TEST_F(VerifierMentionWriterTest, SubmitAllOnAFullQueueRefusesEveryItemOfTheCall) {
+  PORTCULLIS_CREATE_TEST_DATABASE_OR_SKIP(db);
+  Open(db->connection_string());
+  MentionWriterOptions options;
+  options.writers = 1;
+  options.max_queued = 1;
+  options.connection = {db->connection_string(), 1, absl::Seconds(2), absl::Seconds(30)};
+  std::unique_ptr<MentionWriter> writer = *MentionWriter::Start(*store_, options);
+  pqxx::connection holder(db->connection_string());
+  pqxx::work lock(holder);
+  lock.exec0("LOCK TABLE mentions IN ACCESS EXCLUSIVE MODE");
+  Answers answers;
+  writer->Submit(Mention("https://s0.example/"), answers.Collect());
+  while (Count("SELECT count(*) FROM pg_locks WHERE NOT granted") == 0) {
+    absl::SleepFor(absl::Milliseconds(10));
+  }
+  writer->Submit(Mention("https://s1.example/"), answers.Collect());  // Fills the queue.
+  Answers refused;
+  std::vector<MentionSubmitter::Submission> call;
+  for (int i = 2; i < 5; ++i) {
+    call.push_back({Mention("https://s" + std::to_string(i) + ".example/"), refused.Collect()});
+  }
+  writer->SubmitAll(std::move(call));
+  for (const auto& result : refused.Wait(3)) {
+    EXPECT_EQ(result.status().code(), absl::StatusCode::kUnavailable) << result.status();
+  }
+  lock.abort();
+  for (const auto& result : answers.Wait(2)) {
+    EXPECT_TRUE(result.ok()) << result.status();
+  }
+  EXPECT_EQ(Count("SELECT count(*) FROM mentions"), 2) << "nothing of the refused call stored";
+}
+
 }  // namespace
 }  // namespace portcullis::verifier::store

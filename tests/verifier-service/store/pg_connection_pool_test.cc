@@ -64,6 +64,38 @@ TEST(VerifierPgConnectionPoolTest, SetsStatementTimeout) {
       << "the connection is still usable";
 }
 
+// The writers' connections: one generic plan per statement, indexes always, and no JIT even for
+// a statement that can only scan a table (costed as a disabled scan, past JIT's threshold).
+TEST(VerifierPgConnectionPoolTest, KeyedConnectionsNeverJitCompile) {
+  PORTCULLIS_CREATE_TEST_DATABASE_OR_SKIP(db);
+  {
+    pqxx::connection c(db->connection_string());
+    pqxx::nontransaction t(c);
+    t.exec0("CREATE TABLE keyed_pool_probe (x int)");
+    t.exec0("INSERT INTO keyed_pool_probe SELECT generate_series(1, 10)");
+  }
+  PgPoolOptions options{db->connection_string(), 1, absl::Seconds(2), absl::Seconds(5)};
+  options.keyed_statements_only = true;
+  absl::StatusOr<std::unique_ptr<PgConnectionPool>> pool = PgConnectionPool::Create(options);
+  ASSERT_TRUE(pool.ok()) << pool.status();
+  std::string plan;
+  ASSERT_TRUE((*pool)
+                  ->Run("test",
+                        [&](pqxx::connection& c) {
+                          pqxx::nontransaction t(c);
+                          EXPECT_EQ(t.exec1("SHOW plan_cache_mode")[0].as<std::string>(),
+                                    "force_generic_plan");
+                          EXPECT_EQ(t.exec1("SHOW enable_seqscan")[0].as<std::string>(), "off");
+                          for (const pqxx::row& row :
+                               t.exec("EXPLAIN (ANALYZE) SELECT sum(x) FROM keyed_pool_probe")) {
+                            plan += row[0].as<std::string>() + "\n";
+                          }
+                        })
+                  .ok());
+  EXPECT_NE(plan.find("Seq Scan"), std::string::npos) << plan;
+  EXPECT_EQ(plan.find("JIT"), std::string::npos) << plan;
+}
+
 TEST(VerifierPgConnectionPoolTest, AcquireWaitsAtMostTheTimeout) {
   PORTCULLIS_CREATE_TEST_DATABASE_OR_SKIP(db);
   auto pool = MakePool(db->connection_string(), 1, absl::Milliseconds(100));

@@ -7,7 +7,6 @@
 #include "gtest/gtest.h"
 #include "pqxx/pqxx"
 #include "tests/support/test_database.h"
-#include "verifier-service/src/ingest/decision_sweeper.h"
 #include "verifier-service/src/store/migrator.h"
 
 namespace portcullis::verifier::store {
@@ -365,28 +364,6 @@ TEST_F(VerifierPgIngestStoreTest, AConsumerPagingDuringConcurrentAcceptsSeesEver
   }
   ASSERT_EQ(static_cast<int>(seen.size()), kWriters * kPerWriter);
   EXPECT_EQ(Count("SELECT count(*) FROM ingest_items"), kWriters * kPerWriter);
-}
-
-TEST_F(VerifierPgIngestStoreTest, TheSweeperDeletesExpiredDecisionsInBatches) {
-  PORTCULLIS_CREATE_TEST_DATABASE_OR_SKIP(db);
-  Open(db->connection_string());
-  for (int i = 0; i < 25; ++i) {
-    RecordOk(Decision("feed", i, StoredDecision::kDropped, false, kNow, absl::Minutes(1)));
-  }
-  for (int i = 25; i < 30; ++i) {
-    RecordOk(Decision("feed", i, StoredDecision::kDropped, false, kNow, absl::Hours(1)));
-  }
-  absl::StatusOr<int64_t> none = store_->SweepExpired(kNow + absl::Seconds(59), 10);
-  ASSERT_TRUE(none.ok());
-  EXPECT_EQ(*none, 0);
-  ingest::DecisionSweeperOptions options;
-  options.batch = 10;
-  options.clock = [] { return kNow + absl::Minutes(1); };
-  ingest::DecisionSweeper sweeper(*store_, options);
-  absl::StatusOr<int64_t> swept = sweeper.SweepOnce();
-  ASSERT_TRUE(swept.ok()) << swept.status();
-  EXPECT_EQ(*swept, 25);
-  EXPECT_EQ(Count("SELECT count(*) FROM ingest_decisions"), 5);
 }
 
 }  // namespace

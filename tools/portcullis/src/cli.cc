@@ -9,6 +9,9 @@
 #include "grpcpp/support/channel_arguments.h"
 #include "portcullis/verifier/v1/verifier.grpc.pb.h"
 #include "tools/portcullis/src/block_commands.h"
+#include "tools/portcullis/src/mention_transfer_commands.h"
+#include "tools/portcullis/src/moderation_commands.h"
+#include "tools/portcullis/src/lifecycle_commands.h"
 #include "tools/portcullis/src/authorship_conformance.h"
 #include "tools/portcullis/src/ingest_tool_commands.h"
 #include "tools/portcullis/src/links_conformance.h"
@@ -83,7 +86,8 @@ std::string Usage() {
          "  conformance mf2-report[-if-present] [--base-url URL] DIR  the same, but exits 0 once\n"
          "                                 every case ran, however many failed (a report); no\n"
          "                                 case, or a crash, is still a failure\n" +
-         IngestUsage() + BlockUsage() + TokenUsage() +
+         IngestUsage() + BlockUsage() + ModerationUsage() + MentionTransferUsage() +
+         TokenUsage() + LifecycleUsage() +
          "The verifier defaults to $PORTCULLIS_VERIFIER, else 127.0.0.1:50051. Every call to it\n"
          "carries an API token: --token_file=PATH, else $PORTCULLIS_TOKEN, else the file named by\n"
          "$PORTCULLIS_TOKEN_FILE (scripts/up prints the export line).\n";
@@ -255,14 +259,26 @@ int Run(const std::vector<std::string>& args, const CliOptions& options, std::os
                                  args[1] == "url" ? MissingData::kFail : MissingData::kSkipUnlessCi,
                                  ci != nullptr && std::string(ci) == "true", out, err);
   }
+  if (const std::optional<int> moderation = RunModerationCommand(args, options, out, err)) {
+    return *moderation;
+  }
   if (args[0] == "site" || args[0] == "target") {
     return RunSiteCommand(args, options, out, err, usage_error);
   }
   if (args[0] == "block") {
     return RunBlockCommand(args, options, out, err);
   }
+  if (args[0] == "export") {
+    return RunExportCommand(args, options, out, err);
+  }
+  if (args[0] == "import") {
+    return RunImportCommand(args, options, out, err);
+  }
   if (args[0] == "token") {
     return RunTokenCommand(args, options, out, err);
+  }
+  if (args[0] == "erase") {
+    return RunEraseCommand(args, options, out, err);
   }
   if (args[0] == "demo") {
     if (args.size() < 2 || args[1] != "serve") {

@@ -58,6 +58,21 @@ struct CliOptions {
   std::string token_name;
   std::string token_scopes;
   std::vector<std::string> token_sites;
+  // Moderation (issue 16): `site set --moderation`, `review … --note`, `rule add --author-url |
+  // --source-prefix [--dry-run]` (`review list` and `rule` take --site and --state above).
+  std::string moderation;
+  std::string review_note;
+  std::string rule_author_url;
+  std::string rule_source_prefix;
+  bool dry_run = false;
+  // `import`: --format (portcullis, webmention-io; empty: portcullis), --reverify.
+  std::string import_format;
+  bool reverify = false;
+  // `erase` (issue 17): one of --author-url, --source-host, --mention; --undo (--dry-run above).
+  std::string erase_author_url;
+  std::string erase_source_host;
+  std::string erase_mention;
+  bool undo = false;
 };
 
 // The token the CLI presents: the file named by --token_file (`flag_token_file`) when given,

@@ -21,10 +21,11 @@ struct NamedScope {
   absl::string_view name;
 };
 // Sorted by name, so FormatScopes lists them sorted.
-constexpr std::array<NamedScope, 4> kScopes = {{
+constexpr std::array<NamedScope, 5> kScopes = {{
     {Scope::kAdmin, "admin"},
     {Scope::kFetch, "fetch"},
     {Scope::kRead, "read"},
+    {Scope::kReview, "review"},
     {Scope::kSubmit, "submit"},
 }};
 
@@ -57,7 +58,7 @@ absl::StatusOr<ScopeSet> ParseScopes(absl::string_view comma_separated) {
     }
     if (!known) {
       return absl::InvalidArgumentError(
-          absl::StrCat("unknown scope \"", part.substr(0, 32), "\" (submit, read, admin, fetch)"));
+          absl::StrCat("unknown scope \"", part.substr(0, 32), "\" (submit, read, admin, fetch, review)"));
     }
   }
   if (scopes == 0) return absl::InvalidArgumentError("at least one scope is required");

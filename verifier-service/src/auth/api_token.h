@@ -16,10 +16,13 @@ enum class Scope : uint8_t {
   kRead = 1 << 1,    // GetMention, ListMentions: what a site reads.
   kAdmin = 1 << 2,   // Sites, targets, publishers, keys, dead letters, tokens, VerifyNow.
   kFetch = 1 << 3,   // CheckUrl, SafeFetch: the fetcher as a service.
+  // ReviewMention, ListReviewQueue, approval rules, ListMentions by review state (issue 16). An
+  // admin token may review too (Caller::Require).
+  kReview = 1 << 4,
 };
 using ScopeSet = uint8_t;
 
-// "submit", "read", "admin", "fetch".
+// "submit", "read", "admin", "fetch", "review".
 absl::string_view ScopeName(Scope scope);
 // "submit,read" → the set; INVALID_ARGUMENT naming an unknown scope, or for an empty list.
 absl::StatusOr<ScopeSet> ParseScopes(absl::string_view comma_separated);

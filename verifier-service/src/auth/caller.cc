@@ -8,6 +8,8 @@ namespace portcullis::verifier::auth {
 
 absl::Status Caller::Require(Scope scope) const {
   if (HasScope(scopes, scope)) return absl::OkStatus();
+  // An admin, who sets a site's policy, may also review under it.
+  if (scope == Scope::kReview && HasScope(scopes, Scope::kAdmin)) return absl::OkStatus();
   return absl::PermissionDeniedError(
       absl::StrCat("the token lacks the \"", ScopeName(scope), "\" scope"));
 }

@@ -16,8 +16,11 @@ struct Caller {
   ScopeSet scopes = 0;
   SiteBinding sites;  // Empty: every site.
 
-  // PERMISSION_DENIED naming the missing scope (never the token).
+  // PERMISSION_DENIED naming the missing scope (never the token). `admin` includes `review`.
   absl::Status Require(Scope scope) const;
+  // Whether the caller may review (the `review` or `admin` scope): else it reads only what the
+  // public sees (store/public_mentions_sql.h).
+  bool MayReview() const { return Require(Scope::kReview).ok(); }
   bool AllSites() const { return sites.empty(); }
   // Whether the token is bound to `domain` (or to every site).
   bool MaySee(absl::string_view domain) const;

@@ -60,10 +60,22 @@ class HtmlDocument {
   HtmlNode& mutable_root() { return *root_; }
   // How many start tags were dropped for nesting deeper than kMaxElementDepth.
   size_t dropped_start_tags() const { return dropped_start_tags_; }
+  // The memory gumbo's parse took (its per-page arena, freed when Parse returns).
+  size_t parser_bytes() const { return parser_bytes_; }
 
  private:
   std::unique_ptr<HtmlNode> root_;
   size_t dropped_start_tags_ = 0;
+  size_t parser_bytes_ = 0;
+};
+
+// Part of a parsed document read as an HTML fragment: the children of `parent`, less the first
+// `trim_front` bytes of the leading text and the last `trim_back` bytes of the trailing text (the
+// whitespace an mf2 e-* `html` value trims from SerializeChildren). Points into the document.
+struct HtmlFragment {
+  const HtmlNode* parent = nullptr;
+  size_t trim_front = 0;
+  size_t trim_back = 0;
 };
 
 // The input with start tags that would nest deeper than `max_depth` removed, together with the

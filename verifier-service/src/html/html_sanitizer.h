@@ -32,15 +32,18 @@
 // Because the output holds only these elements, no raw-text element, no foreign content and no
 // comment, a browser re-parsing it builds nothing outside the allow-list. Unwrapping can leave
 // markup a parser nests differently (an <h1> that was inside an unknown element, now inside
-// another <h1>), so the fragment goes through twice: the second pass writes the tree a browser
-// builds from the first, and that reads back as itself — SanitizeHtml(x) is a fixed point. The
-// property test in tests/ re-parses the output of a generated hostile corpus for both.
+// another <h1>), so then the fragment goes through twice: the second pass writes the tree a
+// browser builds from the first, and that reads back as itself — SanitizeHtml(x) is a fixed point.
+// One pass is enough when the parse needed no repair and what was written is a tree that its
+// serialization builds again (html_sanitizer.cc: no element the parser would close implicitly).
+// The property tests in tests/ re-parse the output of generated corpora for both.
 
 #include <cstddef>
 #include <string>
 
 #include "absl/strings/string_view.h"
 #include "common/url/url.h"
+#include "verifier-service/src/html/html_document.h"
 
 namespace portcullis::verifier::html {
 
@@ -58,11 +61,23 @@ struct SanitizedHtml {
   std::string html;
   // True when the input or the output was cut at a limit.
   bool truncated = false;
+  // How many times HTML text was parsed: 1 or 2 for SanitizeHtml (see above); 0 when
+  // SanitizeParsedHtml wrote the parsed tree as it was.
+  int parses = 0;
 };
 
 // Sanitizes `fragment` (any bytes; read as UTF-8, invalid sequences replaced). Never fails.
 SanitizedHtml SanitizeHtml(absl::string_view fragment, const url::Url& base,
                            const SanitizeLimits& limits = {});
+
+// SanitizeHtml(html, base, limits) for `html`, the serialization of `fragment` (SerializeChildren of
+// fragment.parent, its ends trimmed as `fragment` says: an mf2 e-* `html` value), without parsing
+// `html` again when parsing it would build the fragment's tree as it is — every element one the
+// parser inserts as it reads it, nothing it closes implicitly (see html_sanitizer.cc for the
+// rules), the usual case for an e-content. Otherwise, and when `html` is not what fragment
+// serializes to, `html` is parsed as SanitizeHtml does. The result is SanitizeHtml's either way.
+SanitizedHtml SanitizeParsedHtml(const HtmlFragment& fragment, absl::string_view html,
+                                 const url::Url& base, const SanitizeLimits& limits = {});
 
 // The value of a URL attribute as the sanitizer keeps it: `value` resolved against `base` when it
 // is (or resolves to) an http or https URL, or a mailto: URL as written (trimmed, tabs and

@@ -112,8 +112,8 @@ struct Content {
   bool truncated = false;
 };
 
-Content ReadContent(const json::object& entry, const url::Url& page_url,
-                    const EntryLimits& limits) {
+Content ReadContent(const json::object& entry, const url::Url& page_url, const EntryLimits& limits,
+                    const Mf2HtmlSources* sources) {
   Content content;
   const json::array* values = &PropertyValues(entry, "content");
   if (values->empty()) {
@@ -132,10 +132,16 @@ Content ReadContent(const json::object& entry, const url::Url& page_url,
   sanitize_limits.max_url_bytes = limits.max_url_bytes;
   // Plain-text content (p-content, summary) becomes HTML as its escaped text; the sanitizer then
   // caps it like any other fragment.
-  SanitizedHtml sanitized =
-      html != nullptr && html->is_string()
-          ? SanitizeHtml(JsonView(html->get_string()), page_url, sanitize_limits)
-          : SanitizeHtml(EscapeHtmlText(content.text), page_url, sanitize_limits);
+  SanitizedHtml sanitized;
+  if (html != nullptr && html->is_string()) {
+    const absl::string_view markup = JsonView(html->get_string());
+    const HtmlFragment* fragment = sources != nullptr ? sources->Find(markup) : nullptr;
+    sanitized = fragment != nullptr
+                    ? SanitizeParsedHtml(*fragment, markup, page_url, sanitize_limits)
+                    : SanitizeHtml(markup, page_url, sanitize_limits);
+  } else {
+    sanitized = SanitizeHtml(EscapeHtmlText(content.text), page_url, sanitize_limits);
+  }
   content.html = std::move(sanitized.html);
   content.truncated = content.truncated || sanitized.truncated;
   return content;
@@ -194,7 +200,8 @@ const json::object* FindPrimaryEntry(const json::object& mf2, const url::Url& pa
 }
 
 MentionEntry ClassifyEntry(const json::object& entry, const url::Url& page_url,
-                           const url::Url* target, const EntryLimits& limits) {
+                           const url::Url* target, const EntryLimits& limits,
+                           const Mf2HtmlSources* sources) {
   MentionEntry result;
   std::optional<std::string> target_href;
   if (target != nullptr) {
@@ -211,7 +218,7 @@ MentionEntry ClassifyEntry(const json::object& entry, const url::Url& page_url,
     result.type = kTypeBookmark;
   }
 
-  Content content = ReadContent(entry, page_url, limits);
+  Content content = ReadContent(entry, page_url, limits, sources);
   const std::string name = CollapseWhitespace(FirstPropertyText(entry, "name"));
   if (!name.empty() && IsDistinctName(name, content.text)) {
     result.name = CapPlainText(name, limits.max_name_bytes).text;
@@ -226,9 +233,10 @@ MentionEntry ClassifyEntry(const json::object& entry, const url::Url& page_url,
 }
 
 MentionEntry ClassifyMention(const json::object& mf2, const url::Url& page_url,
-                             const url::Url* target, const EntryLimits& limits) {
+                             const url::Url* target, const EntryLimits& limits,
+                             const Mf2HtmlSources* sources) {
   if (const json::object* entry = FindPrimaryEntry(mf2, page_url); entry != nullptr) {
-    return ClassifyEntry(*entry, page_url, target, limits);
+    return ClassifyEntry(*entry, page_url, target, limits, sources);
   }
   MentionEntry result;
   result.url = page_url.href();

@@ -40,6 +40,7 @@
 #include "absl/strings/string_view.h"
 #include "boost/json/object.hpp"
 #include "common/url/url.h"
+#include "verifier-service/src/html/mf2_parser.h"
 
 namespace portcullis::verifier::html {
 
@@ -79,12 +80,16 @@ const boost::json::object* FindPrimaryEntry(const boost::json::object& mf2,
 
 // Reads `entry` (an h-entry of the page at `page_url`). `target` (nullable) is the mention's
 // target: with it, only properties pointing at it give the type.
+// `sources` (nullable): where the e-* html of `mf2` comes from (ParseMf2), so that the
+// sanitizer reads the parsed tree rather than parsing the html again; the result is the same.
 MentionEntry ClassifyEntry(const boost::json::object& entry, const url::Url& page_url,
-                           const url::Url* target, const EntryLimits& limits = {});
+                           const url::Url* target, const EntryLimits& limits = {},
+                           const Mf2HtmlSources* sources = nullptr);
 
 // FindPrimaryEntry, then ClassifyEntry; a page without an h-entry gives a "mention" whose url is
 // the page URL and nothing else.
 MentionEntry ClassifyMention(const boost::json::object& mf2, const url::Url& page_url,
-                             const url::Url* target, const EntryLimits& limits = {});
+                             const url::Url* target, const EntryLimits& limits = {},
+                             const Mf2HtmlSources* sources = nullptr);
 
 }  // namespace portcullis::verifier::html

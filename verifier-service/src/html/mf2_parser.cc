@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_set.h"
+#include "absl/hash/hash.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -685,8 +686,8 @@ std::optional<std::string> ValueClass(const Node& node, bool datetime, Budget& b
 
 class Mf2Parser {
  public:
-  Mf2Parser(url::Url base, size_t max_output_bytes)
-      : base_(std::move(base)), budget_(max_output_bytes) {}
+  Mf2Parser(url::Url base, size_t max_output_bytes, Mf2HtmlSources* sources)
+      : base_(std::move(base)), budget_(max_output_bytes), sources_(sources) {}
 
   absl::StatusOr<json::object> Run(HtmlNode& root) {
     Prepare(root, 0);
@@ -734,6 +735,18 @@ class Mf2Parser {
         Prepare(*child, depth + 1);
       }
     }
+  }
+
+  // The e-* `html` of `node`: its children serialized, trimmed, charged; recorded in sources_.
+  std::string EmbeddedHtml(const Node& node) {
+    const std::string serialized = SerializeChildren(node, budget_.limit());
+    const absl::string_view trimmed = JsTrimView(serialized);
+    std::string html = budget_.Take(std::string(trimmed));
+    if (sources_ != nullptr && !budget_.exhausted()) {
+      const size_t front = static_cast<size_t>(trimmed.data() - serialized.data());
+      sources_->Add(html, HtmlFragment{&node, front, serialized.size() - front - trimmed.size()});
+    }
+    return html;
   }
 
   void AddRel(const Node& node) {
@@ -874,7 +887,7 @@ class Mf2Parser {
       value = DateTimeValue(node);
     } else if (context.value_type == "e") {
       item["value"] = TrimmedImageText(node, budget_);
-      item["html"] = budget_.Take(JsTrim(SerializeChildren(node, budget_.limit())));
+      item["html"] = EmbeddedHtml(node);
       return item;
     }
     if (!context.value_key.empty() && (!value.has_value() || value->empty())) {
@@ -1053,7 +1066,7 @@ class Mf2Parser {
     if (type == "e") {
       json::object object;
       object["value"] = TrimmedImageText(node, budget_);
-      object["html"] = budget_.Take(JsTrim(SerializeChildren(node, budget_.limit())));
+      object["html"] = EmbeddedHtml(node);
       return object;
     }
     if (type == "u") {
@@ -1184,6 +1197,7 @@ class Mf2Parser {
   json::object rels_;
   json::object rel_urls_;
   absl::flat_hash_set<std::pair<std::string, std::string>> rel_urls_seen_;  // (rel, url) in rels_
+  Mf2HtmlSources* sources_;  // nullable
 };
 
 // The first <base href> in document order.
@@ -1217,10 +1231,20 @@ url::Url DocumentBaseUrl(const HtmlDocument& document, const url::Url& document_
   return document_url;
 }
 
+const HtmlFragment* Mf2HtmlSources::Find(absl::string_view html) const {
+  const auto it = fragments_.find(std::make_pair(html.size(), absl::HashOf(html)));
+  return it == fragments_.end() ? nullptr : &it->second;
+}
+
+void Mf2HtmlSources::Add(absl::string_view html, const HtmlFragment& fragment) {
+  fragments_.try_emplace(std::make_pair(html.size(), absl::HashOf(html)), fragment);
+}
+
 absl::StatusOr<json::object> ParseMf2(HtmlDocument& document, const url::Url& document_url,
-                                      const Mf2Limits& limits) {
+                                      const Mf2Limits& limits, Mf2HtmlSources* sources) {
   url::Url base = DocumentBaseUrl(document, document_url);
-  return Mf2Parser(std::move(base), limits.max_output_bytes).Run(document.mutable_root());
+  return Mf2Parser(std::move(base), limits.max_output_bytes, sources)
+      .Run(document.mutable_root());
 }
 
 absl::StatusOr<json::object> ParseMf2(absl::string_view html, absl::string_view document_url,

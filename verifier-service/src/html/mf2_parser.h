@@ -37,7 +37,9 @@
 // of nested microformats it reads as " alt " or, without alt, " src ".
 
 #include <cstddef>
+#include <utility>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "boost/json/object.hpp"
@@ -58,13 +60,32 @@ struct Mf2Limits {
   size_t max_output_bytes = size_t{16} << 20;
 };
 
+// Where the e-* `html` values of one ParseMf2 result come from: the fragment of the document each
+// serializes, so that a reader of the html (the sanitizer) can use the parsed tree instead of
+// parsing the text again. Points into the document: valid while it lives and is not changed.
+class Mf2HtmlSources {
+ public:
+  // The fragment whose serialization `html` is (an e-* `html` value of the result, by its
+  // content), or nullptr.
+  const HtmlFragment* Find(absl::string_view html) const;
+  // Records that `html` serializes `fragment`.
+  void Add(absl::string_view html, const HtmlFragment& fragment);
+  size_t size() const { return fragments_.size(); }
+
+ private:
+  // By the html's length and hash: most pages have one e-content, none two of one hash.
+  absl::flat_hash_map<std::pair<size_t, size_t>, HtmlFragment> fragments_;
+};
+
 // Parses `document` as fetched from `document_url` into {"items", "rels", "rel-urls"}.
 // kResourceExhausted when the result would exceed `limits`.
 // Rewrites the document's relative href/src/data attributes to absolute URLs (as the reference
 // parser does: "#fragment" values and values containing "://" are only trimmed); the document
 // stays usable for other readers.
+// With `sources`, records where each e-* `html` value comes from.
 absl::StatusOr<boost::json::object> ParseMf2(HtmlDocument& document, const url::Url& document_url,
-                                             const Mf2Limits& limits = {});
+                                             const Mf2Limits& limits = {},
+                                             Mf2HtmlSources* sources = nullptr);
 
 // Parses `html` fetched from `document_url`. kInvalidArgument when `document_url` is not an
 // absolute http(s) URL; kResourceExhausted as above.

@@ -268,11 +268,10 @@ absl::StatusOr<IngestOutcome> IngestEvaluator::Replay(const std::string& dead_le
   return DecideAndRecord(**publisher, delivery, (*letter)->created_at, now, dead_letter_id);
 }
 
-absl::StatusOr<IngestOutcome> IngestEvaluator::DecideAndRecord(const KnownPublisher& known,
-                                                               const DeliveryRecord& delivery,
-                                                               absl::Time signature_time,
-                                                               absl::Time now,
-                                                               const std::string& replay_of) {
+store::NewDecision IngestEvaluator::Decide(const KnownPublisher& known,
+                                          const DeliveryRecord& delivery,
+                                          absl::Time signature_time, absl::Time now,
+                                          const std::string& replay_of) const {
   const PublisherRecord& publisher = *known.record;
   SignatureCheck signature = CheckSignature(known.keys, known.preferred_key, delivery,
                                             signature_time, options_.signature_limits);
@@ -308,13 +307,16 @@ absl::StatusOr<IngestOutcome> IngestEvaluator::DecideAndRecord(const KnownPublis
   } else {
     decision.decision = StoredDecision::kAccepted;
   }
+  return next;
+}
 
-  absl::StatusOr<store::RecordResult> recorded = ingest_.Record(next, now);
+absl::StatusOr<IngestOutcome> IngestEvaluator::OutcomeOf(
+    const DecisionRecord& decision, absl::StatusOr<store::RecordResult> recorded) {
   if (!recorded.ok()) {
     return Transient(recorded.status());
   }
   if (!recorded->recorded) {
-    return Duplicate(recorded->decision, delivery.content_hash);
+    return Duplicate(recorded->decision, decision.content_hash);
   }
   IngestOutcome outcome;
   switch (decision.decision) {
@@ -328,14 +330,56 @@ absl::StatusOr<IngestOutcome> IngestEvaluator::DecideAndRecord(const KnownPublis
       outcome.verdict = IngestVerdict::kQuarantined;
       outcome.dead_letter_id = recorded->decision.dead_letter_id;
       logging::Info("ingest quarantined publisher={} reason={} dead_letter={}",
-                    delivery.publisher, decision.reason, outcome.dead_letter_id);
+                    decision.publisher, decision.reason, outcome.dead_letter_id);
       break;
   }
   outcome.reason = decision.reason;
-  outcome.item_id = delivery.item_id;
-  outcome.content_hash = delivery.content_hash;
-  outcome.signature_valid = valid;
+  outcome.item_id = decision.item_id;
+  outcome.content_hash = decision.content_hash;
+  outcome.signature_valid = decision.signature_valid;
   return outcome;
+}
+
+absl::StatusOr<IngestOutcome> IngestEvaluator::DecideAndRecord(const KnownPublisher& known,
+                                                               const DeliveryRecord& delivery,
+                                                               absl::Time signature_time,
+                                                               absl::Time now,
+                                                               const std::string& replay_of) {
+  const store::NewDecision next = Decide(known, delivery, signature_time, now, replay_of);
+  return OutcomeOf(next.decision, ingest_.Record(next, now));
+}
+
+void IngestEvaluator::EvaluateBatched(const DeliveryRecord& delivery, Done done) {
+  const absl::Time now = options_.clock();
+  absl::StatusOr<KnownPublisherPtr> publisher = Publisher(delivery.publisher, now);
+  if (!publisher.ok()) {
+    std::move(done)(publisher.status());
+    return;
+  }
+  if (*publisher == nullptr) {
+    IngestOutcome outcome;
+    outcome.verdict = IngestVerdict::kUnknownPublisher;
+    outcome.reason = kReasonUnknownPublisher;
+    outcome.item_id = delivery.item_id;
+    outcome.content_hash = delivery.content_hash;
+    std::move(done)(std::move(outcome));
+    return;
+  }
+  if (recorder_ == nullptr) {
+    std::move(done)(Evaluate(delivery));
+    return;
+  }
+  // The signature is verified here, before the write, even for what turns out to be a duplicate:
+  // the write itself (one upsert, store/ingest_store.h Record) decides between the stored
+  // decision and this one exactly as Evaluate's read-then-record does: an unexpired decision
+  // stays unless this one is validly signed and the stored one an unsigned drop or quarantine.
+  store::NewDecision next = Decide(**publisher, delivery, now, now, "");
+  DecisionRecord decision = next.decision;  // Without the bodies, which go to the writer.
+  recorder_->Record(std::move(next), now,
+                    [decision = std::move(decision), done = std::move(done)](
+                        absl::StatusOr<store::RecordResult> recorded) mutable {
+                      std::move(done)(OutcomeOf(decision, std::move(recorded)));
+                    });
 }
 
 }  // namespace portcullis::verifier::ingest

@@ -34,6 +34,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
+#include "absl/functional/any_invocable.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
@@ -96,8 +97,19 @@ class IngestEvaluator {
   IngestEvaluator(store::PublisherStore& publishers, store::IngestStore& ingest,
                   IngestEvaluatorOptions options = {});
 
+  // Decisions of EvaluateBatched go to `recorder` (which must outlive this); set before the
+  // first call.
+  void SetRecorder(store::DecisionRecorder* recorder) { recorder_ = recorder; }
+
   // Decides `delivery` (a request already validated) and records the decision.
   absl::StatusOr<IngestOutcome> Evaluate(const store::DeliveryRecord& delivery);
+
+  using Done = absl::AnyInvocable<void(absl::StatusOr<IngestOutcome>) &&>;
+  // What Evaluate answers, through the batching recorder (issue 21): the publisher lookup and
+  // the signature check run here (they may block on a publisher cache miss: call it from a
+  // blocking pool), then the decision goes to the recorder and this returns; `done` runs when
+  // its batch has committed, on the recorder's thread. Without a recorder, Evaluate.
+  void EvaluateBatched(const store::DeliveryRecord& delivery, Done done);
 
   // Decides a quarantined delivery again with the publisher's current settings and keys (its
   // timestamp is judged against the time it was received, not now) and records the decision,
@@ -125,6 +137,13 @@ class IngestEvaluator {
   // The publisher, or null when it is unknown or disabled and registration is required.
   absl::StatusOr<KnownPublisherPtr> Publisher(const std::string& name, absl::Time now);
   absl::StatusOr<KnownPublisherPtr> LookUp(const std::string& name, absl::Time now);
+  // The decision on `delivery`, to record; `signature_time` judges the timestamp window.
+  store::NewDecision Decide(const KnownPublisher& publisher, const store::DeliveryRecord& delivery,
+                            absl::Time signature_time, absl::Time now,
+                            const std::string& replay_of) const;
+  // The outcome of recording `decision` (a duplicate when another decision stayed).
+  static absl::StatusOr<IngestOutcome> OutcomeOf(const store::DecisionRecord& decision,
+                                                 absl::StatusOr<store::RecordResult> recorded);
   // Decides and records; `signature_time` judges the timestamp window.
   absl::StatusOr<IngestOutcome> DecideAndRecord(const KnownPublisher& publisher,
                                                 const store::DeliveryRecord& delivery,
@@ -133,6 +152,7 @@ class IngestEvaluator {
 
   store::PublisherStore& publishers_;
   store::IngestStore& ingest_;
+  store::DecisionRecorder* recorder_ = nullptr;
   const IngestEvaluatorOptions options_;
 
   struct CacheEntry {

@@ -28,6 +28,7 @@ inline constexpr Access kIngestAccess{auth::Scope::kSubmit, true};    // Evaluat
 inline constexpr Access kReadAccess{auth::Scope::kRead, false};       // GetMention, ListMentions
 inline constexpr Access kFetchAccess{auth::Scope::kFetch, false};     // CheckUrl, SafeFetch
 inline constexpr Access kAdminAccess{auth::Scope::kAdmin, false};     // sites, targets, blocks, VerifyNow
+inline constexpr Access kReviewAccess{auth::Scope::kReview, false};    // moderation (issue 16)
 inline constexpr Access kUnboundAdminAccess{auth::Scope::kAdmin, true};  // publishers, keys, dead
                                                                          // letters, outbox, tokens
 

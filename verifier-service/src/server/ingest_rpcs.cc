@@ -1,5 +1,7 @@
 #include "verifier-service/src/server/ingest_rpcs.h"
 
+#include <memory>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/ascii.h"
@@ -124,6 +126,17 @@ absl::StatusOr<store::DeliveryRecord> Validate(const v1::EvaluateIngestRequest& 
   return delivery;
 }
 
+absl::StatusOr<std::vector<IngestBatchItem>> ValidateIngestBatch(
+    const v1::EvaluateIngestBatchRequest& request) {
+  RETURN_IF_ERROR(CheckBatchSize(request.items_size()));
+  std::vector<IngestBatchItem> items;
+  items.reserve(request.items_size());
+  for (const v1::EvaluateIngestBatchItem& item : request.items()) {
+    items.push_back({AcceptRequestId(item.request_id()).value_or(""), Validate(item.item())});
+  }
+  return items;
+}
+
 void ToProto(const ingest::IngestOutcome& outcome, v1::EvaluateIngestResponse* response) {
   switch (outcome.verdict) {
     case ingest::IngestVerdict::kAccepted:
@@ -233,16 +246,86 @@ void ToProto(const store::AcceptedItemRecord& record, v1::AcceptedItem* out) {
   *out->mutable_accepted_at() = TimestampProto(record.accepted_at);
 }
 
+namespace {
+
+// Evaluates `delivery` through the batching recorder (IngestEvaluator::EvaluateBatched): the
+// publisher lookup and the signature check on `pool` (whose thread is free again once the
+// decision is queued for the writer), `done` when its batch has committed; UNAVAILABLE at once
+// when the pool's queue is full.
+void EvaluateOnPool(BlockingPool& pool, ingest::IngestEvaluator& evaluator,
+                    store::DeliveryRecord delivery, ingest::IngestEvaluator::Done done) {
+  auto answer = std::make_shared<ingest::IngestEvaluator::Done>(std::move(done));
+  const bool queued =
+      pool.TrySubmit([&evaluator, answer, delivery = std::move(delivery)]() mutable {
+        evaluator.EvaluateBatched(delivery, std::move(*answer));
+      });
+  if (!queued) {
+    std::move(*answer)(absl::UnavailableError("verifier overloaded, retry later"));
+  }
+}
+
+}  // namespace
+
 PORTCULLIS_VERIFIER_RPC(EvaluateIngest) {
   return rpcs_.Serve(
       "EvaluateIngest", context, request, response, kIngestAccess,
       [](const v1::EvaluateIngestRequest& request) { return Validate(request); },
-      OnPool(*deps_.pool,
-             [this, response](store::DeliveryRecord delivery, const RpcCall&) -> absl::Status {
-               ASSIGN_OR_RETURN(ingest::IngestOutcome outcome, deps_.evaluator->Evaluate(delivery));
-               ToProto(outcome, response);
-               return absl::OkStatus();
-             }));
+      OnLoop([this, response](store::DeliveryRecord delivery, Reply reply) {
+        EvaluateOnPool(*deps_.pool, *deps_.evaluator, std::move(delivery),
+                       [response, reply = std::move(reply)](
+                           absl::StatusOr<ingest::IngestOutcome> outcome) mutable {
+                         if (!outcome.ok()) {
+                           const absl::Status status = StoreStatus(outcome.status(), reply.call());
+                           std::move(reply)(status);
+                           return;
+                         }
+                         ToProto(*outcome, response);
+                         std::move(reply)(absl::OkStatus());
+                       });
+      }));
+}
+
+// Issue 21: one call for many deliveries, each evaluated as EvaluateIngest evaluates one (its
+// decision written by the batching writer with whatever else is queued); the call is answered
+// when every item has its answer.
+PORTCULLIS_VERIFIER_RPC(EvaluateIngestBatch) {
+  return rpcs_.Serve(
+      "EvaluateIngestBatch", context, request, response, kIngestAccess, ValidateIngestBatch,
+      OnLoop([this, response](std::vector<IngestBatchItem> items, Reply reply) {
+        int valid = 0;
+        for (IngestBatchItem& item : items) {
+          v1::EvaluateIngestBatchResult* result = response->add_results();
+          if (!item.delivery.ok()) {
+            WriteItemStatus(item.delivery.status(), result->mutable_status());
+          } else {
+            ++valid;
+          }
+        }
+        if (valid == 0) {
+          std::move(reply)(absl::OkStatus());
+          return;
+        }
+        auto batch = std::make_shared<BatchReply>(std::move(reply), valid);
+        for (size_t i = 0; i < items.size(); ++i) {
+          if (!items[i].delivery.ok()) {
+            continue;
+          }
+          // Each answer writes only its own result (all were added above).
+          v1::EvaluateIngestBatchResult* result = response->mutable_results(static_cast<int>(i));
+          EvaluateOnPool(*deps_.pool, *deps_.evaluator, *std::move(items[i].delivery),
+                         [batch, result, request_id = std::move(items[i].request_id)](
+                             absl::StatusOr<ingest::IngestOutcome> outcome) {
+                           absl::Status status = outcome.status();
+                           if (outcome.ok()) {
+                             ToProto(*outcome, result->mutable_decision());
+                           } else {
+                             status = StoreStatus(std::move(status), batch->call(), request_id);
+                           }
+                           WriteItemStatus(status, result->mutable_status());
+                           batch->Done();
+                         });
+        }
+      }));
 }
 
 PORTCULLIS_VERIFIER_RPC(ListDeadLetters) {

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -33,6 +34,18 @@ absl::Status ValidatePublisherName(const std::string& name, absl::string_view fi
 // delivery they describe. When canonical_body is given, content_hash must be its SHA-256.
 absl::StatusOr<store::DeliveryRecord> Validate(
     const portcullis::verifier::v1::EvaluateIngestRequest& request);
+
+// One item of an EvaluateIngestBatch call, validated: its request id (empty when none usable)
+// and EvaluateIngest's validation of it (an error is the item's answer, not the call's).
+struct IngestBatchItem {
+  std::string request_id;
+  absl::StatusOr<store::DeliveryRecord> delivery;
+};
+
+// EvaluateIngestBatch (issue 21): INVALID_ARGUMENT unless it holds 1 to kMaxBatchItems items;
+// each item as Validate(EvaluateIngestRequest).
+absl::StatusOr<std::vector<IngestBatchItem>> ValidateIngestBatch(
+    const portcullis::verifier::v1::EvaluateIngestBatchRequest& request);
 
 void ToProto(const ingest::IngestOutcome& outcome,
              portcullis::verifier::v1::EvaluateIngestResponse* response);

@@ -1,5 +1,6 @@
 #include "verifier-service/src/server/mention_rpcs.h"
 
+#include <memory>
 #include <utility>
 #include <variant>
 
@@ -41,7 +42,18 @@ v1::MentionState ToProto(store::MentionState state) {
   return v1::MENTION_STATE_UNSPECIFIED;
 }
 
-// The mention key's target half of `target`, as intake computes it.
+// The site a validated ListMentions request reads: its domain, or its target's serialized host
+// (the site a mention of that target is on).
+std::string QueriedSite(const v1::ListMentionsRequest& request, const store::MentionQuery& query) {
+  if (!query.domain.empty()) {
+    return query.domain;
+  }
+  absl::StatusOr<url::Url> target = url::ParseUrl(request.target());
+  return target.ok() ? target->host() : std::string();
+}
+
+}  // namespace
+
 absl::StatusOr<crypto::Sha256Digest> TargetHash(const std::string& target,
                                                 const url::TrackingParameters& tracking) {
   if (target.size() > kMaxListTargetBytes) {
@@ -62,18 +74,6 @@ absl::StatusOr<crypto::Sha256Digest> TargetHash(const std::string& target,
   return crypto::Sha256(url::Normalize(*parsed, tracking));
 }
 
-// The site a validated ListMentions request reads: its domain, or its target's serialized host
-// (the site a mention of that target is on).
-std::string QueriedSite(const v1::ListMentionsRequest& request, const store::MentionQuery& query) {
-  if (!query.domain.empty()) {
-    return query.domain;
-  }
-  absl::StatusOr<url::Url> target = url::ParseUrl(request.target());
-  return target.ok() ? target->host() : std::string();
-}
-
-}  // namespace
-
 absl::StatusOr<OrRejection<store::NewMention>> ValidateSubmission(
     const std::string& source, const std::string& target, const url::TrackingParameters& tracking,
     const auth::Caller& caller) {
@@ -90,6 +90,38 @@ absl::StatusOr<OrRejection<store::NewMention>> ValidateSubmission(
       source, target, normalized.key.source_hash, normalized.key.target_hash,
       normalized.target_domain, normalized.key.normalized_target,
       normalized.key.normalized_source});
+}
+
+absl::StatusOr<std::vector<SubmissionItem>> ValidateSubmissions(
+    const v1::SubmitMentionsRequest& request, const url::TrackingParameters& tracking,
+    const auth::Caller& caller) {
+  RETURN_IF_ERROR(CheckBatchSize(request.items_size()));
+  std::vector<SubmissionItem> items;
+  items.reserve(request.items_size());
+  for (const v1::SubmitMentionsItem& item : request.items()) {
+    items.push_back({AcceptRequestId(item.request_id()).value_or(""),
+                     ValidateSubmission(item.mention().source(), item.mention().target(),
+                                        tracking, caller)});
+  }
+  return items;
+}
+
+absl::Status WriteSubmitResult(absl::StatusOr<store::SubmitResult> result, const RpcCall& call,
+                               absl::string_view item_request_id,
+                               v1::SubmitMentionResponse* response) {
+  if (!result.ok()) {
+    return StoreStatus(result.status(), call, item_request_id);
+  }
+  if (std::optional<intake::Rejection> rejection = UnservedTarget(result->target)) {
+    WriteRejection(*rejection, response);
+    return absl::OkStatus();
+  }
+  response->set_decision(v1::DECISION_ACCEPTED);
+  response->set_mention_id(result->mention_id);
+  response->set_state(ToProto(result->state));
+  response->set_created(result->created);
+  response->set_queued(result->queued);
+  return absl::OkStatus();
 }
 
 std::optional<intake::Rejection> UnservedTarget(store::TargetMatch match) {
@@ -118,7 +150,44 @@ absl::StatusOr<store::MentionQuery> Validate(const v1::ListMentionsRequest& requ
                                              const auth::Caller& caller) {
   ASSIGN_OR_RETURN(store::MentionQuery query, Validate(request, tracking));
   RETURN_IF_ERROR(RequireSite(caller, QueriedSite(request, query)));
+  if (!query.review.empty()) {
+    RETURN_IF_ERROR(caller.Require(auth::Scope::kReview));
+  }
+  // Who may not review reads what the public sees (the feed), whatever it asks for; so does a
+  // caller that asks for only that (the gateway's feed).
+  query.shown_only = request.shown_only() || !caller.MayReview();
   return query;
+}
+
+std::string ReviewStateName(v1::ReviewState state) {
+  switch (state) {
+    case v1::REVIEW_STATE_UNREVIEWED:
+      return "UNREVIEWED";
+    case v1::REVIEW_STATE_APPROVED:
+      return "APPROVED";
+    case v1::REVIEW_STATE_REJECTED:
+      return "REJECTED";
+    case v1::REVIEW_STATE_HIDDEN:
+      return "HIDDEN";
+    default:
+      return "";
+  }
+}
+
+v1::ReviewState ReviewStateOf(absl::string_view name) {
+  for (const v1::ReviewState state : {v1::REVIEW_STATE_UNREVIEWED, v1::REVIEW_STATE_APPROVED,
+                                      v1::REVIEW_STATE_REJECTED, v1::REVIEW_STATE_HIDDEN}) {
+    if (name == ReviewStateName(state)) {
+      return state;
+    }
+  }
+  return v1::REVIEW_STATE_UNSPECIFIED;
+}
+
+void WithoutUnshownContent(store::StoredMention& mention) {
+  if (mention.state == store::MentionState::kVerified && !mention.shown) {
+    mention.content = store::MentionContent{.type = ""};
+  }
 }
 
 std::string TypeName(v1::MentionType type) {
@@ -172,6 +241,12 @@ absl::StatusOr<store::MentionQuery> Validate(const v1::ListMentionsRequest& requ
       break;
     default:
       return absl::InvalidArgumentError("state is not a known MentionState.");
+  }
+  if (request.review() != v1::REVIEW_STATE_UNSPECIFIED) {
+    query.review = ReviewStateName(request.review());
+    if (query.review.empty()) {
+      return absl::InvalidArgumentError("review is not a known ReviewState.");
+    }
   }
   if (request.type() != v1::MENTION_TYPE_UNSPECIFIED) {
     query.type = TypeName(request.type());
@@ -229,6 +304,14 @@ void ToProto(const store::StoredMention& mention, v1::Mention* out) {
     out->add_links_to_target_host(link);
   }
   out->set_attempts(mention.attempts);
+  out->set_review(ReviewStateOf(mention.review));
+  out->set_review_note(mention.review_note);
+  if (mention.reviewed_at.has_value()) {
+    *out->mutable_reviewed_at() = TimestampProto(*mention.reviewed_at);
+  }
+  out->set_shown(mention.shown);
+  out->set_review_reason(mention.review_reason);
+  out->set_wm_id(mention.wm_id);
 }
 
 PORTCULLIS_VERIFIER_RPC(SubmitMention) {
@@ -242,22 +325,58 @@ PORTCULLIS_VERIFIER_RPC(SubmitMention) {
         deps_.submissions->Submit(
             std::move(mention), [response, reply = std::move(reply)](
                                     absl::StatusOr<store::SubmitResult> result) mutable {
-              if (!result.ok()) {
-                const absl::Status status = StoreStatus(result.status(), reply.call());
-                std::move(reply)(status);
-                return;
-              }
-              if (std::optional<intake::Rejection> rejection = UnservedTarget(result->target)) {
-                WriteRejection(*rejection, response);
-              } else {
-                response->set_decision(v1::DECISION_ACCEPTED);
-                response->set_mention_id(result->mention_id);
-                response->set_state(ToProto(result->state));
-                response->set_created(result->created);
-                response->set_queued(result->queued);
-              }
-              std::move(reply)(absl::OkStatus());
+              const absl::Status status =
+                  WriteSubmitResult(std::move(result), reply.call(), "", response);
+              std::move(reply)(status);
             });
+      }));
+}
+
+// Issue 21. Every valid item of the call enters the writer's queue at once (SubmitAll); the call
+// is answered when the last of them has committed (or failed), each item with its own result.
+PORTCULLIS_VERIFIER_RPC(SubmitMentions) {
+  return rpcs_.Serve(
+      "SubmitMentions", context, request, response, kSubmitAccess,
+      [this](const v1::SubmitMentionsRequest& request, const auth::Caller& caller) {
+        return ValidateSubmissions(request, tracking_, caller);
+      },
+      OnLoop([this, response](std::vector<SubmissionItem> items, Reply reply) {
+        std::vector<store::MentionSubmitter::Submission> submissions;
+        std::vector<int> positions;
+        for (size_t i = 0; i < items.size(); ++i) {
+          v1::SubmitMentionsResult* result = response->add_results();
+          absl::StatusOr<OrRejection<store::NewMention>>& verdict = items[i].verdict;
+          if (!verdict.ok()) {
+            WriteItemStatus(verdict.status(), result->mutable_status());
+          } else if (const auto* rejection = std::get_if<intake::Rejection>(&*verdict)) {
+            WriteRejection(*rejection, result->mutable_mention());
+          } else {
+            submissions.push_back({std::get<store::NewMention>(*std::move(verdict)), nullptr});
+            positions.push_back(static_cast<int>(i));
+          }
+        }
+        if (submissions.empty()) {
+          std::move(reply)(absl::OkStatus());
+          return;
+        }
+        auto batch = std::make_shared<BatchReply>(std::move(reply),
+                                                  static_cast<int>(submissions.size()));
+        for (size_t k = 0; k < submissions.size(); ++k) {
+          // Each callback writes only its own result: the results were all added above, so no
+          // two writer threads touch the same message.
+          v1::SubmitMentionsResult* result = response->mutable_results(positions[k]);
+          submissions[k].done = [batch, result, request_id = items[positions[k]].request_id](
+                                    absl::StatusOr<store::SubmitResult> written) {
+            const absl::Status status = WriteSubmitResult(std::move(written), batch->call(),
+                                                          request_id, result->mutable_mention());
+            WriteItemStatus(status, result->mutable_status());
+            if (!status.ok()) {
+              result->clear_mention();
+            }
+            batch->Done();
+          };
+        }
+        deps_.submissions->SubmitAll(std::move(submissions));
       }));
 }
 
@@ -266,6 +385,9 @@ PORTCULLIS_VERIFIER_RPC(GetMention) {
                      OnPool(*deps_.pool, [this, request, response](const RpcCall& call) -> absl::Status {
                        ASSIGN_OR_RETURN(store::StoredMention mention,
                                         deps_.mentions->Get(request->mention_id(), call.sites()));
+                       if (!call.caller().MayReview()) {
+                         WithoutUnshownContent(mention);
+                       }
                        ToProto(mention, response->mutable_mention());
                        return absl::OkStatus();
                      }));

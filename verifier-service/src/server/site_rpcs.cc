@@ -4,6 +4,7 @@
 
 #include "common/status/status_macros.h"
 #include "verifier-service/src/server/authorized_call.h"
+#include "verifier-service/src/server/moderation_rpcs.h"
 #include "verifier-service/src/server/unary_rpc.h"
 #include "verifier-service/src/server/verifier_service.h"
 
@@ -79,6 +80,7 @@ void ToProto(const store::SiteRecord& site, v1::Site* out) {
   out->set_domain(site.domain);
   *out->mutable_created_at() = TimestampProto(site.created_at);
   out->set_target_count(site.target_count);
+  out->set_moderation(ModerationToProto(site.moderation));
 }
 
 void ToProto(const store::TargetRecord& record, v1::Target* out) {

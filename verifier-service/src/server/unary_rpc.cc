@@ -4,6 +4,7 @@
 
 #include "absl/random/random.h"
 #include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "common/grpc/request_id.h"
 #include "common/status/status_mapping.h"
@@ -46,15 +47,35 @@ void RpcCall::Finish(std::unique_ptr<RpcCall> call, const absl::Status& status) 
   call->reactor_->Finish(status::ToGrpcStatus(status));
 }
 
-absl::Status StoreStatus(absl::Status status, const RpcCall& call) {
+absl::Status StoreStatus(absl::Status status, const RpcCall& call,
+                         absl::string_view item_request_id) {
   if (status.ok() || absl::IsNotFound(status) || absl::IsInvalidArgument(status) ||
       absl::IsPermissionDenied(status) || absl::IsResourceExhausted(status) ||
       absl::IsFailedPrecondition(status) || absl::IsDeadlineExceeded(status) ||
       absl::IsUnavailable(status)) {
     return status;
   }
-  call.Warn("database error answered UNAVAILABLE: {}", status.ToString());
+  if (item_request_id.empty()) {
+    call.Warn("database error answered UNAVAILABLE: {}", status.ToString());
+  } else {
+    call.Warn("item request_id={} database error answered UNAVAILABLE: {}",
+              std::string(item_request_id), status.ToString());
+  }
   return absl::UnavailableError("database unavailable, retry later");
+}
+
+absl::Status CheckBatchSize(int items) {
+  if (items < 1 || items > kMaxBatchItems) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("items must hold 1 to ", kMaxBatchItems, " items"));
+  }
+  return absl::OkStatus();
+}
+
+void WriteItemStatus(const absl::Status& status, portcullis::verifier::v1::ItemStatus* out) {
+  const grpc::Status mapped = status::ToGrpcStatus(status);
+  out->set_code(static_cast<int32_t>(mapped.error_code()));
+  out->set_message(mapped.error_message());
 }
 
 Reply::~Reply() {

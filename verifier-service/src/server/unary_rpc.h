@@ -103,7 +103,19 @@ class RpcCall {
 // (e.g. a target on a site not served), UNAVAILABLE and DEADLINE_EXCEEDED pass as they are;
 // anything else is a database error the caller may retry, answered UNAVAILABLE "database
 // unavailable, retry later" without its detail (which is logged with the call's request id).
-absl::Status StoreStatus(absl::Status status, const RpcCall& call);
+// `item_request_id` (an item of a batch call, issue 21; empty for none) is logged with the detail.
+absl::Status StoreStatus(absl::Status status, const RpcCall& call,
+                         absl::string_view item_request_id = "");
+
+// Most items a batch call (SubmitMentions, EvaluateIngestBatch) carries.
+inline constexpr int kMaxBatchItems = 256;
+
+// INVALID_ARGUMENT unless a batch call's `items` holds 1 to kMaxBatchItems.
+absl::Status CheckBatchSize(int items);
+
+// An item's status as a batch call answers it: mapped as RpcCall::Finish maps a call's.
+void WriteItemStatus(const absl::Status& status, portcullis::verifier::v1::ItemStatus* out);
+
 
 // Where the answer of a loop work goes: call it exactly once, from any thread. Dropped unanswered
 // (a bug), the call is finished INTERNAL rather than left hanging.
@@ -119,6 +131,24 @@ class Reply {
 
  private:
   std::unique_ptr<RpcCall> call_;
+};
+
+// Answers a batch call once each of its items has its answer: the reply waits until Done has
+// been called once per item (from any threads), then answers OK (each item's status is in its
+// result). Shared by the item callbacks; the last Done answers.
+class BatchReply {
+ public:
+  BatchReply(Reply reply, int items) : reply_(std::move(reply)), pending_(items) {}
+  const RpcCall& call() const { return reply_.call(); }
+  void Done() {
+    if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+      std::move(reply_)(absl::OkStatus());
+    }
+  }
+
+ private:
+  Reply reply_;
+  std::atomic<int> pending_;
 };
 
 // Work that blocks (the database): `fn(value, const RpcCall&) -> absl::Status` (or

@@ -91,7 +91,7 @@ absl::StatusOr<std::unique_ptr<VerifierServer>> VerifierServer::Start(
   std::unique_ptr<VerifierServer> server(new VerifierServer(config, std::move(on_fatal)));
   RETURN_IF_ERROR(server->OpenDatabase());
   RETURN_IF_ERROR(server->BuildTokens());
-  server->BuildIngest();
+  RETURN_IF_ERROR(server->BuildIngest());
   RETURN_IF_ERROR(server->StartFetcher());
   server->BuildVerifier(verifier);
   RETURN_IF_ERROR(server->StartAdmin());
@@ -128,6 +128,9 @@ absl::Status VerifierServer::OpenDatabase() {
   blocking_pool_ = std::make_unique<BlockingPool>(config_.db_pool_size, config_.max_queued_work);
   site_store_ = std::make_unique<store::PgSiteStore>(*db_pool_);
   blocklist_store_ = std::make_unique<store::PgBlocklistStore>(*db_pool_);
+  moderation_store_ = std::make_unique<store::PgModerationStore>(*db_pool_);
+  public_mentions_ = std::make_unique<store::PgPublicMentionStore>(*db_pool_);
+  erasure_store_ = std::make_unique<store::PgErasureStore>(*db_pool_);
   return absl::OkStatus();
 }
 
@@ -143,7 +146,7 @@ absl::Status VerifierServer::BuildTokens() {
   return absl::OkStatus();
 }
 
-void VerifierServer::BuildIngest() {
+absl::Status VerifierServer::BuildIngest() {
   publisher_store_ = std::make_unique<store::PgPublisherStore>(*db_pool_);
   ingest_store_ = std::make_unique<store::PgIngestStore>(*db_pool_);
   ingest::IngestEvaluatorOptions ingest_options;
@@ -153,10 +156,25 @@ void VerifierServer::BuildIngest() {
   ingest_options.signature_limits.tolerance = config_.ingest_signature_tolerance;
   ingest_evaluator_ = std::make_unique<ingest::IngestEvaluator>(
       *publisher_store_, *ingest_store_, std::move(ingest_options));
-  ingest::DecisionSweeperOptions sweeper_options;
-  sweeper_options.interval = config_.ingest_sweep_interval;
-  sweeper_options.batch = config_.ingest_sweep_batch;
-  decision_sweeper_ = std::make_unique<ingest::DecisionSweeper>(*ingest_store_, sweeper_options);
+  // EvaluateIngest's decisions are written in batches (issue 21), by as many writers as
+  // SubmitMention's (--submit_writers), each with its own connection.
+  store::IngestWriterOptions writer_options;
+  writer_options.writers = config_.submit_writers;
+  writer_options.max_queued = static_cast<int>(config_.max_queued_work);
+  writer_options.connection = {config_.database_url, 1, config_.db_acquire_timeout,
+                               config_.db_statement_timeout};
+  ASSIGN_OR_RETURN(ingest_writer_, store::IngestWriter::Start(*ingest_store_, writer_options));
+  ingest_evaluator_->SetRecorder(ingest_writer_.get());
+  retention_store_ = std::make_unique<store::PgRetentionStore>(*db_pool_);
+  lifecycle::RetentionSweeperOptions sweeper_options;
+  sweeper_options.periods.failed_mentions = config_.failed_mention_retention;
+  sweeper_options.periods.accepted_items = config_.accepted_item_retention;
+  sweeper_options.periods.dead_letters = config_.dead_letter_retention;
+  sweeper_options.interval = config_.retention_sweep_interval;
+  sweeper_options.batch = config_.retention_sweep_batch;
+  retention_sweeper_ = std::make_unique<lifecycle::RetentionSweeper>(
+      *retention_store_, std::move(sweeper_options), *registry_);
+  return absl::OkStatus();
 }
 
 void VerifierServer::BuildVerifier(queue::MentionVerifier* verifier) {
@@ -180,9 +198,13 @@ absl::Status VerifierServer::BuildService() {
   deps.tokens = token_registry_.get();
   deps.pool = blocking_pool_.get();
   deps.mentions = store_.get();
+  deps.public_mentions = public_mentions_.get();
   deps.submissions = mention_writer_.get();
   deps.sites = site_store_.get();
   deps.blocks = blocklist_store_.get();
+  deps.moderation = moderation_store_.get();
+  deps.approval_rule_relay_hosts = config_.approval_rule_relay_hosts;
+  deps.erasures = erasure_store_.get();
   deps.token_store = token_store_.get();
   deps.policy = egress_policy_.get();
   deps.resolver = resolver_.get();
@@ -403,7 +425,7 @@ void VerifierServer::ReadinessLoop() {
   }
   service_->SetReady(true);
   StartWorkers();
-  decision_sweeper_->Start();
+  retention_sweeper_->Start();
   StartQueueDepthSampler();
 
   // Phase 2: serve while the database answers.
@@ -504,8 +526,8 @@ void VerifierServer::Shutdown() {
   if (readiness_thread_.joinable()) {
     readiness_thread_.join();
   }
-  if (decision_sweeper_ != nullptr) {
-    decision_sweeper_->Stop();
+  if (retention_sweeper_ != nullptr) {
+    retention_sweeper_->Stop();
   }
   if (queue_depth_sampler_ != nullptr) {
     queue_depth_sampler_->Stop();
@@ -523,6 +545,9 @@ void VerifierServer::Shutdown() {
   }
   if (blocking_pool_ != nullptr) {
     blocking_pool_->Stop();
+  }
+  if (ingest_writer_ != nullptr) {
+    ingest_writer_->Stop();  // After the pool, whose evaluations hand it their decisions.
   }
   StopFetcher();
   exposer_.reset();

@@ -19,8 +19,9 @@
 #include "verifier-service/src/fetch/egress_policy.h"
 #include "verifier-service/src/fetch/fetch_metrics.h"
 #include "verifier-service/src/fetch/safe_fetcher.h"
-#include "verifier-service/src/ingest/decision_sweeper.h"
 #include "verifier-service/src/ingest/ingest_evaluator.h"
+#include "verifier-service/src/store/ingest_writer.h"
+#include "verifier-service/src/lifecycle/retention_sweeper.h"
 #include "verifier-service/src/queue/mention_verifier.h"
 #include "verifier-service/src/queue/verification_worker.h"
 #include "verifier-service/src/server/blocking_pool.h"
@@ -30,11 +31,15 @@
 #include "verifier-service/src/store/pg_connection_pool.h"
 #include "verifier-service/src/store/pg_ingest_store.h"
 #include "verifier-service/src/store/pg_publisher_store.h"
+#include "verifier-service/src/store/pg_retention_store.h"
 #include "verifier-service/src/store/pg_job_listener.h"
 #include "verifier-service/src/store/pg_job_store.h"
 #include "verifier-service/src/store/mention_writer.h"
 #include "verifier-service/src/store/pg_mention_store.h"
 #include "verifier-service/src/store/pg_blocklist_store.h"
+#include "verifier-service/src/store/pg_moderation_store.h"
+#include "verifier-service/src/store/pg_public_mention_store.h"
+#include "verifier-service/src/store/pg_erasure_store.h"
 #include "verifier-service/src/store/pg_site_store.h"
 #include "verifier-service/src/store/pg_token_store.h"
 #include "verifier-service/src/auth/token_registry.h"
@@ -99,8 +104,8 @@ class VerifierServer {
   absl::Status OpenDatabase();
   // --tokens_file and the token registry.
   absl::Status BuildTokens();
-  // The ingest stores, the evaluator and the decision sweeper.
-  void BuildIngest();
+  // The ingest stores, the evaluator, its batching writer and the retention sweeper.
+  absl::Status BuildIngest();
   // Builds the egress policy, resolver, HTTP client and fetcher from the config.
   absl::Status StartFetcher();
   // What the workers and VerifyNow run: `verifier`, or (null) the real pipeline over fetcher_;
@@ -136,16 +141,23 @@ class VerifierServer {
   std::unique_ptr<store::PgMentionStore> health_store_;
   std::unique_ptr<store::PgSiteStore> site_store_;
   std::unique_ptr<store::PgBlocklistStore> blocklist_store_;
+  std::unique_ptr<store::PgModerationStore> moderation_store_;
+  std::unique_ptr<store::PgPublicMentionStore> public_mentions_;
+  std::unique_ptr<store::PgErasureStore> erasure_store_;
   // API tokens: the table, and the registry every call is authenticated against (the table's
   // snapshot merged with --tokens_file), loaded before SERVING and refreshed in the background.
   std::unique_ptr<store::PgTokenStore> token_store_;
   std::unique_ptr<auth::TokenRegistry> token_registry_;
-  // Feed ingest: the stores, the evaluator (with its publisher cache) and the sweeper of expired
-  // decisions (started once the schema is ready).
+  // Feed ingest: the stores and the evaluator (with its publisher cache).
   std::unique_ptr<store::PgPublisherStore> publisher_store_;
   std::unique_ptr<store::PgIngestStore> ingest_store_;
   std::unique_ptr<ingest::IngestEvaluator> ingest_evaluator_;
-  std::unique_ptr<ingest::DecisionSweeper> decision_sweeper_;
+  // EvaluateIngest's batches (issue 21); stopped after the blocking pool (declared before it, so
+  // also destroyed after it).
+  std::unique_ptr<store::IngestWriter> ingest_writer_;
+  // The one sweeper of expired rows (issue 17), started once the schema is ready.
+  std::unique_ptr<store::PgRetentionStore> retention_store_;
+  std::unique_ptr<lifecycle::RetentionSweeper> retention_sweeper_;
   std::unique_ptr<store::PgJobStore> job_store_;
   std::unique_ptr<store::PgJobListener> job_listener_;
   std::unique_ptr<queue::VerificationWorker> worker_;

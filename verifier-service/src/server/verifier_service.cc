@@ -12,9 +12,11 @@ absl::StatusOr<std::unique_ptr<VerifierService>> VerifierService::Create(
       {deps.tokens, "tokens"},
       {deps.pool, "pool"},
       {deps.mentions, "mentions"},
+      {deps.public_mentions, "public_mentions"},
       {deps.submissions, "submissions"},
       {deps.sites, "sites"},
       {deps.blocks, "blocks"},
+      {deps.moderation, "moderation"},
       {deps.token_store, "token_store"},
       {deps.policy, "policy"},
       {deps.resolver, "resolver"},
@@ -25,6 +27,7 @@ absl::StatusOr<std::unique_ptr<VerifierService>> VerifierService::Create(
       {deps.verify_now.jobs, "verify_now.jobs"},
       {deps.verify_now.verifier, "verify_now.verifier"},
       {deps.verify_now.pool, "verify_now.pool"},
+      {deps.erasures, "erasures"},
   };
   for (const auto& [dependency, name] : required) {
     if (dependency == nullptr) {

@@ -15,8 +15,11 @@
 #include "verifier-service/src/server/unary_rpc.h"
 #include "verifier-service/src/server/verify_now_rpcs.h"
 #include "verifier-service/src/store/blocklist_store.h"
+#include "verifier-service/src/store/erasure_store.h"
 #include "verifier-service/src/store/ingest_store.h"
 #include "verifier-service/src/store/mention_store.h"
+#include "verifier-service/src/store/moderation_store.h"
+#include "verifier-service/src/store/public_mention_store.h"
 #include "verifier-service/src/store/publisher_store.h"
 #include "verifier-service/src/store/site_store.h"
 #include "verifier-service/src/store/token_store.h"
@@ -30,10 +33,16 @@ struct VerifierServiceDeps {
   // The database calls' threads.
   BlockingPool* pool = nullptr;
   store::MentionStore* mentions = nullptr;
+  // webmention.io's read API, export and import (public_mention_rpcs.cc).
+  store::PublicMentionStore* public_mentions = nullptr;
   // SubmitMention's writes (answered when durable, no thread held meanwhile).
   store::MentionSubmitter* submissions = nullptr;
   store::SiteStore* sites = nullptr;
   store::BlocklistStore* blocks = nullptr;
+  // Moderation (issue 16): review states, approval rules, site policies.
+  store::ModerationStore* moderation = nullptr;
+  // Hosts an approval rule may not name bare (--approval_rule_relay_hosts).
+  std::vector<std::string> approval_rule_relay_hosts;
   store::TokenStore* token_store = nullptr;
   // CheckUrl and SafeFetch.
   const fetch::EgressPolicy* policy = nullptr;
@@ -45,6 +54,8 @@ struct VerifierServiceDeps {
   store::IngestStore* ingest = nullptr;
   // VerifyNow (its jobs, verifier and pool are required).
   VerifyNowBackend verify_now;
+  // Erase (issue 17).
+  store::ErasureStore* erasures = nullptr;
 };
 
 // portcullis.verifier.v1.Verifier on the gRPC callback API. Every RPC goes through
@@ -192,6 +203,53 @@ class VerifierService final : public portcullis::verifier::v1::Verifier::Callbac
       const portcullis::verifier::v1::RemoveBlockRequest* request,
       portcullis::verifier::v1::RemoveBlockResponse* response) override;
 
+  // moderation_rpcs.cc (issue 16)
+  grpc::ServerUnaryReactor* ReviewMention(
+      grpc::CallbackServerContext* context,
+      const portcullis::verifier::v1::ReviewMentionRequest* request,
+      portcullis::verifier::v1::ReviewMentionResponse* response) override;
+  grpc::ServerUnaryReactor* ListReviewQueue(
+      grpc::CallbackServerContext* context,
+      const portcullis::verifier::v1::ListReviewQueueRequest* request,
+      portcullis::verifier::v1::ListReviewQueueResponse* response) override;
+  grpc::ServerUnaryReactor* AddApprovalRule(
+      grpc::CallbackServerContext* context,
+      const portcullis::verifier::v1::AddApprovalRuleRequest* request,
+      portcullis::verifier::v1::AddApprovalRuleResponse* response) override;
+  grpc::ServerUnaryReactor* ListApprovalRules(
+      grpc::CallbackServerContext* context,
+      const portcullis::verifier::v1::ListApprovalRulesRequest* request,
+      portcullis::verifier::v1::ListApprovalRulesResponse* response) override;
+  grpc::ServerUnaryReactor* RemoveApprovalRule(
+      grpc::CallbackServerContext* context,
+      const portcullis::verifier::v1::RemoveApprovalRuleRequest* request,
+      portcullis::verifier::v1::RemoveApprovalRuleResponse* response) override;
+  grpc::ServerUnaryReactor* SetSiteSettings(
+      grpc::CallbackServerContext* context,
+      const portcullis::verifier::v1::SetSiteSettingsRequest* request,
+      portcullis::verifier::v1::SetSiteSettingsResponse* response) override;
+  // public_mention_rpcs.cc (webmention.io read API, issue 18)
+  grpc::ServerUnaryReactor* ListPublicMentions(
+      grpc::CallbackServerContext* context,
+      const portcullis::verifier::v1::ListPublicMentionsRequest* request,
+      portcullis::verifier::v1::ListPublicMentionsResponse* response) override;
+  grpc::ServerUnaryReactor* CountPublicMentions(
+      grpc::CallbackServerContext* context,
+      const portcullis::verifier::v1::CountPublicMentionsRequest* request,
+      portcullis::verifier::v1::CountPublicMentionsResponse* response) override;
+  grpc::ServerUnaryReactor* ListMentionChanges(
+      grpc::CallbackServerContext* context,
+      const portcullis::verifier::v1::ListMentionChangesRequest* request,
+      portcullis::verifier::v1::ListMentionChangesResponse* response) override;
+  grpc::ServerUnaryReactor* ExportMentions(
+      grpc::CallbackServerContext* context,
+      const portcullis::verifier::v1::ExportMentionsRequest* request,
+      portcullis::verifier::v1::ExportMentionsResponse* response) override;
+  grpc::ServerUnaryReactor* ImportMentions(
+      grpc::CallbackServerContext* context,
+      const portcullis::verifier::v1::ImportMentionsRequest* request,
+      portcullis::verifier::v1::ImportMentionsResponse* response) override;
+
   // token_rpcs.cc
   grpc::ServerUnaryReactor* CreateToken(
       grpc::CallbackServerContext* context,
@@ -205,6 +263,21 @@ class VerifierService final : public portcullis::verifier::v1::Verifier::Callbac
       grpc::CallbackServerContext* context,
       const portcullis::verifier::v1::RevokeTokenRequest* request,
       portcullis::verifier::v1::RevokeTokenResponse* response) override;
+
+  // Issue 21: the batch calls. mention_rpcs.cc
+  grpc::ServerUnaryReactor* SubmitMentions(
+      grpc::CallbackServerContext* context,
+      const portcullis::verifier::v1::SubmitMentionsRequest* request,
+      portcullis::verifier::v1::SubmitMentionsResponse* response) override;
+  // ingest_rpcs.cc
+  grpc::ServerUnaryReactor* EvaluateIngestBatch(
+      grpc::CallbackServerContext* context,
+      const portcullis::verifier::v1::EvaluateIngestBatchRequest* request,
+      portcullis::verifier::v1::EvaluateIngestBatchResponse* response) override;
+  // lifecycle_rpcs.cc (issue 17)
+  grpc::ServerUnaryReactor* Erase(grpc::CallbackServerContext* context,
+                                  const portcullis::verifier::v1::EraseRequest* request,
+                                  portcullis::verifier::v1::EraseResponse* response) override;
 
  private:
   explicit VerifierService(const VerifierServiceDeps& deps) : deps_(deps) {}

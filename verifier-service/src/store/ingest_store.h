@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/functional/any_invocable.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
@@ -117,9 +118,6 @@ class IngestStore {
   // quarantined again with it, and deleted otherwise (also when the outcome is a duplicate).
   virtual absl::StatusOr<RecordResult> Record(const NewDecision& next, absl::Time now) = 0;
 
-  // Deletes up to `limit` decisions that expired at `now`; returns how many.
-  virtual absl::StatusOr<int64_t> SweepExpired(absl::Time now, int limit) = 0;
-
   // Up to `limit` dead letters after `after` (nullopt: from the oldest), oldest first, only
   // `publisher`'s unless it is empty.
   virtual absl::StatusOr<std::vector<DeadLetterRecord>> ListDeadLetters(
@@ -137,6 +135,18 @@ class IngestStore {
   // are assigned in commit order, so a consumer paging by cursor never skips an item.
   virtual absl::StatusOr<std::vector<AcceptedItemRecord>> ListAcceptedItems(int64_t after_cursor,
                                                                             int limit) = 0;
+};
+
+// Decisions recorded once they are durable, without a thread waiting for each (IngestWriter
+// batches them; issue 21).
+class DecisionRecorder {
+ public:
+  using Done = absl::AnyInvocable<void(absl::StatusOr<RecordResult>) &&>;
+  virtual ~DecisionRecorder() = default;
+
+  // Calls `done` exactly once, from any thread, with what IngestStore::Record answers for
+  // `next` at `now`; UNAVAILABLE when the recorder is overloaded or stopping.
+  virtual void Record(NewDecision next, absl::Time now, Done done) = 0;
 };
 
 }  // namespace portcullis::verifier::store

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -69,6 +70,16 @@ struct StoredMention {
   LinkDiagnostic links_to_target_host;
   // Claims of the current (or, when none is queued, the last) verification job.
   int attempts = 0;
+  // Moderation (issue 16): the review state ("UNREVIEWED", "APPROVED", "REJECTED", "HIDDEN"),
+  // the reviewer's note (or why it changed by itself), `content_changed` or empty, when a person
+  // last reviewed it, and whether the public sees it now (public_mentions_sql.h).
+  std::string review = "UNREVIEWED";
+  std::string review_note;
+  std::string review_reason;
+  std::optional<absl::Time> reviewed_at;
+  bool shown = false;
+  // The numeric id (webmention.io's wm-id): assigned at first insert, increasing, never reused.
+  int64_t wm_id = 0;
 };
 
 // Largest and default page of MentionStore::List.
@@ -84,6 +95,10 @@ struct MentionQuery {
   // Filters; unset/empty: any.
   std::optional<MentionState> state;
   std::string type;  // A MentionContent::type value.
+  std::string review;  // A StoredMention::review value; empty: any.
+  // Only what the public sees (StoredMention::shown): the read side of callers that may not
+  // review.
+  bool shown_only = false;
   int page_size = kDefaultMentionPageSize;  // 1 to kMaxMentionPageSize.
   // Empty for the first page, else MentionPage::next_page_token of the previous page.
   std::string page_token;
@@ -133,6 +148,9 @@ class MentionStore {
   // A source on the blocklist (global, or of the target's site; see blocklist_store.h) overrides
   // all of this: the pair is stored (or becomes) FAILED `blocked` and any job it had is deleted,
   // so nothing fetches it; a VERIFIED mention of a now-blocked source thus stops being served.
+  // An erased source (a tombstone of its source or source host for the target's site or for every
+  // site; erasure_store.h) is handled the same way with the reason `erased`, and whatever content
+  // the pair held is cleared.
   // The returned state is the mention's state after the call.
   virtual absl::StatusOr<SubmitResult> Submit(const NewMention& mention) = 0;
 
@@ -162,9 +180,19 @@ class MentionSubmitter {
   using Done = absl::AnyInvocable<void(absl::StatusOr<SubmitResult>) &&>;
   virtual ~MentionSubmitter() = default;
 
+  // One submission with where its answer goes.
+  struct Submission {
+    NewMention mention;
+    Done done;
+  };
+
   // Calls `done` exactly once, from any thread, with what MentionStore::Submit answers for
   // `mention`; UNAVAILABLE when the submitter is overloaded or stopping.
   virtual void Submit(NewMention mention, Done done) = 0;
+
+  // Submit for each of `submissions`, taken in together: all of them or (overloaded, stopping)
+  // none, each answered UNAVAILABLE then (SubmitMentions, issue 21).
+  virtual void SubmitAll(std::vector<Submission> submissions) = 0;
 };
 
 }  // namespace portcullis::verifier::store

@@ -52,6 +52,21 @@ void MentionWriter::Submit(NewMention mention, Done done) {
   std::move(done)(absl::UnavailableError("verifier overloaded, retry later"));
 }
 
+void MentionWriter::SubmitAll(std::vector<Submission> submissions) {
+  {
+    absl::MutexLock lock(&mu_);
+    if (!stopping_ && static_cast<int>(queue_.size()) < options_.max_queued) {
+      for (Submission& submission : submissions) {
+        queue_.push_back(std::move(submission));
+      }
+      return;
+    }
+  }
+  for (Submission& submission : submissions) {
+    std::move(submission.done)(absl::UnavailableError("verifier overloaded, retry later"));
+  }
+}
+
 void MentionWriter::Write(PgConnectionPool& connection) {
   for (;;) {
     std::vector<Queued> taken;

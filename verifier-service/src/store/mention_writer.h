@@ -44,6 +44,9 @@ class MentionWriter final : public MentionSubmitter {
   ~MentionWriter() override;
 
   void Submit(NewMention mention, Done done) override;
+  // Queued together while fewer than max_queued are waiting (so the queue overshoots max_queued
+  // by less than one call's items); the writers may still split them over several batches.
+  void SubmitAll(std::vector<Submission> submissions) override;
 
   // Takes no more submissions (they are answered UNAVAILABLE), writes what is queued, and joins
   // the writers. Idempotent.
@@ -54,10 +57,7 @@ class MentionWriter final : public MentionSubmitter {
   int64_t submissions() const { return submissions_.load(); }
 
  private:
-  struct Queued {
-    NewMention mention;
-    Done done;
-  };
+  using Queued = Submission;
 
   MentionWriter(PgMentionStore& store, MentionWriterOptions options)
       : store_(store), options_(std::move(options)) {}

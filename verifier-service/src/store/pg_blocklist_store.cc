@@ -34,6 +34,19 @@ constexpr char kDelete[] =
     "DELETE FROM source_blocks "
     "WHERE site_id IS NOT DISTINCT FROM $1::uuid AND kind = $2 AND value = $3";
 
+// The mentions an entry covers are a change of the change feed (migrations/0009_mention_feed.sql:
+// any UPDATE of a row bumps its position), so that what the public sees of them can follow the
+// entry whenever the public predicate (public_mentions_sql.h) reads blocks: a block is a removal
+// there, an unblock a re-appearance. Same transaction as the entry. $1 site id or NULL (every
+// site), $2 kind, $3 value. A DOMAIN entry covers its host and subdomains (source_host, the
+// normalized source's host), a PREFIX entry sources starting with it.
+constexpr char kTouchCovered[] =
+    "UPDATE mentions m SET change_seq = m.change_seq "
+    "WHERE ($1::uuid IS NULL OR m.target_domain = (SELECT domain FROM sites WHERE id = $1::uuid)) "
+    "  AND CASE WHEN $2 = 'DOMAIN' THEN (m.source_host = $3 "
+    "                                   OR right(m.source_host, length($3) + 1) = '.' || $3) "
+    "           ELSE starts_with(m.source, $3) END";
+
 const char* OrNull(const std::optional<std::string>& value) {
   return value ? value->c_str() : nullptr;
 }
@@ -88,6 +101,10 @@ absl::StatusOr<bool> PgBlocklistStore::AddBlock(const BlockEntry& entry,
     created =
         transaction.exec_params(kInsert, OrNull(site_id), BlockKindName(entry.kind), entry.value)
             .affected_rows() == 1;
+    if (created) {
+      transaction.exec_params0(kTouchCovered, OrNull(site_id), BlockKindName(entry.kind),
+                               entry.value);
+    }
     transaction.commit();
   });
   if (!status.ok()) {
@@ -157,6 +174,10 @@ absl::StatusOr<bool> PgBlocklistStore::RemoveBlock(const BlockEntry& entry,
     removed =
         transaction.exec_params(kDelete, OrNull(site_id), BlockKindName(entry.kind), entry.value)
             .affected_rows() > 0;
+    if (removed) {
+      transaction.exec_params0(kTouchCovered, OrNull(site_id), BlockKindName(entry.kind),
+                               entry.value);
+    }
     transaction.commit();
   });
   if (!status.ok()) {

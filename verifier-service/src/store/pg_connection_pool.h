@@ -33,7 +33,8 @@ struct PgPoolOptions {
   // writers'): `plan_cache_mode = force_generic_plan`, so each prepared statement is planned once
   // per connection, never again per execution; and `enable_seqscan = off`, so that plan uses the
   // indexes even when it was made while the tables were empty or their statistics stale (seen: a
-  // plan made on a fresh database hashed the whole mentions table once per batch).
+  // plan made on a fresh database hashed the whole mentions table once per batch); and `jit =
+  // off`, since a plan with a disabled scan in it is costed past JIT's threshold.
   bool keyed_statements_only = false;
 };
 

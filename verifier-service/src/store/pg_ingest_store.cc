@@ -1,5 +1,8 @@
 #include "verifier-service/src/store/pg_ingest_store.h"
 
+#include <algorithm>
+#include <numeric>
+#include <tuple>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -112,11 +115,6 @@ constexpr PgStatement kUpdateDeadLetterReason{
 
 constexpr PgStatement kDeleteDeadLetter{"ingest_delete_dead_letter",
                                         "DELETE FROM dead_letters WHERE id = $1::uuid"};
-
-constexpr PgStatement kSweep{
-    "ingest_sweep",
-    "DELETE FROM ingest_decisions WHERE ctid IN (SELECT ctid FROM ingest_decisions "
-    "WHERE expires_at <= " PORTCULLIS_TIME("$1") " LIMIT $2)"};
 
 #define PORTCULLIS_DEAD_LETTER_COLUMNS                                                        \
   "id::text, reason, publisher, item_id, content_hash, signature_header, message_id, "        \
@@ -235,7 +233,6 @@ absl::StatusOr<std::optional<DecisionRecord>> PgIngestStore::FindDecision(
 
 absl::StatusOr<RecordResult> PgIngestStore::Record(const NewDecision& next, absl::Time now) {
   const DecisionRecord& decision = next.decision;
-  const DeliveryRecord& delivery = next.delivery;
   if (!next.replay_of.empty() && !IsUuid(next.replay_of)) {
     return absl::InvalidArgumentError("dead letter id is not a UUID");
   }
@@ -245,52 +242,8 @@ absl::StatusOr<RecordResult> PgIngestStore::Record(const NewDecision& next, absl
   RecordResult result;
   absl::Status parsed = absl::OkStatus();
   absl::Status status = pool_.Run("record_ingest_decision", [&](pqxx::connection& connection) {
-    result = RecordResult();
-    result.decision = decision;
-    parsed = absl::OkStatus();
     pqxx::work transaction(connection);
-    const pqxx::result upserted = ExecPrepared(
-        transaction, kUpsertDecision, decision.publisher, decision.content_hash,
-        decision.item_id, std::string(StoredDecisionName(decision.decision)), decision.reason,
-        decision.signature_valid, next.replay_of, absl::ToUnixMicros(decision.decided_at),
-        absl::ToUnixMicros(decision.expires_at), absl::ToUnixMicros(now));
-    if (upserted.empty()) {
-      // Lost to a decision that stays: read it (committed, since the conflict waited for it).
-      const pqxx::row row =
-          ExecPrepared1(transaction, kReadDecision, decision.publisher, decision.content_hash);
-      parsed = DecisionFromRow(row, &result.decision);
-      if (!parsed.ok()) {
-        return;
-      }
-    } else {
-      result.recorded = true;
-      result.decision.dead_letter_id = upserted[0][0].as<std::string>();
-      if (decision.decision == StoredDecision::kAccepted) {
-        ExecPrepared(transaction, kOutboxInsertLock);
-        ExecPrepared0(transaction, kInsertItem, decision.publisher, decision.item_id,
-                      decision.content_hash, Bytes(delivery.canonical_body),
-                      decision.signature_valid);
-        ExecPrepared0(transaction, kDeleteMootDeadLetters, decision.publisher,
-                      decision.content_hash);
-      } else if (decision.decision == StoredDecision::kQuarantined &&
-                 result.decision.dead_letter_id != next.replay_of) {
-        const std::string synthetic =
-            delivery.is_synthetic.has_value() ? (*delivery.is_synthetic ? "true" : "false") : "";
-        ExecPrepared0(transaction, kInsertDeadLetter, result.decision.dead_letter_id,
-                      delivery.publisher, delivery.item_id, delivery.content_hash,
-                      decision.reason, delivery.signature_header, delivery.message_id,
-                      delivery.timestamp, Bytes(delivery.raw_body),
-                      Bytes(delivery.canonical_body), synthetic, delivery.digital_source_type);
-      }
-    }
-    if (!next.replay_of.empty()) {
-      if (result.recorded && result.decision.decision == StoredDecision::kQuarantined &&
-          result.decision.dead_letter_id == next.replay_of) {
-        ExecPrepared0(transaction, kUpdateDeadLetterReason, next.replay_of, decision.reason);
-      } else {
-        ExecPrepared0(transaction, kDeleteDeadLetter, next.replay_of);
-      }
-    }
+    parsed = RecordInTransaction(transaction, next, now, &result);
     transaction.commit();
   });
   if (!status.ok()) {
@@ -300,6 +253,106 @@ absl::StatusOr<RecordResult> PgIngestStore::Record(const NewDecision& next, absl
     return parsed;
   }
   return result;
+}
+
+absl::Status PgIngestStore::RecordInTransaction(pqxx::transaction_base& transaction,
+                                                const NewDecision& next, absl::Time now,
+                                                RecordResult* out) {
+  const DecisionRecord& decision = next.decision;
+  const DeliveryRecord& delivery = next.delivery;
+  RecordResult& result = *out;
+  result = RecordResult();
+  result.decision = decision;
+  if (!next.replay_of.empty() && !IsUuid(next.replay_of)) {
+    return absl::InvalidArgumentError("dead letter id is not a UUID");
+  }
+  if (next.replay_of.empty() && decision.decision != StoredDecision::kQuarantined) {
+    // The common case: kRecordDecision, one statement.
+    const pqxx::row recorded = ExecPrepared1(
+        transaction, kRecordDecision, decision.publisher, decision.content_hash,
+        decision.item_id, std::string(StoredDecisionName(decision.decision)), decision.reason,
+        decision.signature_valid, std::string(), absl::ToUnixMicros(decision.decided_at),
+        absl::ToUnixMicros(decision.expires_at), absl::ToUnixMicros(now),
+        Bytes(delivery.canonical_body));
+    if (recorded[0].as<int64_t>() == 1) {
+      result.recorded = true;
+      return absl::OkStatus();
+    }
+    // Lost to a decision that stays (committed, or this transaction's own); read it.
+    const pqxx::result rows =
+        ExecPrepared(transaction, kReadDecision, decision.publisher, decision.content_hash);
+    if (rows.empty()) {
+      // Expired and swept between the two statements: deciding again is right, later.
+      return absl::UnavailableError("ingest decision changed while being recorded; retry");
+    }
+    return DecisionFromRow(rows[0], &result.decision);
+  }
+  const pqxx::result upserted = ExecPrepared(
+      transaction, kUpsertDecision, decision.publisher, decision.content_hash, decision.item_id,
+      std::string(StoredDecisionName(decision.decision)), decision.reason,
+      decision.signature_valid, next.replay_of, absl::ToUnixMicros(decision.decided_at),
+      absl::ToUnixMicros(decision.expires_at), absl::ToUnixMicros(now));
+  if (upserted.empty()) {
+    // Lost to a decision that stays: read it (committed, since the conflict waited for it).
+    const pqxx::row row =
+        ExecPrepared1(transaction, kReadDecision, decision.publisher, decision.content_hash);
+    if (absl::Status parsed = DecisionFromRow(row, &result.decision); !parsed.ok()) {
+      return parsed;
+    }
+  } else {
+    result.recorded = true;
+    result.decision.dead_letter_id = upserted[0][0].as<std::string>();
+    if (decision.decision == StoredDecision::kAccepted) {
+      ExecPrepared(transaction, kOutboxInsertLock);
+      ExecPrepared0(transaction, kInsertItem, decision.publisher, decision.item_id,
+                    decision.content_hash, Bytes(delivery.canonical_body),
+                    decision.signature_valid);
+      ExecPrepared0(transaction, kDeleteMootDeadLetters, decision.publisher,
+                    decision.content_hash);
+    } else if (decision.decision == StoredDecision::kQuarantined &&
+               result.decision.dead_letter_id != next.replay_of) {
+      const std::string synthetic =
+          delivery.is_synthetic.has_value() ? (*delivery.is_synthetic ? "true" : "false") : "";
+      ExecPrepared0(transaction, kInsertDeadLetter, result.decision.dead_letter_id,
+                    delivery.publisher, delivery.item_id, delivery.content_hash, decision.reason,
+                    delivery.signature_header, delivery.message_id, delivery.timestamp,
+                    Bytes(delivery.raw_body), Bytes(delivery.canonical_body), synthetic,
+                    delivery.digital_source_type);
+    }
+  }
+  if (!next.replay_of.empty()) {
+    if (result.recorded && result.decision.decision == StoredDecision::kQuarantined &&
+        result.decision.dead_letter_id == next.replay_of) {
+      ExecPrepared0(transaction, kUpdateDeadLetterReason, next.replay_of, decision.reason);
+    } else {
+      ExecPrepared0(transaction, kDeleteDeadLetter, next.replay_of);
+    }
+  }
+  return absl::OkStatus();
+}
+
+std::vector<absl::StatusOr<RecordResult>> PgIngestStore::RecordBatch(
+    pqxx::connection& connection, absl::Span<const NewDecision> batch, absl::Time now) {
+  std::vector<size_t> order(batch.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return std::tie(batch[a].decision.publisher, batch[a].decision.content_hash) <
+           std::tie(batch[b].decision.publisher, batch[b].decision.content_hash);
+  });
+  std::vector<absl::StatusOr<RecordResult>> results(
+      batch.size(), absl::InternalError("decision not recorded"));
+  pqxx::work transaction(connection);
+  for (const size_t i : order) {
+    RecordResult result;
+    const absl::Status status = RecordInTransaction(transaction, batch[i], now, &result);
+    if (status.ok()) {
+      results[i] = std::move(result);
+    } else {
+      results[i] = status;
+    }
+  }
+  transaction.commit();
+  return results;
 }
 
 absl::StatusOr<RecordResult> PgIngestStore::RecordInOneStatement(const NewDecision& next,
@@ -350,18 +403,6 @@ absl::StatusOr<RecordResult> PgIngestStore::RecordInOneStatement(const NewDecisi
     return parsed;
   }
   return result;
-}
-
-absl::StatusOr<int64_t> PgIngestStore::SweepExpired(absl::Time now, int limit) {
-  int64_t deleted = 0;
-  absl::Status status = pool_.Run("sweep_ingest_decisions", [&](pqxx::connection& connection) {
-    pqxx::nontransaction transaction(connection);
-    deleted = ExecPrepared(transaction, kSweep, absl::ToUnixMicros(now), limit).affected_rows();
-  });
-  if (!status.ok()) {
-    return status;
-  }
-  return deleted;
 }
 
 absl::StatusOr<std::vector<DeadLetterRecord>> PgIngestStore::ListDeadLetters(

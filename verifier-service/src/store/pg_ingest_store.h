@@ -1,5 +1,8 @@
 #pragma once
 
+#include "absl/types/span.h"
+#include "pqxx/connection"
+#include "pqxx/transaction_base"
 #include "verifier-service/src/store/ingest_store.h"
 #include "verifier-service/src/store/pg_connection_pool.h"
 
@@ -16,7 +19,6 @@ class PgIngestStore final : public IngestStore {
                                                              const std::string& content_hash,
                                                              absl::Time now) override;
   absl::StatusOr<RecordResult> Record(const NewDecision& next, absl::Time now) override;
-  absl::StatusOr<int64_t> SweepExpired(absl::Time now, int limit) override;
   absl::StatusOr<std::vector<DeadLetterRecord>> ListDeadLetters(
       const std::string& publisher, const std::optional<DeadLetterPosition>& after,
       int limit) override;
@@ -26,7 +28,23 @@ class PgIngestStore final : public IngestStore {
   absl::StatusOr<std::vector<AcceptedItemRecord>> ListAcceptedItems(int64_t after_cursor,
                                                                     int limit) override;
 
+  // Record for each of `batch`, all in ONE transaction on `connection`, committed before it
+  // returns (IngestWriter's batches, issue 21): one result per decision, in the order of `batch`.
+  // Decisions are recorded in the order of their key (publisher, content hash), so concurrent
+  // batches take the keys' locks in one order; copies of one key keep their order and are
+  // decided one after the other, as if they had come one at a time (the first recorded, a later
+  // one a duplicate of it, or its replacement when validly signed over an unsigned drop). A
+  // per-decision problem (an unreadable stored decision) is that decision's result; anything
+  // libpqxx throws leaves (the caller's PgConnectionPool::Run maps it) with nothing committed.
+  std::vector<absl::StatusOr<RecordResult>> RecordBatch(pqxx::connection& connection,
+                                                        absl::Span<const NewDecision> batch,
+                                                        absl::Time now);
+
  private:
+  // Record's statements inside `transaction` (not committed): `result` gets what Record answers.
+  absl::Status RecordInTransaction(pqxx::transaction_base& transaction, const NewDecision& next,
+                                   absl::Time now, RecordResult* result);
+
   // Record without a replay or a quarantine: one statement, one round trip, its own transaction.
   // (Group commit, several of these per transaction, was tried in 3c33643 and did not pay: the
   // verifier runs at most --db_pool_size evaluations at once (8), so groups stayed at 1-2 rows and

@@ -42,17 +42,35 @@ constexpr PgStatement kLockOwned{
     "JOIN mentions m ON m.id = j.mention_id "
     "WHERE j.id = $1 AND j.lease_owner = $2 FOR UPDATE OF j, m"};
 
+// Moderation (issue 16): re-verification found content (hash n.hash) other than what was
+// reviewed, on a site under moderation `all`: an approved or rejected mention goes back to
+// UNREVIEWED. A hidden one stays hidden; unchanged content keeps its review state.
+#define PORTCULLIS_REVIEWED_CONTENT_CHANGED                                               \
+  "(m.content_hash IS NOT NULL AND m.content_hash <> n.hash "                            \
+  " AND m.review IN ('APPROVED', 'REJECTED') "                                           \
+  " AND (SELECT s.moderation FROM sites s WHERE s.domain = m.target_domain) = 'all')"
+
 // A match: the mention is VERIFIED with what its source says now, in place (the same row,
-// whatever it held before); any failure reason and no-link diagnostic go.
+// whatever it held before); any failure reason and no-link diagnostic go. The content hash
+// covers what a reviewer sees: type, rsvp, author, name, published, url and content.
 constexpr PgStatement kSetVerified{
     "job_set_verified",
-    "UPDATE mentions SET state = 'VERIFIED', reason = NULL, links_to_target_host = '{}', "
+    "UPDATE mentions m SET state = 'VERIFIED', reason = NULL, links_to_target_host = '{}', "
     "  type = $2, rsvp = nullif($3, ''), author_name = nullif($4, ''), "
     "  author_url = nullif($5, ''), author_photo = nullif($6, ''), author_note = nullif($7, ''), "
     "  entry_name = nullif($8, ''), published = nullif($9, ''), url = nullif($10, ''), "
     "  content_text = nullif($11, ''), content_html = nullif($12, ''), content_truncated = $13, "
-    "  verified_at = now(), attempts = $14, updated_at = now() "
-    "WHERE id = $1::uuid"};
+    "  verified_at = now(), attempts = $14, updated_at = now(), content_hash = n.hash, "
+    "  review = CASE WHEN " PORTCULLIS_REVIEWED_CONTENT_CHANGED " THEN 'UNREVIEWED' "
+    "    ELSE m.review END, "
+    "  review_reason = CASE WHEN " PORTCULLIS_REVIEWED_CONTENT_CHANGED " THEN 'content_changed' "
+    "    ELSE m.review_reason END "
+    "FROM (SELECT sha256(convert_to(concat_ws(chr(31), $2::text, $3::text, $4::text, $5::text, "
+    "  $6::text, $7::text, $8::text, $9::text, $10::text, $11::text, $12::text), 'UTF8')) "
+    "  AS hash) n "
+    "WHERE m.id = $1::uuid"};
+
+#undef PORTCULLIS_REVIEWED_CONTENT_CHANGED
 
 // A permanent failure that keeps what was stored (404, forbidden address, ...: FAILED mentions
 // are not served anyway). $4: the no-link diagnostic as a PostgreSQL array literal.

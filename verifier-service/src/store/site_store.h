@@ -19,6 +19,8 @@ struct SiteRecord {
   std::string domain;
   absl::Time created_at;
   int64_t target_count = 0;  // Set by ListSites only.
+  // Moderation (issue 16): "off", "first-time-authors" or "all" (moderation_store.h).
+  std::string moderation = "off";
 };
 
 // One registered target rule.

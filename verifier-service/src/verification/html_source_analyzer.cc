@@ -35,13 +35,16 @@ SourceAnalysis HtmlSourceAnalyzer::Analyze(absl::string_view body, const url::Ur
   }
   analysis.links_to_target = true;
 
-  absl::StatusOr<boost::json::object> mf2 = html::ParseMf2(document, final_url);
+  // One parse: the sanitizer reads the e-content from `document` through `sources`.
+  html::Mf2HtmlSources sources;
+  absl::StatusOr<boost::json::object> mf2 = html::ParseMf2(document, final_url, {}, &sources);
   if (!mf2.ok()) {
     // Too much microformats output for its cap: a plain mention, linked all the same.
     logging::Debug("source microformats not read: {}", std::string(mf2.status().message()));
     mf2 = boost::json::object{};
   }
-  html::MentionEntry entry = html::ClassifyMention(*mf2, final_url, &*target_url, entry_);
+  html::MentionEntry entry =
+      html::ClassifyMention(*mf2, final_url, &*target_url, entry_, &sources);
   queue::MentionContent& content = analysis.content;
   content.type = std::move(entry.type);
   content.rsvp = std::move(entry.rsvp);
