@@ -64,7 +64,7 @@ TEST(VerifierPgConnectionPoolTest, SetsStatementTimeout) {
       << "the connection is still usable";
 }
 
-// The writers' connections: one generic plan per statement, indexes always, and no JIT even for
+// The writers' connections (OpenWriterConnections): one generic plan per statement, indexes always, and no JIT even for
 // a statement that can only scan a table (costed as a disabled scan, past JIT's threshold).
 TEST(VerifierPgConnectionPoolTest, KeyedConnectionsNeverJitCompile) {
   PORTCULLIS_CREATE_TEST_DATABASE_OR_SKIP(db);
@@ -74,12 +74,12 @@ TEST(VerifierPgConnectionPoolTest, KeyedConnectionsNeverJitCompile) {
     t.exec0("CREATE TABLE keyed_pool_probe (x int)");
     t.exec0("INSERT INTO keyed_pool_probe SELECT generate_series(1, 10)");
   }
-  PgPoolOptions options{db->connection_string(), 1, absl::Seconds(2), absl::Seconds(5)};
-  options.keyed_statements_only = true;
-  absl::StatusOr<std::unique_ptr<PgConnectionPool>> pool = PgConnectionPool::Create(options);
-  ASSERT_TRUE(pool.ok()) << pool.status();
+  absl::StatusOr<std::vector<std::unique_ptr<PgConnectionPool>>> writers = OpenWriterConnections(
+      {db->connection_string(), 8, absl::Seconds(2), absl::Seconds(5)}, 1);
+  ASSERT_TRUE(writers.ok()) << writers.status();
+  ASSERT_EQ(writers->size(), 1u);
   std::string plan;
-  ASSERT_TRUE((*pool)
+  ASSERT_TRUE(writers->front()
                   ->Run("test",
                         [&](pqxx::connection& c) {
                           pqxx::nontransaction t(c);

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <utility>
 
+#include "common/status/status_macros.h"
+
 namespace portcullis::verifier::store {
 
 absl::StatusOr<std::unique_ptr<IngestWriter>> IngestWriter::Start(PgIngestStore& store,
@@ -12,16 +14,8 @@ absl::StatusOr<std::unique_ptr<IngestWriter>> IngestWriter::Start(PgIngestStore&
         "ingest writer: writers, max_batch and max_queued must be positive");
   }
   std::unique_ptr<IngestWriter> writer(new IngestWriter(store, options));
-  PgPoolOptions connection = options.connection;
-  connection.size = 1;
-  connection.keyed_statements_only = true;
-  for (int i = 0; i < options.writers; ++i) {
-    absl::StatusOr<std::unique_ptr<PgConnectionPool>> pool = PgConnectionPool::Create(connection);
-    if (!pool.ok()) {
-      return pool.status();
-    }
-    writer->connections_.push_back(*std::move(pool));
-  }
+  ASSIGN_OR_RETURN(writer->connections_,
+                   OpenWriterConnections(options.connection, options.writers));
   for (const std::unique_ptr<PgConnectionPool>& pool : writer->connections_) {
     writer->threads_.emplace_back([w = writer.get(), p = pool.get()] { w->Write(*p); });
   }

@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "common/status/status_macros.h"
+
 namespace portcullis::verifier::store {
 
 absl::StatusOr<std::unique_ptr<MentionWriter>> MentionWriter::Start(
@@ -11,16 +13,8 @@ absl::StatusOr<std::unique_ptr<MentionWriter>> MentionWriter::Start(
         "mention writer: writers, max_batch and max_queued must be positive");
   }
   std::unique_ptr<MentionWriter> writer(new MentionWriter(store, options));
-  PgPoolOptions connection = options.connection;
-  connection.size = 1;
-  connection.keyed_statements_only = true;
-  for (int i = 0; i < options.writers; ++i) {
-    absl::StatusOr<std::unique_ptr<PgConnectionPool>> pool = PgConnectionPool::Create(connection);
-    if (!pool.ok()) {
-      return pool.status();
-    }
-    writer->connections_.push_back(*std::move(pool));
-  }
+  ASSIGN_OR_RETURN(writer->connections_,
+                   OpenWriterConnections(options.connection, options.writers));
   for (const std::unique_ptr<PgConnectionPool>& pool : writer->connections_) {
     writer->threads_.emplace_back([w = writer.get(), p = pool.get()] { w->Write(*p); });
   }

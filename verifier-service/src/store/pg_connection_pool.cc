@@ -97,6 +97,21 @@ absl::Status StatusFromCurrentDatabaseException(absl::string_view operation_name
   }
 }
 
+absl::StatusOr<std::vector<std::unique_ptr<PgConnectionPool>>> OpenWriterConnections(
+    PgPoolOptions options, int writers) {
+  options.size = 1;
+  options.keyed_statements_only = true;
+  std::vector<std::unique_ptr<PgConnectionPool>> connections;
+  for (int i = 0; i < writers; ++i) {
+    absl::StatusOr<std::unique_ptr<PgConnectionPool>> pool = PgConnectionPool::Create(options);
+    if (!pool.ok()) {
+      return pool.status();
+    }
+    connections.push_back(*std::move(pool));
+  }
+  return connections;
+}
+
 absl::StatusOr<std::unique_ptr<PgConnectionPool>> PgConnectionPool::Create(PgPoolOptions options) {
   if (options.database_url.empty()) {
     return absl::InvalidArgumentError("database url is empty");

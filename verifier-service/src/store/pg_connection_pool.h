@@ -136,6 +136,11 @@ class PgConnectionPool {
   int open_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
+// The connections of a batching writer's `writers` threads (MentionWriter, IngestWriter): a pool
+// of one connection each, `options` otherwise, keyed statements only.
+absl::StatusOr<std::vector<std::unique_ptr<PgConnectionPool>>> OpenWriterConnections(
+    PgPoolOptions options, int writers);
+
 // `values` as a PostgreSQL text[] literal, for a `$n::text[]` parameter: every element
 // double-quoted with '"' and '\' escaped, so none can break out of it; NUL bytes, which
 // PostgreSQL cannot store, are dropped.
