@@ -75,6 +75,21 @@ TEST(HtmlDocumentTest, SerializationEscapesTextAndAttributes) {
             "<script>if (a < b) {}</script><svg><foreignObject></foreignObject></svg>");
 }
 
+// gumbo starts an unknown tag's original text at an end tag "</>" it ignored just before: the
+// name is the tag's own, with NUL read as U+FFFD as the tokenizer reads it.
+TEST(HtmlDocumentTest, UnknownTagsAreNamedAsTheTokenizerReadsThem) {
+  HtmlDocument document =
+      HtmlDocument::Parse(std::string("<p>js</></><bl\0\0ime>x</bl\0\0ime><My-Tag>y</My-Tag></p>", 53));
+  const HtmlNode& body = *document.root().children[0]->children[1];
+  const HtmlNode& p = *body.children[0];
+  ASSERT_EQ(p.children.size(), 3u);
+  EXPECT_EQ(p.children[0]->text, "js");
+  EXPECT_EQ(p.children[1]->tag, "bl\xEF\xBF\xBD\xEF\xBF\xBDime");
+  EXPECT_EQ(p.children[2]->tag, "my-tag");
+  EXPECT_EQ(SerializeChildren(p),
+            "js<bl\xEF\xBF\xBD\xEF\xBF\xBDime>x</bl\xEF\xBF\xBD\xEF\xBF\xBDime><my-tag>y</my-tag>");
+}
+
 TEST(HtmlDocumentTest, CapNestingDepthDropsOnlyTheTagsTooDeep) {
   const auto [capped, dropped] =
       CapNestingDepth("<div><span><i>x</i></span><span>y</span></div>", 2);

@@ -659,6 +659,23 @@ TEST(HtmlSanitizerTest, ParsedHtmlOfTheControlCharacterRegressionIsSanitizeHtmls
   ExpectSameAsSanitizeHtml(input);
 }
 
+// fuzz/regressions/html_sanitizer_fuzzer/ignored-end-tag-before-an-unknown-tag: gumbo starts the
+// original text of <bl\0\0ime> at the "</>" it ignored before it, so the tree named the element
+// "></><bl..." and SanitizeParsedHtml dropped the "<>" text its serialization reads back as. Every
+// element of it as the fragment, and a name that cannot be written back is parsed again.
+TEST(HtmlSanitizerTest, ParsedHtmlOfAnIgnoredEndTagBeforeAnUnknownTagIsSanitizeHtmlsResult) {
+  ExpectSameAsSanitizeHtml(std::string("<p>js</><bl\0\0ime></>x</p><p>a<><b>b</b></p>", 43));
+  HtmlDocument document = HtmlDocument::Parse(std::string("<div>a<x-y>b</x-y></div>"));
+  HtmlNode& body = *document.mutable_root().children[0]->children[1];
+  body.children[0]->children[1]->tag = "><x-y";  // as the tree named it before the fix
+  std::optional<FragmentCase> div = FirstDiv(document);
+  ASSERT_TRUE(div.has_value());
+  const SanitizedHtml parsed = SanitizeParsedHtml(div->fragment, div->html, Base());
+  EXPECT_EQ(parsed.html, SanitizeHtml(div->html, Base()).html);
+  EXPECT_EQ(parsed.html, "a&lt;&gt;b");
+  EXPECT_GE(parsed.parses, 1);
+}
+
 // Unwrapping and dropping leave a second parse only when what was written might nest differently
 // when read back (a heading directly in a heading); otherwise the first pass is the result.
 TEST(HtmlSanitizerTest, UnwrappingParsesAgainOnlyWhenTheNestingCouldChange) {

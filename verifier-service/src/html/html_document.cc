@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -17,6 +18,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 
 namespace portcullis::verifier::html {
@@ -155,23 +157,6 @@ bool IsTagNameEnd(char c) {
   return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '/' || c == '>';
 }
 
-std::string ElementName(const GumboNode& node) {
-  const GumboElement& element = node.v.element;
-  if (element.tag_namespace == GUMBO_NAMESPACE_SVG) {
-    GumboStringPiece piece = element.original_tag;
-    gumbo_tag_from_original_text(&piece);
-    if (const char* svg_name = gumbo_normalize_svg_tagname(&piece); svg_name != nullptr) {
-      return svg_name;
-    }
-  }
-  if (element.tag != GUMBO_TAG_UNKNOWN) {
-    return gumbo_normalized_tagname(element.tag);
-  }
-  GumboStringPiece piece = element.original_tag;
-  gumbo_tag_from_original_text(&piece);
-  return absl::AsciiStrToLower(absl::string_view(piece.data, piece.length));
-}
-
 void EscapeInto(absl::string_view text, bool attribute, std::string& out) {
   for (size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
@@ -235,6 +220,34 @@ void SerializeChildrenInto(const HtmlNode& node, std::string& out, int depth, si
 }
 
 }  // namespace
+
+std::string GumboElementName(const GumboNode& node) {
+  const GumboElement& element = node.v.element;
+  if (element.tag_namespace == GUMBO_NAMESPACE_SVG) {
+    GumboStringPiece piece = element.original_tag;
+    gumbo_tag_from_original_text(&piece);
+    if (const char* svg_name = gumbo_normalize_svg_tagname(&piece); svg_name != nullptr) {
+      return svg_name;
+    }
+  }
+  if (element.tag != GUMBO_TAG_UNKNOWN) {
+    return gumbo_normalized_tagname(element.tag);
+  }
+  // An unknown tag's name is only in its original text, which gumbo starts at any "</>" it
+  // ignored just before the tag ("</><x-y>" is the original text of <x-y>): the name follows them.
+  GumboStringPiece piece = element.original_tag;
+  while (piece.length > 3 && std::memcmp(piece.data, "</>", 3) == 0) {
+    piece.data += 3;
+    piece.length -= 3;
+  }
+  gumbo_tag_from_original_text(&piece);
+  // As the tokenizer names it: ASCII lowercased, a NUL read as U+FFFD.
+  std::string name = absl::AsciiStrToLower(absl::string_view(piece.data, piece.length));
+  if (name.find('\0') != std::string::npos) {
+    absl::StrReplaceAll({{absl::string_view("\0", 1), "\xEF\xBF\xBD"}}, &name);
+  }
+  return name;
+}
 
 const std::string* HtmlNode::Attribute(absl::string_view name) const {
   for (const auto& [key, value] : attributes) {
@@ -430,7 +443,7 @@ HtmlDocument HtmlDocument::Parse(absl::string_view html) {
           continue;
         }
         owned->kind = HtmlNode::Kind::kElement;
-        owned->tag = ElementName(node);
+        owned->tag = GumboElementName(node);
         owned->html_namespace = node.v.element.tag_namespace == GUMBO_NAMESPACE_HTML;
         const GumboVector& attributes = node.v.element.attributes;
         owned->attributes.reserve(attributes.length);

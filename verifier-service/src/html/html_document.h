@@ -21,6 +21,8 @@
 
 #include "absl/strings/string_view.h"
 
+struct GumboInternalNode;  // gumbo.h's GumboNode
+
 namespace portcullis::verifier::html {
 
 // Start tags nesting deeper than this are dropped before parsing. Browsers cap the DOM depth the
@@ -87,5 +89,9 @@ std::pair<std::string, size_t> CapNestingDepth(absl::string_view html, int max_d
 // Serializes the children of `node` as the HTML fragment serialization algorithm does (innerHTML).
 // Stops early (with a truncated result) once longer than `max_bytes`.
 std::string SerializeChildren(const HtmlNode& node, size_t max_bytes = SIZE_MAX);
+
+// The name of a gumbo element as the tree above spells it (`tag`): gumbo's name for a known tag,
+// SVG names in their camelCase, an unknown tag's name as the tokenizer reads it.
+std::string GumboElementName(const GumboInternalNode& element);
 
 }  // namespace portcullis::verifier::html

@@ -128,16 +128,6 @@ void EscapeInto(absl::string_view text, bool attribute, std::string& out) {
   }
 }
 
-std::string ElementName(const GumboNode& node) {
-  const GumboElement& element = node.v.element;
-  if (element.tag != GUMBO_TAG_UNKNOWN) {
-    return gumbo_normalized_tagname(element.tag);
-  }
-  GumboStringPiece piece = element.original_tag;
-  gumbo_tag_from_original_text(&piece);
-  return absl::AsciiStrToLower(absl::string_view(piece.data, piece.length));
-}
-
 // Whether the HTML parser reads `text`, written as it is (escaped), back as the same characters.
 // Two kinds of character come back as others: a carriage return (read as a newline), and the
 // code points gumbo's input stream replaces with U+FFFD — C0 controls other than tab, newline and
@@ -196,6 +186,22 @@ bool ReadsBackAsWritten(absl::string_view text) {
 // ReadsBackAsWritten), comments that end differently, gumbo tags not listed here — is parsed
 // again. Unknown (custom) elements parse as <span> does.
 
+// Whether `<name>` written out is read back as a start tag of that same name: an ASCII letter
+// first, then nothing that ends the name (whitespace, '/', '>'), that the tokenizer changes
+// (uppercase ASCII, NUL) or that ReadsBackAsWritten refuses.
+bool TagNameReadsBack(absl::string_view name) {
+  if (name.empty() || !absl::ascii_islower(static_cast<unsigned char>(name[0]))) {
+    return false;
+  }
+  for (const char c : name) {
+    if (c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\r' || c == '/' || c == '>' ||
+        c == '\0' || absl::ascii_isupper(static_cast<unsigned char>(c))) {
+      return false;
+    }
+  }
+  return ReadsBackAsWritten(name);
+}
+
 enum ElementRule : uint16_t {
   kInserted = 1 << 0,   // inserted (and popped by its end tag), nothing else
   kClosesP = 1 << 1,    // closes an open <p> (a block; refused inside a <p>)
@@ -246,8 +252,10 @@ uint16_t RuleOf(absl::string_view name) {
   if (const auto it = kRules->find(name); it != kRules->end()) {
     return it->second;
   }
-  // Custom elements: "any other start tag". Every other tag gumbo knows: refused.
-  return gumbo_tagn_enum(name.data(), static_cast<unsigned>(name.size())) == GUMBO_TAG_UNKNOWN
+  // Custom elements: "any other start tag", when the name reads back as itself (see
+  // TagNameReadsBack). Every other tag gumbo knows: refused.
+  return gumbo_tagn_enum(name.data(), static_cast<unsigned>(name.size())) == GUMBO_TAG_UNKNOWN &&
+                 TagNameReadsBack(name)
              ? kInserted
              : 0;
 }
@@ -277,7 +285,7 @@ struct GumboTree {
   static bool IsHtml(const Node& node) {
     return node.v.element.tag_namespace == GUMBO_NAMESPACE_HTML;
   }
-  static std::string Name(const Node& node) { return ElementName(node); }
+  static std::string Name(const Node& node) { return GumboElementName(node); }
   static unsigned AttributeCount(const Node& node) { return node.v.element.attributes.length; }
   // False for an attribute in a namespace (foreign content only; never kept).
   static bool Attribute(const Node& node, unsigned k, absl::string_view& name,
