@@ -1,7 +1,10 @@
 #include "tests/ingest-gateway/http/test_http_client.h"
 
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/time.h>
+
+#include <cerrno>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
@@ -20,21 +23,33 @@ using tcp = net::ip::tcp;
 TestConnection::TestConnection(uint16_t port, absl::Duration receive_timeout,
                                const std::string& source_address) {
   boost::system::error_code ec;
-  if (!source_address.empty()) {
+  socket_.open(tcp::v4(), ec);
+  if (!ec && !source_address.empty()) {
     const net::ip::address source = net::ip::make_address(source_address, ec);
-    if (!ec) {
-      socket_.open(tcp::v4(), ec);
-    }
     if (!ec) {
       socket_.bind(tcp::endpoint(source, 0), ec);
     }
-    if (ec) {
-      return;
-    }
   }
+  if (ec) {
+    return;
+  }
+  // The connect gives up after `receive_timeout` too: a listener that drops the SYN would
+  // otherwise hold the test for the kernel's two minutes of SYN retries.
+  socket_.non_blocking(true, ec);
   socket_.connect(tcp::endpoint(net::ip::make_address("127.0.0.1"), port), ec);
+  if (ec == net::error::in_progress || ec == net::error::would_block) {
+    pollfd writable{socket_.native_handle(), POLLOUT, 0};
+    const int timeout_ms = static_cast<int>(absl::ToInt64Milliseconds(receive_timeout));
+    int error = ETIMEDOUT;
+    if (::poll(&writable, 1, timeout_ms) == 1) {
+      socklen_t length = sizeof(error);
+      getsockopt(socket_.native_handle(), SOL_SOCKET, SO_ERROR, &error, &length);
+    }
+    ec = boost::system::error_code(error, boost::system::system_category());
+  }
   connected_ = !ec;
   if (connected_) {
+    socket_.non_blocking(false, ec);
     timeval tv{};
     tv.tv_sec = absl::ToInt64Seconds(receive_timeout);
     tv.tv_usec = absl::ToInt64Microseconds(receive_timeout) % 1000000;

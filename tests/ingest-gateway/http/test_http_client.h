@@ -29,7 +29,8 @@ struct TestResponse {
 class TestConnection {
  public:
   // Connects to 127.0.0.1:`port` (from `source_address` when given, e.g. "127.0.0.2": any
-  // 127.x address is local on Linux); reads give up after `receive_timeout`.
+  // 127.x address is local on Linux); the connect and each read give up after
+  // `receive_timeout`.
   explicit TestConnection(uint16_t port, absl::Duration receive_timeout = absl::Seconds(5),
                           const std::string& source_address = "");
 
