@@ -11,6 +11,7 @@
 #include "gtest/gtest.h"
 #include "pqxx/pqxx"
 #include "tests/support/test_database.h"
+#include "tests/verifier-service/store/writer_answers.h"
 #include "verifier-service/src/store/migrator.h"
 
 namespace portcullis::verifier::store {
@@ -41,30 +42,7 @@ NewDecision WriterDecision(const std::string& publisher, int n, StoredDecision d
   return next;
 }
 
-// Every answer of a writer, in the order they came.
-class WriterAnswers {
- public:
-  DecisionRecorder::Done Collect(int tag) {
-    return [this, tag](absl::StatusOr<RecordResult> result) {
-      absl::MutexLock lock(&mu_);
-      results_.emplace_back(tag, std::move(result));
-    };
-  }
-  // All `n` answers, by tag; fails the test after 60 s.
-  std::vector<std::pair<int, absl::StatusOr<RecordResult>>> Wait(size_t n) {
-    absl::MutexLock lock(&mu_);
-    const auto done = [&] { return results_.size() >= n; };
-    EXPECT_TRUE(mu_.AwaitWithTimeout(absl::Condition(&done), absl::Seconds(60)))
-        << results_.size() << " of " << n << " answered";
-    std::sort(results_.begin(), results_.end(),
-              [](const auto& a, const auto& b) { return a.first < b.first; });
-    return results_;
-  }
-
- private:
-  absl::Mutex mu_;
-  std::vector<std::pair<int, absl::StatusOr<RecordResult>>> results_;
-};
+using WriterAnswers = testing::WriterAnswers<RecordResult>;
 
 class VerifierIngestWriterTest : public ::testing::Test {
  protected:

@@ -86,6 +86,13 @@ struct NewDecision {
   std::string replay_of;
 };
 
+// A decision to record as judged at `now` (whether a stored decision has expired): what
+// DecisionRecorder::Record takes, one item of a batch.
+struct DecisionAt {
+  NewDecision next;
+  absl::Time now;
+};
+
 struct RecordResult {
   // False when an unexpired decision that may not be replaced was there: `decision` is that one
   // (a duplicate).

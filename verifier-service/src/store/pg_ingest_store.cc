@@ -332,19 +332,22 @@ absl::Status PgIngestStore::RecordInTransaction(pqxx::transaction_base& transact
 }
 
 std::vector<absl::StatusOr<RecordResult>> PgIngestStore::RecordBatch(
-    pqxx::connection& connection, absl::Span<const NewDecision> batch, absl::Time now) {
+    pqxx::connection& connection, absl::Span<const DecisionAt> batch) {
   std::vector<size_t> order(batch.size());
   std::iota(order.begin(), order.end(), size_t{0});
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    return std::tie(batch[a].decision.publisher, batch[a].decision.content_hash) <
-           std::tie(batch[b].decision.publisher, batch[b].decision.content_hash);
+    const DecisionRecord& left = batch[a].next.decision;
+    const DecisionRecord& right = batch[b].next.decision;
+    return std::tie(left.publisher, left.content_hash) <
+           std::tie(right.publisher, right.content_hash);
   });
   std::vector<absl::StatusOr<RecordResult>> results(
       batch.size(), absl::InternalError("decision not recorded"));
   pqxx::work transaction(connection);
   for (const size_t i : order) {
     RecordResult result;
-    const absl::Status status = RecordInTransaction(transaction, batch[i], now, &result);
+    const absl::Status status =
+        RecordInTransaction(transaction, batch[i].next, batch[i].now, &result);
     if (status.ok()) {
       results[i] = std::move(result);
     } else {

@@ -28,8 +28,9 @@ class PgIngestStore final : public IngestStore {
   absl::StatusOr<std::vector<AcceptedItemRecord>> ListAcceptedItems(int64_t after_cursor,
                                                                     int limit) override;
 
-  // Record for each of `batch`, all in ONE transaction on `connection`, committed before it
-  // returns (IngestWriter's batches, issue 21): one result per decision, in the order of `batch`.
+  // Record(next, now) for each of `batch`, all in ONE transaction on `connection`, committed
+  // before it returns (IngestWriter's batches, issue 21): one result per decision, in the order
+  // of `batch`.
   // Decisions are recorded in the order of their key (publisher, content hash), so concurrent
   // batches take the keys' locks in one order; copies of one key keep their order and are
   // decided one after the other, as if they had come one at a time (the first recorded, a later
@@ -37,8 +38,7 @@ class PgIngestStore final : public IngestStore {
   // per-decision problem (an unreadable stored decision) is that decision's result; anything
   // libpqxx throws leaves (the caller's PgConnectionPool::Run maps it) with nothing committed.
   std::vector<absl::StatusOr<RecordResult>> RecordBatch(pqxx::connection& connection,
-                                                        absl::Span<const NewDecision> batch,
-                                                        absl::Time now);
+                                                        absl::Span<const DecisionAt> batch);
 
  private:
   // Record's statements inside `transaction` (not committed): `result` gets what Record answers.
