@@ -1,6 +1,7 @@
 #include "tools/portcullis/src/lifecycle_commands.h"
 
 #include <cstdint>
+#include <optional>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
