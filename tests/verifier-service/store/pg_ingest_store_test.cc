@@ -149,7 +149,7 @@ TEST_F(VerifierPgIngestStoreTest, ARecordedDropIsKeptInTheLedgerWithinItsCap) {
   EXPECT_FALSE(duplicate.drop_kept);
   // Without keep_drop_for: not kept.
   EXPECT_FALSE(RecordOk(Decision("feed", 2, StoredDecision::kDropped, false)).drop_kept);
-  EXPECT_TRUE(RecordOk(KeptDrop(3, cap)).drop_kept);
+  EXPECT_TRUE(RecordOk(KeptDrop(3, cap, kNow + absl::Seconds(1))).drop_kept);
   // Over the cap: recorded, not kept; the older ones stay.
   RecordResult over = RecordOk(KeptDrop(4, cap));
   EXPECT_TRUE(over.recorded);
@@ -176,7 +176,7 @@ TEST_F(VerifierPgIngestStoreTest, ARecordedDropIsKeptInTheLedgerWithinItsCap) {
   drops = store_->ListDrops({"feed", "other_reason", absl::InfinitePast()}, std::nullopt, 10);
   ASSERT_TRUE(drops.ok());
   EXPECT_TRUE(drops->empty());
-  drops = store_->ListDrops({"feed", "", kNow + absl::Seconds(1)}, std::nullopt, 10);
+  drops = store_->ListDrops({"feed", "", kNow + absl::Seconds(2)}, std::nullopt, 10);
   ASSERT_TRUE(drops.ok());
   EXPECT_TRUE(drops->empty());
   drops = store_->ListDrops({"feed", "", absl::InfinitePast()}, std::nullopt, 1);
