@@ -78,7 +78,8 @@ class DropLedgerTest : public StackTest {
   }
   // `drops reevaluate` for kPublisher with `extra` flags: its output, verbatim (one line).
   std::string Reevaluate(const std::vector<std::string>& extra = {}) {
-    std::vector<std::string> args = {"drops", "reevaluate", absl::StrCat("--publisher=", kPublisher)};
+    std::vector<std::string> args = {"drops", "reevaluate",
+                                     absl::StrCat("--publisher=", kPublisher)};
     args.insert(args.end(), extra.begin(), extra.end());
     const testing::CommandResult result = Cli(args);
     EXPECT_EQ(result.exit_code, 0) << result.output;
@@ -137,8 +138,8 @@ class DropLedgerTest : public StackTest {
       }
       return Str(body.at(name));
     };
-    return absl::StrCat(result.status, " ", result.Header("x-ingest-action"), " ",
-                        member("status"), " ", member("reason"));
+    return absl::StrCat(result.status, " ", result.Header("x-ingest-action"), " ", member("status"),
+                        " ", member("reason"));
   }
 
   long long Count(const std::string& sql) { return QueryCount(*database_, sql); }
@@ -226,9 +227,9 @@ TEST_F(DropLedgerTest, ASignatureIsJudgedAtTheTimeItsDeliveryWasReceived) {
   // Two deliveries signed an hour ago (stale now, and the key unknown): both dropped.
   for (const char* id : {"arrived-on-time", "arrived-late"}) {
     const std::string item = SyntheticItem(id);
-    EXPECT_EQ(Outcome(Post(item, Sign(signing_key, item,
-                                      {absl::StrCat("--timestamp=", an_hour_ago)}))),
-              "200 drop dropped invalid_provenance_signature");
+    EXPECT_EQ(
+        Outcome(Post(item, Sign(signing_key, item, {absl::StrCat("--timestamp=", an_hour_ago)}))),
+        "200 drop dropped invalid_provenance_signature");
   }
   // The first one really arrived an hour ago (a broker held the second one back).
   Exec(

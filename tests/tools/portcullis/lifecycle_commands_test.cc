@@ -27,8 +27,8 @@ TEST(ParseKeepDropsTest, OffOrAPositiveWholeDurationWithDays) {
   EXPECT_EQ(*ParseKeepDrops("1d12h"), absl::Hours(36));
   EXPECT_EQ(*ParseKeepDrops("1h30m"), absl::Minutes(90));
   EXPECT_EQ(*ParseKeepDrops("3660d"), absl::Hours(3660 * 24));
-  for (const char* bad : {"", "soon", "7", "-1h", "0s", "1.5s", "d", "7dd", "1.5d", "x7d",
-                          "3661d", "100000d", "7d-1h"}) {
+  for (const char* bad : {"", "soon", "7", "-1h", "0s", "1.5s", "d", "7dd", "1.5d", "x7d", "3661d",
+                          "100000d", "7d-1h"}) {
     const absl::StatusOr<absl::Duration> parsed = ParseKeepDrops(bad);
     EXPECT_TRUE(absl::IsInvalidArgument(parsed.status())) << bad;
     if (!parsed.ok()) {

@@ -54,9 +54,8 @@ int ListAllDrops(v1::Verifier::StubInterface& stub, absl::Duration timeout,
   request.set_page_size(1000);
   for (int page_count = 0; page_count < kMaxListPages; ++page_count) {
     v1::ListDropsResponse page;
-    if (const grpc::Status status =
-            CallWithDeadline(stub, &v1::Verifier::StubInterface::ListDrops, timeout, request,
-                             &page);
+    if (const grpc::Status status = CallWithDeadline(stub, &v1::Verifier::StubInterface::ListDrops,
+                                                     timeout, request, &page);
         !status.ok()) {
       return ReportRpcError(status, err);
     }
@@ -153,8 +152,8 @@ int RunDropsCommand(const std::vector<std::string>& args, const CliOptions& opti
       const absl::Duration from_epoch = *since - absl::UnixEpoch();
       const int64_t seconds = absl::ToInt64Seconds(absl::Floor(from_epoch, absl::Seconds(1)));
       request.mutable_since()->set_seconds(seconds);
-      request.mutable_since()->set_nanos(static_cast<int32_t>(
-          absl::ToInt64Nanoseconds(from_epoch - absl::Seconds(seconds))));
+      request.mutable_since()->set_nanos(
+          static_cast<int32_t>(absl::ToInt64Nanoseconds(from_epoch - absl::Seconds(seconds))));
     }
   };
   if (list) {

@@ -198,16 +198,16 @@ PORTCULLIS_VERIFIER_RPC(ListDrops) {
 
 PORTCULLIS_VERIFIER_RPC(ReevaluateDrops) {
   return rpcs_.Serve(
-      "ReevaluateDrops", context, request, response, kUnboundAdminAccess,
-      ValidateReevaluateDrops,
+      "ReevaluateDrops", context, request, response, kUnboundAdminAccess, ValidateReevaluateDrops,
       OnPool(*deps_.pool, [this, response](DropQuery query, const RpcCall& call) -> absl::Status {
         ASSIGN_OR_RETURN(ingest::DropReevaluation result,
                          deps_.evaluator->ReevaluateDrops(query.filter, query.dry_run));
         ToProto(result, query.dry_run, response);
-        call.Info("drops re-evaluated publisher={} dry_run={} matched={} accepted={} "
-                  "still_dropped={}",
-                  query.filter.publisher, query.dry_run, result.matched, result.accepted,
-                  result.still_dropped);
+        call.Info(
+            "drops re-evaluated publisher={} dry_run={} matched={} accepted={} "
+            "still_dropped={}",
+            query.filter.publisher, query.dry_run, result.matched, result.accepted,
+            result.still_dropped);
         return absl::OkStatus();
       }));
 }
