@@ -5,12 +5,14 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <boost/json.hpp>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <pqxx/pqxx>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/escaping.h"
@@ -296,6 +298,29 @@ TEST_F(DropLedgerTest, ThePerPublisherCapKeepsTheOldestDrops) {
   EXPECT_EQ(Outcome(Post(SyntheticItem("after-room"))),
             "200 drop dropped unverified_synthetic_content");
   EXPECT_EQ(Count("SELECT count(*) FROM dropped_deliveries WHERE item_id = 'after-room'"), 1);
+
+  // Concurrent drops (several batches, both ingest writers) never take the ledger over the cap.
+  Exec("DELETE FROM dropped_deliveries");
+  std::atomic<int> next{0};
+  std::atomic<int> answered{0};
+  std::vector<std::thread> senders;
+  for (int t = 0; t < 8; ++t) {
+    senders.emplace_back([&] {
+      for (int i = next++; i < 200; i = next++) {
+        if (Post(SyntheticItem(absl::StrCat("concurrent-", i))).status == 200) {
+          ++answered;
+        }
+      }
+    });
+  }
+  for (std::thread& sender : senders) {
+    sender.join();
+  }
+  EXPECT_EQ(answered.load(), 200);
+  EXPECT_GT(Count("SELECT count(*) FROM dropped_deliveries"), 0);
+  EXPECT_LE(Count("SELECT coalesce(sum(size_bytes), 0) FROM dropped_deliveries"), 2000);
+  EXPECT_EQ(Count("SELECT bytes FROM drop_ledger_usage"),
+            Count("SELECT coalesce(sum(size_bytes), 0) FROM dropped_deliveries"));
 }
 
 TEST_F(DropLedgerTest, TheSweeperRemovesExpiredDrops) {
