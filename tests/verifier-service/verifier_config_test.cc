@@ -268,6 +268,8 @@ TEST(VerifierConfigTest, RetentionValues) {
   ASSERT_TRUE(defaults.ok()) << defaults.status();
   EXPECT_EQ(defaults->failed_mention_retention, absl::Hours(720));
   EXPECT_EQ(defaults->accepted_item_retention, absl::Hours(168));
+  EXPECT_EQ(defaults->drop_retention, absl::Hours(168));
+  EXPECT_EQ(defaults->drop_ledger_max_bytes, int64_t{64} << 20);
   EXPECT_EQ(defaults->dead_letter_retention, absl::Hours(720));
   EXPECT_EQ(defaults->retention_sweep_interval, absl::Minutes(1));
   EXPECT_EQ(defaults->retention_sweep_batch, 500);
@@ -278,8 +280,12 @@ TEST(VerifierConfigTest, RetentionValues) {
   flags["dead_letter_retention"] = "90m";
   flags["retention_sweep_interval"] = "10s";
   flags["retention_sweep_batch"] = "50";
+  flags["drop_retention"] = "24h";
+  flags["drop_ledger_max_bytes"] = "1024";
   absl::StatusOr<VerifierConfig> config = Build(flags);
   ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->drop_retention, absl::Hours(24));
+  EXPECT_EQ(config->drop_ledger_max_bytes, 1024);
   EXPECT_EQ(config->failed_mention_retention, absl::Hours(48));
   EXPECT_EQ(config->accepted_item_retention, absl::ZeroDuration());
   EXPECT_EQ(config->dead_letter_retention, absl::Minutes(90));
@@ -290,6 +296,7 @@ TEST(VerifierConfigTest, RetentionValues) {
       {"failed_mention_retention", "-1h"}, {"accepted_item_retention", "soon"},
       {"dead_letter_retention", "-5s"},    {"retention_sweep_interval", "0s"},
       {"retention_sweep_batch", "0"},      {"retention_sweep_batch", "100001"},
+      {"drop_retention", "-1h"},           {"drop_ledger_max_bytes", "-1"},
   };
   for (const auto& [field, value] : bad) {
     config::Texts broken = Defaults();
@@ -380,7 +387,7 @@ TEST(VerifierConfigTest, TokenValues) {
 }
 
 TEST(VerifierConfigTest, EveryDeclaredSettingParsesItsDefault) {
-  config::test_support::ExpectEveryDeclaredSettingParsesItsDefault(56);
+  config::test_support::ExpectEveryDeclaredSettingParsesItsDefault(58);
 }
 
 // A bad value of each type, given as a flag or in the environment: the same one line, naming the

@@ -51,6 +51,14 @@ ABSL_FLAG(bool, reverify, false,
 ABSL_FLAG(std::string, source_host, "", "`erase`: erase the mentions whose source has this host");
 ABSL_FLAG(std::string, mention, "", "`erase`: erase this mention (its id)");
 ABSL_FLAG(bool, undo, false, "`erase`: remove that erasure's tombstones");
+ABSL_FLAG(std::string, keep_drops, "",
+          "`publisher add|set`: keep dropped deliveries for re-evaluation this long (e.g. 7d, "
+          "36h), or off");
+ABSL_FLAG(std::string, publisher, "", "`drops list|reevaluate`: the publisher whose drops");
+ABSL_FLAG(std::string, reason, "", "`drops list|reevaluate`: only drops of this reason");
+ABSL_FLAG(std::string, since, "",
+          "`drops list|reevaluate`: only drops received since this RFC 3339 time, or this long "
+          "ago (e.g. 24h, 2d)");
 
 ABSL_FLAG(std::string, moderation, "",
           "`site set`: the site's moderation policy: off, first-time-authors or all");
@@ -61,7 +69,7 @@ ABSL_FLAG(std::string, source_prefix, "",
           "`rule add`: approve every mention whose source URL starts with this prefix");
 ABSL_FLAG(bool, dry_run, false,
           "`rule add`: only print how many mentions the rule would approve; `erase`: print what "
-          "would go, change nothing");
+          "would go, change nothing; `drops reevaluate`: count, change nothing");
 ABSL_FLAG(std::string, token_file, "",
           "a file holding the API token sent to the verifier; default: $PORTCULLIS_TOKEN, else "
           "the file named by $PORTCULLIS_TOKEN_FILE");
@@ -152,6 +160,10 @@ int main(int argc, char** argv) {
       .erase_source_host = absl::GetFlag(FLAGS_source_host),
       .erase_mention = absl::GetFlag(FLAGS_mention),
       .undo = absl::GetFlag(FLAGS_undo),
+      .keep_drops = absl::GetFlag(FLAGS_keep_drops),
+      .drops_publisher = absl::GetFlag(FLAGS_publisher),
+      .drops_reason = absl::GetFlag(FLAGS_reason),
+      .drops_since = absl::GetFlag(FLAGS_since),
   };
   const absl::StatusOr<std::string> token = portcullis::cli::ResolveToken(
       absl::GetFlag(FLAGS_token_file), Env("PORTCULLIS_TOKEN"), Env("PORTCULLIS_TOKEN_FILE"));

@@ -109,6 +109,11 @@ struct VerifierConfig {
   absl::Duration failed_mention_retention = absl::Hours(30 * 24);
   absl::Duration accepted_item_retention = absl::Hours(7 * 24);
   absl::Duration dead_letter_retention = absl::Hours(30 * 24);
+  // The drop ledger (issue 17): rows go at received + drop_retention (zero: only the
+  // publisher's keep_drops applies) or received + keep_drops, whichever is first; one
+  // publisher's ledger holds at most drop_ledger_max_bytes (a drop that does not fit is not kept).
+  absl::Duration drop_retention = absl::Hours(7 * 24);
+  int64_t drop_ledger_max_bytes = int64_t{64} << 20;
   absl::Duration retention_sweep_interval = absl::Minutes(1);
   int retention_sweep_batch = 500;
   // API tokens: a file of static tokens (auth::ParseStaticTokens format, read at startup) merged

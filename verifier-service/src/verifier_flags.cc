@@ -219,6 +219,16 @@ PORTCULLIS_SETTING(
     "Quarantined deliveries nobody replayed or discarded are deleted this long after "
     "quarantine; 0s keeps them forever (env DEAD_LETTER_RETENTION).");
 PORTCULLIS_SETTING(
+    absl::Duration, drop_retention, "DROP_RETENTION", "168h", ZeroOrMore(),
+    "Dropped deliveries kept in the drop ledger (publishers with keep_drops) are deleted this "
+    "long after they were received, or earlier at received + the publisher's keep_drops; 0s: "
+    "only the publisher's keep_drops applies (env DROP_RETENTION).");
+PORTCULLIS_SETTING(
+    int64_t, drop_ledger_max_bytes, "DROP_LEDGER_MAX_BYTES", "67108864",
+    Count<int64_t>(int64_t{1} << 40),
+    "Bytes (bodies and headers) one publisher's drop ledger holds at most; a drop that does not "
+    "fit is not kept, the older ones stay (env DROP_LEDGER_MAX_BYTES).");
+PORTCULLIS_SETTING(
     absl::Duration, retention_sweep_interval, "RETENTION_SWEEP_INTERVAL", "1m", Positive(),
     "How often expired rows (the retentions above, expired ingest decisions) are deleted, by "
     "one verifier at a time (env RETENTION_SWEEP_INTERVAL).");
@@ -312,6 +322,8 @@ absl::StatusOr<VerifierConfig> BuildVerifierConfig(const config::Texts& command_
   config.failed_mention_retention = absl::GetFlag(FLAGS_failed_mention_retention);
   config.accepted_item_retention = absl::GetFlag(FLAGS_accepted_item_retention);
   config.dead_letter_retention = absl::GetFlag(FLAGS_dead_letter_retention);
+  config.drop_retention = absl::GetFlag(FLAGS_drop_retention);
+  config.drop_ledger_max_bytes = absl::GetFlag(FLAGS_drop_ledger_max_bytes);
   config.retention_sweep_interval = absl::GetFlag(FLAGS_retention_sweep_interval);
   config.retention_sweep_batch = absl::GetFlag(FLAGS_retention_sweep_batch);
   config.tokens_file = absl::GetFlag(FLAGS_tokens_file);

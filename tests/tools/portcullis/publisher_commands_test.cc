@@ -96,7 +96,20 @@ class FakeIngestAdmin final : public v1::Verifier::Service {
     return grpc::Status::OK;
   }
 
+  grpc::Status UpdatePublisher(grpc::ServerContext*, const v1::UpdatePublisherRequest* request,
+                               v1::UpdatePublisherResponse* response) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    updated.push_back(*request);
+    if (request->name() != "feeds") {
+      return grpc::Status(grpc::StatusCode::NOT_FOUND, "no publisher named that");
+    }
+    response->mutable_publisher()->set_name(request->name());
+    response->mutable_publisher()->set_keep_drops_seconds(request->keep_drops_seconds());
+    return grpc::Status::OK;
+  }
+
   std::vector<v1::AddPublisherRequest> added;
+  std::vector<v1::UpdatePublisherRequest> updated;
   std::vector<v1::ListAcceptedItemsRequest> item_requests;
 
  private:
@@ -148,6 +161,38 @@ TEST_F(PublisherCommandsTest, AddRefusesABadRetentionWithoutCalling) {
   options.retention = -absl::Seconds(1);
   EXPECT_EQ(Run({"publisher", "add", "feeds"}, options), kExitUsage);
   EXPECT_TRUE(service_.added.empty());
+}
+
+TEST_F(PublisherCommandsTest, KeepDropsOnAddAndSetChangesOnlyIt) {
+  CliOptions options;
+  options.keep_drops = "7d";
+  ASSERT_EQ(Run({"publisher", "add", "feeds"}, options), kExitOk) << err_.str();
+  ASSERT_EQ(service_.added.size(), 1u);
+  EXPECT_EQ(service_.added[0].publisher().keep_drops_seconds(), 7 * 24 * 3600);
+  // Not given: off.
+  ASSERT_EQ(Run({"publisher", "add", "other"}), kExitOk);
+  EXPECT_EQ(service_.added[1].publisher().keep_drops_seconds(), 0);
+
+  options.keep_drops = "36h";
+  ASSERT_EQ(Run({"publisher", "set", "feeds"}, options), kExitOk) << err_.str();
+  ASSERT_EQ(service_.updated.size(), 1u);
+  EXPECT_TRUE(service_.updated[0].has_keep_drops_seconds());
+  EXPECT_EQ(service_.updated[0].keep_drops_seconds(), 36 * 3600);
+  EXPECT_EQ(Output().at("publisher").at("keep_drops_seconds").as_string(), "129600");
+  options.keep_drops = "off";
+  ASSERT_EQ(Run({"publisher", "set", "feeds"}, options), kExitOk) << err_.str();
+  ASSERT_EQ(service_.updated.size(), 2u);
+  EXPECT_TRUE(service_.updated[1].has_keep_drops_seconds());
+  EXPECT_EQ(service_.updated[1].keep_drops_seconds(), 0);
+
+  // Nothing to set, a bad duration: usage errors, nothing sent; an unknown publisher fails.
+  EXPECT_EQ(Run({"publisher", "set", "feeds"}), kExitUsage);
+  options.keep_drops = "a week";
+  EXPECT_EQ(Run({"publisher", "set", "feeds"}, options), kExitUsage);
+  EXPECT_EQ(Run({"publisher", "add", "feeds"}, options), kExitUsage);
+  EXPECT_EQ(service_.updated.size(), 2u);
+  options.keep_drops = "1h";
+  EXPECT_EQ(Run({"publisher", "set", "nobody"}, options), kExitFailed);
 }
 
 TEST_F(PublisherCommandsTest, ListReadsEveryPage) {

@@ -41,6 +41,9 @@ class FakePublisherStore final : public store::PublisherStore {
   absl::StatusOr<PublisherRecord> SetEnabled(const std::string&, bool) override {
     return absl::UnimplementedError("fake");
   }
+  absl::StatusOr<PublisherRecord> SetKeepDrops(const std::string&, int64_t) override {
+    return absl::UnimplementedError("fake");
+  }
   absl::StatusOr<store::AddKeyResult> AddKey(const std::string&, const std::string&,
                                              const std::string&) override {
     return absl::UnimplementedError("fake");
@@ -84,6 +87,11 @@ class FakeIngestStore final : public store::IngestStore {
       commit_before_record.reset();
     }
     const auto key = std::make_pair(next.decision.publisher, next.decision.content_hash);
+    const auto drop_key_drops = [&] {
+      std::erase_if(ledger, [&](const store::DroppedDeliveryRecord& drop) {
+        return drop.delivery.publisher == key.first && drop.delivery.content_hash == key.second;
+      });
+    };
     auto it = decisions.find(key);
     if (it != decisions.end()) {
       const DecisionRecord& old = it->second;
@@ -91,13 +99,20 @@ class FakeIngestStore final : public store::IngestStore {
           old.expires_at <= now ||
           (next.decision.signature_valid && !old.signature_valid &&
            old.decision != StoredDecision::kAccepted) ||
-          (!old.dead_letter_id.empty() && old.dead_letter_id == next.replay_of);
+          (!old.dead_letter_id.empty() && old.dead_letter_id == next.replay_of) ||
+          (!next.reevaluation_of.empty() && old.decision == StoredDecision::kDropped);
       if (!replace) {
         if (!next.replay_of.empty()) {
           dead_letters.erase(next.replay_of);
         }
+        if (!next.reevaluation_of.empty() && old.decision == StoredDecision::kAccepted) {
+          drop_key_drops();
+        }
         return store::RecordResult{false, old};
       }
+    }
+    if (!next.reevaluation_of.empty()) {
+      drop_key_drops();
     }
     DecisionRecord recorded = next.decision;
     if (recorded.decision == StoredDecision::kQuarantined) {
@@ -121,7 +136,14 @@ class FakeIngestStore final : public store::IngestStore {
       });
     }
     decisions[key] = recorded;
-    return store::RecordResult{true, recorded};
+    store::RecordResult result{true, recorded};
+    if (recorded.decision == StoredDecision::kDropped &&
+        next.keep_drop_for > absl::ZeroDuration() && next.reevaluation_of.empty()) {
+      ledger.push_back({absl::StrCat("drop-", ledger.size() + 1), recorded.reason, next.delivery,
+                        recorded.decided_at, recorded.decided_at + next.keep_drop_for});
+      result.drop_kept = true;
+    }
+    return result;
   }
 
   absl::StatusOr<std::vector<store::DeadLetterRecord>> ListDeadLetters(
@@ -143,7 +165,27 @@ class FakeIngestStore final : public store::IngestStore {
                                                                            int) override {
     return absl::UnimplementedError("fake");
   }
+  // The ledger in received order (ids never sort out of it here).
+  absl::StatusOr<std::vector<store::DroppedDeliveryRecord>> ListDrops(
+      const store::DropFilter& filter, const std::optional<store::DropPosition>& after,
+      int limit) override {
+    std::vector<store::DroppedDeliveryRecord> page;
+    bool past = !after.has_value();
+    for (const store::DroppedDeliveryRecord& drop : ledger) {
+      if (!past) {
+        past = drop.drop_id == after->drop_id;
+        continue;
+      }
+      if (drop.delivery.publisher == filter.publisher &&
+          (filter.reason.empty() || drop.reason == filter.reason) &&
+          drop.received_at >= filter.since && static_cast<int>(page.size()) < limit) {
+        page.push_back(drop);
+      }
+    }
+    return page;
+  }
 
+  std::vector<store::DroppedDeliveryRecord> ledger;
   std::map<std::pair<std::string, std::string>, DecisionRecord> decisions;
   std::map<std::string, store::DeadLetterRecord> dead_letters;
   std::vector<DeliveryRecord> items;
@@ -548,6 +590,73 @@ TEST_F(IngestEvaluatorTest, ReplayOfADisabledPublishersLetterLeavesItQueued) {
 // The shared Standard Webhooks verify vectors, delivered as synthetic items by an unverified
 // publisher holding the vector's secret, at the vector's "now": a valid signature is accepted,
 // anything else dropped.
+TEST_F(IngestEvaluatorTest, DropsAreKeptOnlyForPublishersThatKeepThem) {
+  IngestEvaluatorOptions options;
+  options.drop_ledger_max_bytes = 4096;
+  Build(options);
+  AddPublisher("plain");
+  AddPublisher("keeper").settings.keep_drops_seconds = 3600;
+  EXPECT_EQ(EvaluateOk(Delivery("plain", "a", true)).verdict, IngestVerdict::kDropped);
+  EXPECT_TRUE(ingest_.ledger.empty());
+  EXPECT_EQ(EvaluateOk(Delivery("keeper", "a", true)).verdict, IngestVerdict::kDropped);
+  ASSERT_EQ(ingest_.ledger.size(), 1u);
+  EXPECT_EQ(ingest_.ledger[0].received_at, now_);
+  EXPECT_EQ(ingest_.ledger[0].expires_at, now_ + absl::Hours(1));
+  // Accepted items are not drops.
+  EXPECT_EQ(EvaluateOk(Delivery("keeper", "b")).verdict, IngestVerdict::kAccepted);
+  EXPECT_EQ(ingest_.ledger.size(), 1u);
+}
+
+TEST_F(IngestEvaluatorTest, ReevaluationAcceptsWhatIsValidNowOnceAndJudgesTheReceiptTime) {
+  PublisherRecord& publisher = AddPublisher("feed");
+  publisher.settings.keep_drops_seconds = 24 * 3600;
+  publisher.keys.clear();  // The key is not registered yet.
+  // Signed, synthetic, dropped for the unknown key; an unsigned synthetic one; a tampered one.
+  EXPECT_EQ(EvaluateOk(Signed(Delivery("feed", "signed", true))).reason, kReasonInvalidSignature);
+  EXPECT_EQ(EvaluateOk(Delivery("feed", "unsigned", true)).reason, kReasonUnverifiedSynthetic);
+  DeliveryRecord tampered = Signed(Delivery("feed", "tampered", true));
+  tampered.raw_body += " ";
+  EXPECT_EQ(EvaluateOk(tampered).reason, kReasonInvalidSignature);
+  ASSERT_EQ(ingest_.ledger.size(), 3u);
+
+  // Much later (the signatures' window has long passed): the key is added.
+  now_ += absl::Hours(3);
+  AddPublisher("feed").settings.keep_drops_seconds = 24 * 3600;
+  const store::DropFilter filter{"feed", "", absl::InfinitePast()};
+  absl::StatusOr<DropReevaluation> dry = evaluator_->ReevaluateDrops(filter, /*dry_run=*/true);
+  ASSERT_TRUE(dry.ok()) << dry.status();
+  EXPECT_EQ(dry->matched, 3);
+  EXPECT_EQ(dry->accepted, 1);
+  EXPECT_EQ(dry->still_dropped, 2);
+  EXPECT_TRUE(ingest_.items.empty());
+  EXPECT_EQ(ingest_.ledger.size(), 3u);
+
+  absl::StatusOr<DropReevaluation> done = evaluator_->ReevaluateDrops(filter, false);
+  ASSERT_TRUE(done.ok()) << done.status();
+  EXPECT_EQ(done->matched, 3);
+  EXPECT_EQ(done->accepted, 1);
+  EXPECT_EQ(done->still_dropped, 2);
+  ASSERT_EQ(ingest_.items.size(), 1u);
+  EXPECT_EQ(ingest_.items[0].item_id, "signed");
+  EXPECT_EQ(ingest_.ledger.size(), 2u);
+
+  done = evaluator_->ReevaluateDrops(filter, false);
+  ASSERT_TRUE(done.ok()) << done.status();
+  EXPECT_EQ(done->matched, 2);
+  EXPECT_EQ(done->accepted, 0);
+  EXPECT_EQ(ingest_.items.size(), 1u);
+
+  // A filter by reason.
+  dry = evaluator_->ReevaluateDrops({"feed", kReasonUnverifiedSynthetic, absl::InfinitePast()},
+                                    true);
+  ASSERT_TRUE(dry.ok());
+  EXPECT_EQ(dry->matched, 1);
+
+  // An unknown publisher cannot be re-evaluated.
+  EXPECT_TRUE(absl::IsFailedPrecondition(
+      evaluator_->ReevaluateDrops({"nobody", "", absl::InfinitePast()}, false).status()));
+}
+
 TEST_F(IngestEvaluatorTest, SharedVerifyVectorsDecideAsTheyVerify) {
   PORTCULLIS_READ_SHARED_TESTDATA_OR_SKIP(
       text, std::string(PORTCULLIS_SHARED_TESTDATA_DIR) + "/standard-webhooks/vectors.json");

@@ -54,8 +54,10 @@ class FakeRetentionStore final : public store::RetentionStore, store::RetentionS
     std::vector<absl::Time>& times = rows[kind];
     int64_t deleted = 0;
     for (auto it = times.begin(); it != times.end() && deleted < limit;) {
-      const bool expired =
-          kind == store::ExpiringRows::kExpiredDecisions ? *it <= cutoff : *it < cutoff;
+      const bool expired = kind == store::ExpiringRows::kExpiredDecisions ||
+                                   kind == store::ExpiringRows::kExpiredDrops
+                               ? *it <= cutoff
+                               : *it < cutoff;
       if (expired) {
         it = times.erase(it);
         ++deleted;
@@ -102,6 +104,11 @@ TEST(RetentionSweeperTest, EachKindIsCutOffAtItsOwnRetention) {
   // Decisions carry their expiry: expired at now or before go.
   store.Add(ExpiringRows::kExpiredDecisions, kNow, 6);
   store.Add(ExpiringRows::kExpiredDecisions, kNow + absl::Seconds(1), 1);
+  // The drop ledger: past --drop_retention (168 h here), or past the row's own keep_drops.
+  store.Add(ExpiringRows::kOldDrops, kNow - absl::Hours(7 * 24) - absl::Seconds(1), 2);
+  store.Add(ExpiringRows::kOldDrops, kNow - absl::Hours(7 * 24) + absl::Seconds(1), 1);
+  store.Add(ExpiringRows::kExpiredDrops, kNow, 3);
+  store.Add(ExpiringRows::kExpiredDrops, kNow + absl::Seconds(1), 1);
   prometheus::Registry registry;
   RetentionSweeper sweeper(store, Options(100, 100), registry);
 
@@ -112,6 +119,9 @@ TEST(RetentionSweeperTest, EachKindIsCutOffAtItsOwnRetention) {
   EXPECT_EQ(report->deleted["ingest_items"], 4);
   EXPECT_EQ(report->deleted["dead_letters"], 5);
   EXPECT_EQ(report->deleted["ingest_decisions"], 6);
+  EXPECT_EQ(report->deleted["dropped_deliveries"], 5);
+  EXPECT_EQ(store.rows[ExpiringRows::kOldDrops].size(), 1u);
+  EXPECT_EQ(store.rows[ExpiringRows::kExpiredDrops].size(), 1u);
   EXPECT_EQ(store.rows[ExpiringRows::kFailedMentions].size(), 2u);
   EXPECT_EQ(store.rows[ExpiringRows::kAcceptedItems].size(), 1u);
   EXPECT_EQ(store.rows[ExpiringRows::kDeadLetters].size(), 1u);
@@ -127,6 +137,8 @@ TEST(RetentionSweeperTest, EachKindIsCutOffAtItsOwnRetention) {
                                 "letters\"} 5"));
   EXPECT_THAT(scrape, HasSubstr("portcullis_verifier_retention_rows_removed_total{table=\"ingest_"
                                 "decisions\"} 6"));
+  EXPECT_THAT(scrape, HasSubstr("portcullis_verifier_retention_rows_removed_total{table=\"dropped_"
+                                "deliveries\"} 5"));
 }
 
 TEST(RetentionSweeperTest, AZeroRetentionKeepsThoseRowsForever) {

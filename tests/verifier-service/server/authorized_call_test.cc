@@ -182,6 +182,19 @@ std::vector<RpcCase> EveryRpc() {
                               }))},
       {"ListAcceptedItems", kUnboundAdminAccess,
        Unary(&Stub::ListAcceptedItems, v1::ListAcceptedItemsRequest())},
+      {"UpdatePublisher", kUnboundAdminAccess,
+       Unary(&Stub::UpdatePublisher, Make<v1::UpdatePublisherRequest>([](auto& r) {
+               r.set_name("nobody.example");
+               r.set_keep_drops_seconds(3600);
+             }))},
+      {"ListDrops", kUnboundAdminAccess,
+       Unary(&Stub::ListDrops,
+             Make<v1::ListDropsRequest>([](auto& r) { r.set_publisher("nobody.example"); }))},
+      {"ReevaluateDrops", kUnboundAdminAccess,
+       Unary(&Stub::ReevaluateDrops, Make<v1::ReevaluateDropsRequest>([](auto& r) {
+               r.set_publisher("nobody.example");
+               r.set_dry_run(true);
+             }))},
       {"CreateToken", kUnboundAdminAccess,
        Unary(&Stub::CreateToken, Make<v1::CreateTokenRequest>([](auto& r) {
                r.set_name("made-by-the-table");

@@ -64,5 +64,78 @@ TEST(LifecycleRpcsTest, MalformedRequestsAreRefusedNamingTheField) {
   refused(request, "dry_run and undo");
 }
 
+TEST(LifecycleRpcsTest, DropQueriesNeedAPublisherAndTakeAReasonATimeAndAPage) {
+  v1::ListDropsRequest request;
+  request.set_publisher("feeds.example");
+  request.set_reason("invalid_provenance_signature");
+  request.mutable_since()->set_seconds(1'700'000'000);
+  absl::StatusOr<DropQuery> query = ValidateListDrops(request);
+  ASSERT_TRUE(query.ok()) << query.status();
+  EXPECT_EQ(query->filter.publisher, "feeds.example");
+  EXPECT_EQ(query->filter.reason, "invalid_provenance_signature");
+  EXPECT_EQ(query->filter.since, absl::FromUnixSeconds(1'700'000'000));
+  EXPECT_EQ(query->size, 100);
+  EXPECT_FALSE(query->after.has_value());
+
+  // A page token round-trips the last row's position.
+  store::DroppedDeliveryRecord last;
+  last.drop_id = "0190a3c1-7b2e-7000-8000-000000000001";
+  last.received_at = absl::FromUnixMicros(1'700'000'000'123'456);
+  request.set_page_token(DropPageToken(last));
+  query = ValidateListDrops(request);
+  ASSERT_TRUE(query.ok()) << query.status();
+  ASSERT_TRUE(query->after.has_value());
+  EXPECT_EQ(query->after->drop_id, last.drop_id);
+  EXPECT_EQ(query->after->received_at, last.received_at);
+
+  // Unset since: any time.
+  v1::ReevaluateDropsRequest reevaluate;
+  reevaluate.set_publisher("feeds.example");
+  reevaluate.set_dry_run(true);
+  absl::StatusOr<DropQuery> command = ValidateReevaluateDrops(reevaluate);
+  ASSERT_TRUE(command.ok()) << command.status();
+  EXPECT_EQ(command->filter.since, absl::InfinitePast());
+  EXPECT_TRUE(command->filter.reason.empty());
+  EXPECT_TRUE(command->dry_run);
+}
+
+TEST(LifecycleRpcsTest, MalformedDropQueriesAreRefusedNamingTheField) {
+  const auto refused = [](const v1::ListDropsRequest& request, const char* field) {
+    absl::StatusOr<DropQuery> query = ValidateListDrops(request);
+    EXPECT_TRUE(absl::IsInvalidArgument(query.status())) << request.DebugString();
+    EXPECT_THAT(std::string(query.status().message()), HasSubstr(field));
+  };
+  v1::ListDropsRequest request;
+  refused(request, "publisher");
+  request.set_publisher("feeds example");
+  refused(request, "publisher");
+  request.set_publisher("feeds.example");
+  request.set_reason("'; DROP TABLE x");
+  refused(request, "reason");
+  request.set_reason(std::string(65, 'a'));
+  refused(request, "reason");
+  request.set_reason("");
+  request.mutable_since()->set_nanos(-1);
+  refused(request, "since");
+  request.clear_since();
+  request.set_page_size(1001);
+  refused(request, "page_size");
+  request.set_page_size(0);
+  request.set_page_token("not-a-token");
+  refused(request, "page_token");
+
+  v1::ReevaluateDropsRequest reevaluate;
+  EXPECT_TRUE(absl::IsInvalidArgument(ValidateReevaluateDrops(reevaluate).status()));
+}
+
+TEST(LifecycleRpcsTest, ReevaluationCountsMapAsTheyAre) {
+  v1::ReevaluateDropsResponse response;
+  ToProto(ingest::DropReevaluation{5, 2, 3}, true, &response);
+  EXPECT_EQ(response.matched(), 5);
+  EXPECT_EQ(response.accepted(), 2);
+  EXPECT_EQ(response.still_dropped(), 3);
+  EXPECT_TRUE(response.dry_run());
+}
+
 }  // namespace
 }  // namespace portcullis::verifier::server

@@ -96,6 +96,38 @@ TEST(PublisherAdminRpcTest, AddPublisherRules) {
   EXPECT_TRUE(absl::IsInvalidArgument(Validate(request).status()));
 }
 
+TEST(PublisherAdminRpcTest, KeepDropsIsASettingOfAddAndUpdate) {
+  v1::AddPublisherRequest add;
+  add.mutable_publisher()->set_name("feed.example");
+  add.mutable_publisher()->set_keep_drops_seconds(7 * 24 * 3600);
+  absl::StatusOr<store::PublisherSettings> settings = Validate(add);
+  ASSERT_TRUE(settings.ok()) << settings.status();
+  EXPECT_EQ(settings->keep_drops_seconds, 7 * 24 * 3600);
+  add.mutable_publisher()->set_keep_drops_seconds(-1);
+  EXPECT_TRUE(absl::IsInvalidArgument(Validate(add).status()));
+
+  v1::UpdatePublisherRequest update;
+  update.set_name("feed.example");
+  // Nothing to update.
+  EXPECT_TRUE(absl::IsInvalidArgument(Validate(update).status()));
+  update.set_keep_drops_seconds(0);  // Set to zero: off.
+  absl::StatusOr<PublisherUpdate> parsed = Validate(update);
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_EQ(parsed->keep_drops_seconds, 0);
+  update.set_keep_drops_seconds(int64_t{11} * 366 * 24 * 3600);
+  EXPECT_TRUE(absl::IsInvalidArgument(Validate(update).status()));
+  update.set_keep_drops_seconds(60);
+  update.set_name("bad name");
+  EXPECT_TRUE(absl::IsInvalidArgument(Validate(update).status()));
+
+  store::PublisherRecord record;
+  record.settings.name = "feed.example";
+  record.settings.keep_drops_seconds = 3600;
+  v1::Publisher out;
+  ToProto(record, false, &out);
+  EXPECT_EQ(out.keep_drops_seconds(), 3600);
+}
+
 TEST(PublisherAdminRpcTest, PublisherPagesRoundTripTheirToken) {
   v1::ListPublishersRequest request;
   request.set_page_token(PublisherPageToken("feed.example"));

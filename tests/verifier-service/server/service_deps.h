@@ -161,6 +161,9 @@ class NullPublisherStore final : public store::PublisherStore {
   absl::StatusOr<store::PublisherRecord> SetEnabled(const std::string&, bool) override {
     return Unused();
   }
+  absl::StatusOr<store::PublisherRecord> SetKeepDrops(const std::string&, int64_t) override {
+    return Unused();
+  }
   absl::StatusOr<store::AddKeyResult> AddKey(const std::string&, const std::string&,
                                              const std::string&) override {
     return Unused();
@@ -192,6 +195,10 @@ class NullIngestStore final : public store::IngestStore {
   absl::Status DiscardDeadLetter(const std::string&) override { return Unused(); }
   absl::StatusOr<std::vector<store::AcceptedItemRecord>> ListAcceptedItems(int64_t,
                                                                            int) override {
+    return Unused();
+  }
+  absl::StatusOr<std::vector<store::DroppedDeliveryRecord>> ListDrops(
+      const store::DropFilter&, const std::optional<store::DropPosition>&, int) override {
     return Unused();
   }
 };

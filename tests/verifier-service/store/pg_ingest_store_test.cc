@@ -127,6 +127,118 @@ TEST_F(VerifierPgIngestStoreTest, ReplacementRules) {
   EXPECT_EQ(Count("SELECT count(*) FROM ingest_items"), 2);
 }
 
+// A drop of publisher "feed" to keep for a day under a ledger cap of `cap` bytes.
+NewDecision KeptDrop(int n, int64_t cap, absl::Time now = kNow) {
+  NewDecision next = Decision("feed", n, StoredDecision::kDropped, false, now);
+  next.keep_drop_for = absl::Hours(24);
+  next.drop_ledger_max_bytes = cap;
+  return next;
+}
+
+TEST_F(VerifierPgIngestStoreTest, ARecordedDropIsKeptInTheLedgerWithinItsCap) {
+  PORTCULLIS_CREATE_TEST_DATABASE_OR_SKIP(db);
+  Open(db->connection_string());
+  const int64_t one = DropLedgerBytes(KeptDrop(1, 0).delivery);
+  ASSERT_GT(one, 0);
+  // Room for two.
+  const int64_t cap = 2 * one + one / 2;
+  EXPECT_TRUE(RecordOk(KeptDrop(1, cap)).drop_kept);
+  // A duplicate is no new drop: nothing kept.
+  RecordResult duplicate = RecordOk(KeptDrop(1, cap));
+  EXPECT_FALSE(duplicate.recorded);
+  EXPECT_FALSE(duplicate.drop_kept);
+  // Without keep_drop_for: not kept.
+  EXPECT_FALSE(RecordOk(Decision("feed", 2, StoredDecision::kDropped, false)).drop_kept);
+  EXPECT_TRUE(RecordOk(KeptDrop(3, cap, kNow + absl::Seconds(1))).drop_kept);
+  // Over the cap: recorded, not kept; the older ones stay.
+  RecordResult over = RecordOk(KeptDrop(4, cap));
+  EXPECT_TRUE(over.recorded);
+  EXPECT_FALSE(over.drop_kept);
+  EXPECT_EQ(Count("SELECT count(*) FROM dropped_deliveries"), 2);
+  EXPECT_EQ(Count("SELECT bytes FROM drop_ledger_usage WHERE publisher = 'feed'"), 2 * one);
+  // A drop bigger than the whole cap is never kept.
+  EXPECT_FALSE(RecordOk(KeptDrop(5, one - 1)).drop_kept);
+
+  // The ledger, oldest first, with everything re-evaluation needs.
+  absl::StatusOr<std::vector<DroppedDeliveryRecord>> drops =
+      store_->ListDrops({"feed", "", absl::InfinitePast()}, std::nullopt, 10);
+  ASSERT_TRUE(drops.ok()) << drops.status();
+  ASSERT_EQ(drops->size(), 2u);
+  const DroppedDeliveryRecord& first = (*drops)[0];
+  EXPECT_EQ(first.delivery.item_id, "item-1");
+  EXPECT_EQ(first.reason, "unverified_synthetic_content");
+  EXPECT_EQ(first.delivery.raw_body, std::string("{\"id\":\"x\"}\0binary", 17));
+  EXPECT_EQ(first.delivery.signature_header, "v1a,abc");
+  EXPECT_EQ(first.delivery.is_synthetic, false);
+  EXPECT_EQ(first.received_at, kNow);
+  EXPECT_EQ(first.expires_at, kNow + absl::Hours(24));
+  // Filters and pages.
+  drops = store_->ListDrops({"feed", "other_reason", absl::InfinitePast()}, std::nullopt, 10);
+  ASSERT_TRUE(drops.ok());
+  EXPECT_TRUE(drops->empty());
+  drops = store_->ListDrops({"feed", "", kNow + absl::Seconds(2)}, std::nullopt, 10);
+  ASSERT_TRUE(drops.ok());
+  EXPECT_TRUE(drops->empty());
+  drops = store_->ListDrops({"feed", "", absl::InfinitePast()}, std::nullopt, 1);
+  ASSERT_TRUE(drops.ok() && drops->size() == 1u);
+  drops = store_->ListDrops({"feed", "", absl::InfinitePast()},
+                            DropPosition{(*drops)[0].received_at, (*drops)[0].drop_id}, 10);
+  ASSERT_TRUE(drops.ok());
+  ASSERT_EQ(drops->size(), 1u);
+  EXPECT_EQ((*drops)[0].delivery.item_id, "item-3");
+
+  // Deleting rows gives their bytes back.
+  Count("WITH d AS (DELETE FROM dropped_deliveries WHERE item_id = 'item-1' RETURNING 1) "
+        "SELECT count(*) FROM d");
+  EXPECT_EQ(Count("SELECT bytes FROM drop_ledger_usage WHERE publisher = 'feed'"), one);
+}
+
+TEST_F(VerifierPgIngestStoreTest, BatchesKeepTheirDropsInTheSameTransaction) {
+  PORTCULLIS_CREATE_TEST_DATABASE_OR_SKIP(db);
+  Open(db->connection_string());
+  const std::vector<NewDecision> batch = {KeptDrop(1, 1 << 20),
+                                          Decision("feed", 2, StoredDecision::kAccepted, false),
+                                          KeptDrop(3, 1 << 20), KeptDrop(1, 1 << 20)};
+  pqxx::connection connection(url_);
+  const std::vector<absl::StatusOr<RecordResult>> results =
+      store_->RecordBatch(connection, batch, kNow);
+  ASSERT_EQ(results.size(), 4u);
+  for (const auto& result : results) {
+    ASSERT_TRUE(result.ok()) << result.status();
+  }
+  EXPECT_TRUE(results[0]->drop_kept);
+  EXPECT_FALSE(results[1]->drop_kept);
+  EXPECT_TRUE(results[2]->drop_kept);
+  EXPECT_FALSE(results[3]->drop_kept) << "the copy is a duplicate";
+  EXPECT_EQ(Count("SELECT count(*) FROM dropped_deliveries"), 2);
+}
+
+TEST_F(VerifierPgIngestStoreTest, AReevaluationAcceptsOnceAndEmptiesTheLedgerOfThatItem) {
+  PORTCULLIS_CREATE_TEST_DATABASE_OR_SKIP(db);
+  Open(db->connection_string());
+  RecordOk(KeptDrop(1, 1 << 20));
+  absl::StatusOr<std::vector<DroppedDeliveryRecord>> drops =
+      store_->ListDrops({"feed", "", absl::InfinitePast()}, std::nullopt, 10);
+  ASSERT_TRUE(drops.ok() && drops->size() == 1u);
+  // An unsigned acceptance (the publisher's rules changed) replaces the drop it re-evaluates.
+  NewDecision accepted = Decision("feed", 1, StoredDecision::kAccepted, false);
+  accepted.reevaluation_of = (*drops)[0].drop_id;
+  RecordResult result = RecordOk(accepted);
+  EXPECT_TRUE(result.recorded);
+  EXPECT_EQ(Count("SELECT count(*) FROM ingest_items"), 1);
+  EXPECT_EQ(Count("SELECT count(*) FROM dropped_deliveries"), 0);
+  EXPECT_EQ(Count("SELECT bytes FROM drop_ledger_usage"), 0);
+  // Again (a concurrent re-evaluation of the same row): the acceptance stays, one item.
+  result = RecordOk(accepted);
+  EXPECT_FALSE(result.recorded);
+  EXPECT_EQ(result.decision.decision, StoredDecision::kAccepted);
+  EXPECT_EQ(Count("SELECT count(*) FROM ingest_items"), 1);
+  // Only an acceptance may re-evaluate.
+  NewDecision dropped = Decision("feed", 1, StoredDecision::kDropped, false);
+  dropped.reevaluation_of = (*drops)[0].drop_id;
+  EXPECT_TRUE(absl::IsInvalidArgument(store_->Record(dropped, kNow).status()));
+}
+
 TEST_F(VerifierPgIngestStoreTest, QuarantineKeepsTheDeliveryAndReplayReplacesIt) {
   PORTCULLIS_CREATE_TEST_DATABASE_OR_SKIP(db);
   Open(db->connection_string());

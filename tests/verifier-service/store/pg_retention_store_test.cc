@@ -107,6 +107,17 @@ TEST_F(VerifierPgRetentionStoreTest, OldFailedMentionsGoYoungerAndVerifiedOnesSt
       "'x' || i, 'dropped', false, now() - interval '4 days', "
       "now() + CASE WHEN i <= 25 THEN interval '-1 minute' ELSE interval '1 hour' END "
       "FROM generate_series(1, 30) i");
+  // The drop ledger: 2 received 8 days ago (past the 7-day drop retention), 3 past their own
+  // keep_drops, 1 young; the publisher's usage counts them all.
+  Exec(
+      "INSERT INTO dropped_deliveries (publisher, item_id, content_hash, reason, "
+      "signature_header, message_id, timestamp_header, raw_body, canonical_body, size_bytes, "
+      "received_at, expires_at) SELECT 'feed', 'r' || i, repeat('0', 64), 'signature_required', "
+      "'', '', '', '{}', '{}', 10, "
+      "now() - CASE WHEN i <= 2 THEN interval '8 days' ELSE interval '1 day' END, "
+      "now() + CASE WHEN i BETWEEN 3 AND 5 THEN interval '-1 minute' ELSE interval '1 day' END "
+      "FROM generate_series(1, 6) i; "
+      "INSERT INTO drop_ledger_usage VALUES ('feed', 60)");
 
   prometheus::Registry registry;
   lifecycle::RetentionSweeper sweeper(*store_, Options(3, 100), registry);
@@ -117,6 +128,9 @@ TEST_F(VerifierPgRetentionStoreTest, OldFailedMentionsGoYoungerAndVerifiedOnesSt
   EXPECT_EQ(report->deleted["ingest_items"], 4);
   EXPECT_EQ(report->deleted["dead_letters"], 2);
   EXPECT_EQ(report->deleted["ingest_decisions"], 25);
+  EXPECT_EQ(report->deleted["dropped_deliveries"], 5);
+  EXPECT_EQ(Count("SELECT count(*) FROM dropped_deliveries WHERE item_id = 'r6'"), 1);
+  EXPECT_EQ(Count("SELECT bytes FROM drop_ledger_usage WHERE publisher = 'feed'"), 10);
   EXPECT_EQ(Count("SELECT count(*) FROM mentions WHERE source LIKE '%/old-failed/%'"), 0);
   EXPECT_EQ(Count("SELECT count(*) FROM mentions WHERE source LIKE '%/young-failed/%'"), 2);
   EXPECT_EQ(Count("SELECT count(*) FROM mentions WHERE state = 'VERIFIED'"), 3);
@@ -132,7 +146,7 @@ TEST_F(VerifierPgRetentionStoreTest, OldFailedMentionsGoYoungerAndVerifiedOnesSt
 
   absl::StatusOr<std::vector<TableRowEstimate>> estimates = store_->EstimateTableRows();
   ASSERT_TRUE(estimates.ok()) << estimates.status();
-  EXPECT_EQ(estimates->size(), 6u);
+  EXPECT_EQ(estimates->size(), 7u);
 }
 
 // An intake holding an old FAILED row (a re-send being written) is not waited for: the sweep

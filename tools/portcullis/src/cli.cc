@@ -280,6 +280,9 @@ int Run(const std::vector<std::string>& args, const CliOptions& options, std::os
   if (args[0] == "erase") {
     return RunEraseCommand(args, options, out, err);
   }
+  if (args[0] == "drops") {
+    return RunDropsCommand(args, options, out, err);
+  }
   if (args[0] == "demo") {
     if (args.size() < 2 || args[1] != "serve") {
       return usage_error("unknown demo command");

@@ -73,6 +73,12 @@ struct CliOptions {
   std::string erase_source_host;
   std::string erase_mention;
   bool undo = false;
+  // The drop ledger (issue 17): `publisher add|set --keep-drops=7d|off` (empty: not given),
+  // `drops list|reevaluate --publisher P [--reason R] [--since T]` (--dry-run above).
+  std::string keep_drops;
+  std::string drops_publisher;
+  std::string drops_reason;
+  std::string drops_since;
 };
 
 // The token the CLI presents: the file named by --token_file (`flag_token_file`) when given,

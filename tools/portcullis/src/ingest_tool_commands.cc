@@ -15,6 +15,7 @@
 #include "common/crypto/ed25519.h"
 #include "common/crypto/random.h"
 #include "common/json/jcs_vectors.h"
+#include "tools/portcullis/src/lifecycle_commands.h"
 #include "tools/portcullis/src/publisher_commands.h"
 #include "verifier-service/src/ingest/standard_webhooks.h"
 #include "verifier-service/src/ingest/webhook_vectors.h"
@@ -81,7 +82,9 @@ bool IsCi() {
 
 std::string IngestUsage() {
   return "  publisher add NAME [--verified] [--require-signature] [--retention=72h]\n"
-         "                                 register a feed publisher (idempotent)\n"
+         "                [--keep-drops=7d]  register a feed publisher (idempotent); --keep-drops\n"
+         "                                 keeps its dropped deliveries for `drops reevaluate`\n"
+         "  publisher set NAME --keep-drops=7d|off  change only the settings given\n"
          "  publisher list                 list publishers with their keys (no secrets)\n"
          "  publisher disable|enable NAME  stop (or resume) accepting a publisher's items\n"
          "  publisher key-add NAME KEY     trust a whpk_ Ed25519 public key or a whsec_ secret\n"
@@ -256,7 +259,7 @@ std::optional<int> RunIngestCommand(const std::vector<std::string>& args,
   if (noun == "publisher") {
     if (verb == "list") {
       bad = arity(2, 2);
-    } else if (verb == "add" || verb == "disable" || verb == "enable") {
+    } else if (verb == "add" || verb == "set" || verb == "disable" || verb == "enable") {
       bad = arity(3, 3);
     } else if (verb == "key-add" || verb == "key-revoke") {
       bad = arity(4, 4);
@@ -282,6 +285,20 @@ std::optional<int> RunIngestCommand(const std::vector<std::string>& args,
   if (bad) {
     return bad;
   }
+  // --keep-drops (publisher add, publisher set): parsed before dialing.
+  absl::Duration keep_drops = absl::ZeroDuration();
+  if (noun == "publisher" && (verb == "add" || verb == "set")) {
+    if (verb == "set" && options.keep_drops.empty()) {
+      return usage_error("'publisher set' needs a setting to change: --keep-drops=DURATION|off");
+    }
+    if (!options.keep_drops.empty()) {
+      absl::StatusOr<absl::Duration> parsed = ParseKeepDrops(options.keep_drops);
+      if (!parsed.ok()) {
+        return usage_error(std::string(parsed.status().message()));
+      }
+      keep_drops = *parsed;
+    }
+  }
 
   auto channel = DialVerifier(options, err);
   if (channel == nullptr) {
@@ -306,8 +323,12 @@ std::optional<int> RunIngestCommand(const std::vector<std::string>& args,
     return AddPublisher(*stub, timeout, argument,
                         {.verified = options.verified,
                          .require_signature = options.require_signature,
-                         .retention = options.retention},
+                         .retention = options.retention,
+                         .keep_drops = keep_drops},
                         out, err);
+  }
+  if (verb == "set") {
+    return UpdatePublisherKeepDrops(*stub, timeout, argument, keep_drops, out, err);
   }
   if (verb == "list") {
     return ListPublishers(*stub, timeout, out, err);

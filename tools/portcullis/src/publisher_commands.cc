@@ -35,8 +35,18 @@ int AddPublisher(Stub& stub, absl::Duration timeout, const std::string& name,
   publisher->set_verified(settings.verified);
   publisher->set_require_signature(settings.require_signature);
   publisher->set_retention_seconds(absl::ToInt64Seconds(settings.retention));
+  publisher->set_keep_drops_seconds(absl::ToInt64Seconds(settings.keep_drops));
   v1::AddPublisherResponse response;
   return CallAndPrint(stub, &Stub::AddPublisher, timeout, request, &response, out, err);
+}
+
+int UpdatePublisherKeepDrops(Stub& stub, absl::Duration timeout, const std::string& name,
+                             absl::Duration keep_drops, std::ostream& out, std::ostream& err) {
+  v1::UpdatePublisherRequest request;
+  request.set_name(name);
+  request.set_keep_drops_seconds(absl::ToInt64Seconds(keep_drops));
+  v1::UpdatePublisherResponse response;
+  return CallAndPrint(stub, &Stub::UpdatePublisher, timeout, request, &response, out, err);
 }
 
 int ListPublishers(Stub& stub, absl::Duration timeout, std::ostream& out, std::ostream& err) {

@@ -13,11 +13,13 @@
 // returns an exit code of cli.h.
 namespace portcullis::cli {
 
-// `publisher add` settings: --verified, --require-signature, --retention (0: the server default).
+// `publisher add` settings: --verified, --require-signature, --retention (0: the server default),
+// --keep-drops (0: drops not kept).
 struct PublisherSettings {
   bool verified = false;
   bool require_signature = false;
   absl::Duration retention = absl::ZeroDuration();
+  absl::Duration keep_drops = absl::ZeroDuration();
 };
 
 // `portcullis publisher add NAME [--verified] [--require-signature] [--retention 72h]`
@@ -26,6 +28,11 @@ struct PublisherSettings {
 int AddPublisher(verifier::v1::Verifier::StubInterface& stub, absl::Duration timeout,
                  const std::string& name, const PublisherSettings& settings, std::ostream& out,
                  std::ostream& err);
+// `portcullis publisher set NAME --keep-drops=7d|off`: changes only the settings given (today
+// keep_drops; zero turns it off). Prints the publisher.
+int UpdatePublisherKeepDrops(verifier::v1::Verifier::StubInterface& stub, absl::Duration timeout,
+                             const std::string& name, absl::Duration keep_drops,
+                             std::ostream& out, std::ostream& err);
 // `portcullis publisher list`: every page, with the keys (never a secret).
 int ListPublishers(verifier::v1::Verifier::StubInterface& stub, absl::Duration timeout,
                    std::ostream& out, std::ostream& err);

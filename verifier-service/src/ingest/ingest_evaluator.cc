@@ -307,7 +307,64 @@ store::NewDecision IngestEvaluator::Decide(const KnownPublisher& known,
   } else {
     decision.decision = StoredDecision::kAccepted;
   }
+  if (decision.decision == StoredDecision::kDropped && publisher.settings.keep_drops_seconds > 0) {
+    next.keep_drop_for = absl::Seconds(publisher.settings.keep_drops_seconds);
+    next.drop_ledger_max_bytes = options_.drop_ledger_max_bytes;
+  }
   return next;
+}
+
+absl::StatusOr<DropReevaluation> IngestEvaluator::ReevaluateDrops(const store::DropFilter& filter,
+                                                                  bool dry_run) {
+  constexpr int kPage = 500;
+  const absl::Time now = options_.clock();
+  // Re-evaluation is administrative: read the publisher afresh.
+  ForgetPublisher(filter.publisher);
+  absl::StatusOr<KnownPublisherPtr> publisher = Publisher(filter.publisher, now);
+  if (!publisher.ok()) {
+    return publisher.status();
+  }
+  if (*publisher == nullptr) {
+    return absl::FailedPreconditionError(
+        "the publisher is unknown or disabled: nothing of it can be accepted");
+  }
+  DropReevaluation result;
+  std::optional<store::DropPosition> after;
+  for (;;) {
+    absl::StatusOr<std::vector<store::DroppedDeliveryRecord>> page =
+        ingest_.ListDrops(filter, after, kPage);
+    if (!page.ok()) {
+      return Transient(page.status());
+    }
+    for (const store::DroppedDeliveryRecord& drop : *page) {
+      ++result.matched;
+      store::NewDecision next = Decide(**publisher, drop.delivery, drop.received_at, now, "");
+      if (next.decision.decision != StoredDecision::kAccepted) {
+        ++result.still_dropped;
+        continue;
+      }
+      if (dry_run) {
+        ++result.accepted;
+        continue;
+      }
+      next.keep_drop_for = absl::ZeroDuration();
+      next.reevaluation_of = drop.drop_id;
+      absl::StatusOr<store::RecordResult> recorded = ingest_.Record(next, now);
+      if (!recorded.ok()) {
+        return Transient(recorded.status());
+      }
+      if (recorded->recorded || recorded->decision.decision == StoredDecision::kAccepted) {
+        ++result.accepted;
+      } else {
+        ++result.still_dropped;
+      }
+    }
+    if (static_cast<int>(page->size()) < kPage) {
+      break;
+    }
+    after = store::DropPosition{page->back().received_at, page->back().drop_id};
+  }
+  return result;
 }
 
 absl::StatusOr<IngestOutcome> IngestEvaluator::OutcomeOf(

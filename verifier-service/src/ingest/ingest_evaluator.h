@@ -19,13 +19,15 @@
 //        otherwise                                 accepted
 //      (synthetic: is_synthetic true, or digital_source_type ending in trainedAlgorithmicMedia or
 //      compositeWithTrainedAlgorithmicMedia).
-//   5. record: the decision and, when accepted, the item (quarantined: the dead letter), in one
-//      transaction, before answering; a concurrent identical delivery that recorded first makes
-//      this one a duplicate of it.
+//   5. record: the decision and, when accepted, the item (quarantined: the dead letter; dropped,
+//      when the publisher keeps drops: the delivery in the drop ledger, if its cap has room), in
+//      one transaction, before answering; a concurrent identical delivery that recorded first
+//      makes this one a duplicate of it.
 // Any store failure is UNAVAILABLE (DEADLINE_EXCEEDED stays DEADLINE_EXCEEDED): retryable.
 
 #include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -69,6 +71,13 @@ struct IngestOutcome {
   std::string dead_letter_id;    // Quarantined only.
 };
 
+// What ReevaluateDrops did (on a dry run: would do), counted in ledger rows.
+struct DropReevaluation {
+  int64_t matched = 0;        // Rows of the ledger that matched the filter.
+  int64_t accepted = 0;       // Rows whose item is accepted now; they left the ledger.
+  int64_t still_dropped = 0;  // Rows still not valid; they stay in the ledger.
+};
+
 // True for is_synthetic true or an IPTC synthetic digital source type.
 bool IsSynthetic(const std::optional<bool>& is_synthetic, absl::string_view digital_source_type);
 
@@ -87,6 +96,9 @@ struct IngestEvaluatorOptions {
   size_t publisher_cache_max_entries = 10000;
   // Header size, tokens examined, timestamp tolerance.
   SignatureLimits signature_limits;
+  // Bytes one publisher's drop ledger holds at most (store::DropLedgerBytes); a drop that does
+  // not fit is not kept.
+  int64_t drop_ledger_max_bytes = int64_t{64} << 20;
   // Now; tests inject a fake.
   std::function<absl::Time()> clock = [] { return absl::Now(); };
 };
@@ -116,6 +128,14 @@ class IngestEvaluator {
   // replacing its quarantine. The dead letter is removed unless it is quarantined again.
   // NOT_FOUND when no dead letter has that id.
   absl::StatusOr<IngestOutcome> Replay(const std::string& dead_letter_id);
+
+  // Decides the drop ledger's rows matching `filter` again, oldest first, with the publisher's
+  // current settings and keys (each signature's timestamp judged against the time its delivery
+  // was received, not now). An accepted one is recorded as Replay records (idempotent by the
+  // content hash: an item is accepted once) and its rows leave the ledger; one still not valid
+  // stays, and nothing is written for it. `dry_run`: decides, records nothing. FAILED_PRECONDITION
+  // when the publisher is unknown or disabled (registration required).
+  absl::StatusOr<DropReevaluation> ReevaluateDrops(const store::DropFilter& filter, bool dry_run);
 
   // Drops the cached lookup of `name` (after an admin change in this process).
   void ForgetPublisher(const std::string& name);

@@ -24,8 +24,12 @@ std::optional<absl::Time> RetentionCutoff(store::ExpiringRows rows, const Retent
     case store::ExpiringRows::kDeadLetters:
       period = periods.dead_letters;
       break;
+    case store::ExpiringRows::kOldDrops:
+      period = periods.drops;
+      break;
     case store::ExpiringRows::kExpiredDecisions:
-      return now;  // A decision carries its own expiry.
+    case store::ExpiringRows::kExpiredDrops:
+      return now;  // A decision (a kept drop) carries its own expiry.
   }
   if (period <= absl::ZeroDuration()) {
     return std::nullopt;

@@ -27,6 +27,9 @@ struct RetentionPeriods {
   absl::Duration accepted_items = absl::Hours(7 * 24);
   // Quarantined deliveries nobody replayed or discarded, counted from quarantine.
   absl::Duration dead_letters = absl::Hours(30 * 24);
+  // Dropped deliveries in the drop ledger, counted from receipt (each row also expires at
+  // receipt + its publisher's keep_drops, whichever comes first).
+  absl::Duration drops = absl::Hours(7 * 24);
 };
 
 struct RetentionSweeperOptions {
@@ -53,8 +56,8 @@ struct SweepReport {
   absl::Duration longest_batch;
 };
 
-// The one sweeper of expired rows: FAILED mentions, accepted items, dead letters and expired
-// ingest decisions, each past its retention, deleted in bounded batches, each its own short
+// The one sweeper of expired rows: FAILED mentions, accepted items, dead letters, expired
+// ingest decisions and the drop ledger's rows, each past its retention, deleted in bounded batches, each its own short
 // transaction, by one verifier pod at a time (the store's sweep lock). On its own thread.
 //
 // Metrics (on `registry`):

@@ -1,15 +1,22 @@
 #include "verifier-service/src/server/lifecycle_rpcs.h"
 
+#include <algorithm>
 #include <string>
 #include <utility>
 
+#include <vector>
+
 #include "absl/status/status.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "common/status/status_macros.h"
 #include "common/url/url.h"
 #include "verifier-service/src/intake/source_block.h"
 #include "verifier-service/src/server/authorized_call.h"
+#include "verifier-service/src/server/ingest_rpcs.h"
 #include "verifier-service/src/server/unary_rpc.h"
 #include "verifier-service/src/server/verifier_service.h"
 #include "verifier-service/src/store/uuid.h"
@@ -21,6 +28,36 @@ namespace v1 = portcullis::verifier::v1;
 
 // An author URL or a host is at most this long (as a target or a block value).
 constexpr size_t kMaxEraseKeyBytes = 2048;
+
+// A drop reason is one of the evaluator's, all [a-z_].
+constexpr size_t kMaxDropReasonBytes = 64;
+constexpr char kDropTokenPrefix[] = "d:";
+// google.protobuf.Timestamp's range: 0001-01-01 to 9999-12-31.
+constexpr int64_t kMinTimestampSeconds = -62135596800;
+constexpr int64_t kMaxTimestampSeconds = 253402300799;
+
+// The filter fields both drop RPCs share.
+template <typename Request>
+absl::StatusOr<store::DropFilter> ValidateDropFilter(const Request& request) {
+  store::DropFilter filter;
+  RETURN_IF_ERROR(ValidatePublisherName(request.publisher(), "publisher"));
+  filter.publisher = request.publisher();
+  if (request.reason().size() > kMaxDropReasonBytes ||
+      !std::all_of(request.reason().begin(), request.reason().end(),
+                   [](char c) { return (c >= 'a' && c <= 'z') || c == '_'; })) {
+    return absl::InvalidArgumentError("reason must be a drop reason: up to 64 bytes of [a-z_]");
+  }
+  filter.reason = request.reason();
+  if (request.has_since()) {
+    const google::protobuf::Timestamp& since = request.since();
+    if (since.seconds() < kMinTimestampSeconds || since.seconds() > kMaxTimestampSeconds ||
+        since.nanos() < 0 || since.nanos() > 999999999) {
+      return absl::InvalidArgumentError("since is not a valid time");
+    }
+    filter.since = absl::FromUnixSeconds(since.seconds()) + absl::Nanoseconds(since.nanos());
+  }
+  return filter;
+}
 
 const char* ErasureKindName(store::ErasureKind kind) {
   switch (kind) {
@@ -90,6 +127,89 @@ void ToProto(const store::ErasureOutcome& outcome, bool dry_run, v1::EraseRespon
     erased->set_target(record.target);
     erased->set_site(record.site);
   }
+}
+
+absl::StatusOr<DropQuery> ValidateListDrops(const v1::ListDropsRequest& request) {
+  DropQuery query;
+  ASSIGN_OR_RETURN(query.filter, ValidateDropFilter(request));
+  ASSIGN_OR_RETURN(query.size, IngestPageSize(request.page_size(), "page_size"));
+  if (!request.page_token().empty()) {
+    std::string decoded;
+    std::vector<std::string> parts;
+    int64_t micros = 0;
+    if (request.page_token().size() > 256 ||
+        !absl::WebSafeBase64Unescape(request.page_token(), &decoded) ||
+        !absl::StartsWith(decoded, kDropTokenPrefix) ||
+        (parts = absl::StrSplit(decoded.substr(2), ':')).size() != 2 ||
+        !absl::SimpleAtoi(parts[0], &micros) || !store::IsUuid(parts[1])) {
+      return absl::InvalidArgumentError("page_token is not a token from a previous page");
+    }
+    query.after = store::DropPosition{absl::FromUnixMicros(micros), parts[1]};
+  }
+  return query;
+}
+
+absl::StatusOr<DropQuery> ValidateReevaluateDrops(const v1::ReevaluateDropsRequest& request) {
+  DropQuery query;
+  ASSIGN_OR_RETURN(query.filter, ValidateDropFilter(request));
+  query.dry_run = request.dry_run();
+  return query;
+}
+
+std::string DropPageToken(const store::DroppedDeliveryRecord& last) {
+  return absl::WebSafeBase64Escape(
+      absl::StrCat(kDropTokenPrefix, absl::ToUnixMicros(last.received_at), ":", last.drop_id));
+}
+
+void ToProto(const store::DroppedDeliveryRecord& record, v1::DroppedDelivery* out) {
+  out->set_drop_id(record.drop_id);
+  out->set_publisher(record.delivery.publisher);
+  out->set_item_id(record.delivery.item_id);
+  out->set_content_hash(record.delivery.content_hash);
+  out->set_reason(record.reason);
+  out->mutable_provenance()->set_signature(record.delivery.signature_header);
+  out->mutable_provenance()->set_message_id(record.delivery.message_id);
+  out->mutable_provenance()->set_timestamp(record.delivery.timestamp);
+  out->set_raw_body(record.delivery.raw_body);
+  *out->mutable_received_at() = TimestampProto(record.received_at);
+  *out->mutable_expires_at() = TimestampProto(record.expires_at);
+}
+
+void ToProto(const ingest::DropReevaluation& result, bool dry_run,
+             v1::ReevaluateDropsResponse* out) {
+  out->set_matched(result.matched);
+  out->set_accepted(result.accepted);
+  out->set_still_dropped(result.still_dropped);
+  out->set_dry_run(dry_run);
+}
+
+PORTCULLIS_VERIFIER_RPC(ListDrops) {
+  return rpcs_.Serve(
+      "ListDrops", context, request, response, kUnboundAdminAccess, ValidateListDrops,
+      OnPool(*deps_.pool, [this, response](DropQuery query, const RpcCall&) {
+        return ListPage(
+            query.size,
+            [&](int limit) { return deps_.ingest->ListDrops(query.filter, query.after, limit); },
+            DropPageToken,
+            [&](const store::DroppedDeliveryRecord& drop) { ToProto(drop, response->add_drops()); },
+            response->mutable_next_page_token());
+      }));
+}
+
+PORTCULLIS_VERIFIER_RPC(ReevaluateDrops) {
+  return rpcs_.Serve(
+      "ReevaluateDrops", context, request, response, kUnboundAdminAccess, ValidateReevaluateDrops,
+      OnPool(*deps_.pool, [this, response](DropQuery query, const RpcCall& call) -> absl::Status {
+        ASSIGN_OR_RETURN(ingest::DropReevaluation result,
+                         deps_.evaluator->ReevaluateDrops(query.filter, query.dry_run));
+        ToProto(result, query.dry_run, response);
+        call.Info(
+            "drops re-evaluated publisher={} dry_run={} matched={} accepted={} "
+            "still_dropped={}",
+            query.filter.publisher, query.dry_run, result.matched, result.accepted,
+            result.still_dropped);
+        return absl::OkStatus();
+      }));
 }
 
 PORTCULLIS_VERIFIER_RPC(Erase) {

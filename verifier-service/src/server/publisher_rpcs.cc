@@ -32,8 +32,25 @@ absl::StatusOr<store::PublisherSettings> Validate(const v1::AddPublisherRequest&
     return absl::InvalidArgumentError(
         "publisher.retention_seconds must be from 0 (the server default) to ten years");
   }
+  if (publisher.keep_drops_seconds() < 0 || publisher.keep_drops_seconds() > kMaxRetentionSeconds) {
+    return absl::InvalidArgumentError(
+        "publisher.keep_drops_seconds must be from 0 (drops not kept) to ten years");
+  }
   return store::PublisherSettings{publisher.name(), publisher.verified(),
-                                  publisher.require_signature(), publisher.retention_seconds()};
+                                  publisher.require_signature(), publisher.retention_seconds(),
+                                  publisher.keep_drops_seconds()};
+}
+
+absl::StatusOr<PublisherUpdate> Validate(const v1::UpdatePublisherRequest& request) {
+  RETURN_IF_ERROR(ValidatePublisherName(request.name(), "name"));
+  if (!request.has_keep_drops_seconds()) {
+    return absl::InvalidArgumentError("nothing to update: set keep_drops_seconds");
+  }
+  if (request.keep_drops_seconds() < 0 || request.keep_drops_seconds() > kMaxRetentionSeconds) {
+    return absl::InvalidArgumentError(
+        "keep_drops_seconds must be from 0 (drops not kept) to ten years");
+  }
+  return PublisherUpdate{request.name(), request.keep_drops_seconds()};
 }
 
 absl::StatusOr<PublisherPage> Validate(const v1::ListPublishersRequest& request) {
@@ -122,6 +139,7 @@ void ToProto(const store::PublisherRecord& publisher, bool with_keys, v1::Publis
   out->set_verified(publisher.settings.verified);
   out->set_require_signature(publisher.settings.require_signature);
   out->set_retention_seconds(publisher.settings.retention_seconds);
+  out->set_keep_drops_seconds(publisher.settings.keep_drops_seconds);
   out->set_enabled(publisher.enabled);
   *out->mutable_created_at() = TimestampProto(publisher.created_at);
   if (with_keys) {
@@ -185,6 +203,23 @@ PORTCULLIS_VERIFIER_RPC(SetPublisherEnabled) {
         call.Info("publisher {} name={}", request->enabled() ? "enabled" : "disabled", name);
         return absl::OkStatus();
       }));
+}
+
+PORTCULLIS_VERIFIER_RPC(UpdatePublisher) {
+  return rpcs_.Serve(
+      "UpdatePublisher", context, request, response, kUnboundAdminAccess,
+      [](const v1::UpdatePublisherRequest& request) { return Validate(request); },
+      OnPool(*deps_.pool,
+             [this, response](PublisherUpdate update, const RpcCall& call) -> absl::Status {
+               ASSIGN_OR_RETURN(
+                   store::PublisherRecord publisher,
+                   deps_.publishers->SetKeepDrops(update.name, update.keep_drops_seconds));
+               deps_.evaluator->ForgetPublisher(update.name);
+               ToProto(publisher, /*with_keys=*/true, response->mutable_publisher());
+               call.Info("publisher updated name={} keep_drops_seconds={}", update.name,
+                         update.keep_drops_seconds);
+               return absl::OkStatus();
+             }));
 }
 
 PORTCULLIS_VERIFIER_RPC(AddPublisherKey) {

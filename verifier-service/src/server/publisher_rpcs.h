@@ -1,9 +1,10 @@
 #pragma once
 
 // The publisher admin RPCs (AddPublisher, ListPublishers, SetPublisherEnabled, AddPublisherKey,
-// RevokePublisherKey): request validation, key parsing, the mapping of store records to
+// RevokePublisherKey, UpdatePublisher): request validation, key parsing, the mapping of store records to
 // responses, and the handlers (VerifierService members, publisher_rpcs.cc).
 
+#include <cstdint>
 #include <string>
 
 #include "absl/status/status.h"
@@ -14,9 +15,18 @@
 namespace portcullis::verifier::server {
 
 // The rules of AddPublisherRequest: the name (ValidatePublisherName), retention_seconds from 0
-// (the server default) to ten years. kInvalidArgument naming the field.
+// (the server default) to ten years, keep_drops_seconds from 0 (off) to ten years.
+// kInvalidArgument naming the field.
 absl::StatusOr<store::PublisherSettings> Validate(
     const portcullis::verifier::v1::AddPublisherRequest& request);
+
+// UpdatePublisherRequest: the name, and at least one setting, each in AddPublisher's range.
+struct PublisherUpdate {
+  std::string name;
+  int64_t keep_drops_seconds = 0;
+};
+absl::StatusOr<PublisherUpdate> Validate(
+    const portcullis::verifier::v1::UpdatePublisherRequest& request);
 
 struct PublisherPage {
   std::string after;  // Empty: from the first.

@@ -153,6 +153,7 @@ absl::Status VerifierServer::BuildIngest() {
   ingest_options.require_registration = config_.ingest_require_registration;
   ingest_options.default_retention = config_.ingest_default_retention;
   ingest_options.publisher_cache_ttl = config_.ingest_publisher_cache_ttl;
+  ingest_options.drop_ledger_max_bytes = config_.drop_ledger_max_bytes;
   ingest_options.signature_limits.tolerance = config_.ingest_signature_tolerance;
   ingest_evaluator_ = std::make_unique<ingest::IngestEvaluator>(
       *publisher_store_, *ingest_store_, std::move(ingest_options));
@@ -170,6 +171,7 @@ absl::Status VerifierServer::BuildIngest() {
   sweeper_options.periods.failed_mentions = config_.failed_mention_retention;
   sweeper_options.periods.accepted_items = config_.accepted_item_retention;
   sweeper_options.periods.dead_letters = config_.dead_letter_retention;
+  sweeper_options.periods.drops = config_.drop_retention;
   sweeper_options.interval = config_.retention_sweep_interval;
   sweeper_options.batch = config_.retention_sweep_batch;
   retention_sweeper_ = std::make_unique<lifecycle::RetentionSweeper>(

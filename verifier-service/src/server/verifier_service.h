@@ -190,6 +190,11 @@ class VerifierService final : public portcullis::verifier::v1::Verifier::Callbac
       const portcullis::verifier::v1::ListAcceptedItemsRequest* request,
       portcullis::verifier::v1::ListAcceptedItemsResponse* response) override;
 
+  grpc::ServerUnaryReactor* UpdatePublisher(
+      grpc::CallbackServerContext* context,
+      const portcullis::verifier::v1::UpdatePublisherRequest* request,
+      portcullis::verifier::v1::UpdatePublisherResponse* response) override;
+
   // blocklist_rpcs.cc
   grpc::ServerUnaryReactor* AddBlock(grpc::CallbackServerContext* context,
                                      const portcullis::verifier::v1::AddBlockRequest* request,
@@ -278,6 +283,13 @@ class VerifierService final : public portcullis::verifier::v1::Verifier::Callbac
   grpc::ServerUnaryReactor* Erase(grpc::CallbackServerContext* context,
                                   const portcullis::verifier::v1::EraseRequest* request,
                                   portcullis::verifier::v1::EraseResponse* response) override;
+  grpc::ServerUnaryReactor* ListDrops(grpc::CallbackServerContext* context,
+                                      const portcullis::verifier::v1::ListDropsRequest* request,
+                                      portcullis::verifier::v1::ListDropsResponse* response) override;
+  grpc::ServerUnaryReactor* ReevaluateDrops(
+      grpc::CallbackServerContext* context,
+      const portcullis::verifier::v1::ReevaluateDropsRequest* request,
+      portcullis::verifier::v1::ReevaluateDropsResponse* response) override;
 
  private:
   explicit VerifierService(const VerifierServiceDeps& deps) : deps_(deps) {}

@@ -78,12 +78,50 @@ struct AcceptedItemRecord {
   absl::Time accepted_at;
 };
 
+// A dropped delivery kept in the drop ledger (issue 17), for re-evaluation.
+struct DroppedDeliveryRecord {
+  std::string drop_id;  // A UUID.
+  std::string reason;   // The drop's reason.
+  DeliveryRecord delivery;
+  absl::Time received_at;  // When the drop was decided: a signature is judged against it.
+  absl::Time expires_at;   // received_at + the publisher's keep_drops.
+};
+
+// Which ledger rows ListDrops reads: one publisher's, of one reason (empty: any), received at or
+// after `since` (InfinitePast: any).
+struct DropFilter {
+  std::string publisher;
+  std::string reason;
+  absl::Time since = absl::InfinitePast();
+};
+
+// Keyset position in a publisher's ledger (oldest first).
+struct DropPosition {
+  absl::Time received_at;
+  std::string drop_id;
+};
+
+// What a kept drop counts against its publisher's ledger cap: its bodies and every header kept.
+inline int64_t DropLedgerBytes(const DeliveryRecord& delivery) {
+  return static_cast<int64_t>(delivery.raw_body.size() + delivery.canonical_body.size() +
+                              delivery.signature_header.size() + delivery.message_id.size() +
+                              delivery.timestamp.size() + delivery.item_id.size() +
+                              delivery.digital_source_type.size());
+}
+
 // A decision to record. `decision.dead_letter_id` is ignored (the store assigns one).
 struct NewDecision {
   DecisionRecord decision;
   DeliveryRecord delivery;
   // Set when this decision comes from replaying that dead letter (see Record).
   std::string replay_of;
+  // A recorded drop is kept in the drop ledger for this long (zero: not kept), when its
+  // publisher's ledger has room: DropLedgerBytes of all its rows at most drop_ledger_max_bytes
+  // (a drop that does not fit is not kept; the older ones stay).
+  absl::Duration keep_drop_for = absl::ZeroDuration();
+  int64_t drop_ledger_max_bytes = 0;
+  // Set (a ledger row id) when this decision re-evaluates that dropped delivery (see Record).
+  std::string reevaluation_of;
 };
 
 // A decision to record as judged at `now` (whether a stored decision has expired): what
@@ -98,6 +136,8 @@ struct RecordResult {
   // (a duplicate).
   bool recorded = false;
   DecisionRecord decision;
+  // True when the drop went into the drop ledger (keep_drop_for set and it fitted the cap).
+  bool drop_kept = false;
 };
 
 // Ingest decisions, the outbox of accepted items and the dead-letter queue. Implementations are
@@ -123,7 +163,16 @@ class IngestStore {
   // Concurrent calls for the same key are serialized by the key: one records, the others see it.
   // With `replay_of` set, the dead letter is kept (with the new reason) when the outcome is
   // quarantined again with it, and deleted otherwise (also when the outcome is a duplicate).
+  // With `reevaluation_of` set (only for an accepted decision), a stored drop of the same key is
+  // replaced too (re-evaluation decides again), and when the item is accepted (by this decision
+  // or an earlier one) the ledger rows of its key leave the ledger; otherwise nothing changes.
+  // A recorded drop with `keep_drop_for` is kept in the drop ledger in the same transaction.
   virtual absl::StatusOr<RecordResult> Record(const NewDecision& next, absl::Time now) = 0;
+
+  // Up to `limit` dropped deliveries of the ledger matching `filter`, after `after` (nullopt:
+  // from the oldest), oldest first.
+  virtual absl::StatusOr<std::vector<DroppedDeliveryRecord>> ListDrops(
+      const DropFilter& filter, const std::optional<DropPosition>& after, int limit) = 0;
 
   // Up to `limit` dead letters after `after` (nullopt: from the oldest), oldest first, only
   // `publisher`'s unless it is empty.

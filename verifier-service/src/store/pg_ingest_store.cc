@@ -140,6 +140,49 @@ constexpr PgStatement kListItems{
     PORTCULLIS_MICROS("accepted_at") " "
     "FROM ingest_items WHERE cursor > $1 ORDER BY cursor LIMIT $2"};
 
+// The drop ledger (issue 17). A recorded drop is kept when it fits its publisher's cap: the
+// usage row's upsert adds its bytes only when the total stays within $15 (re-checked on the
+// latest row under its lock, so concurrent writers never pass the cap), and the row is inserted
+// only when the bytes were added. A drop over the cap is not kept; the older ones stay.
+constexpr PgStatement kKeepDrop{
+    "ingest_keep_drop",
+    "WITH u AS (INSERT INTO drop_ledger_usage AS u (publisher, bytes) "
+    "  SELECT $1, $12::bigint WHERE $12::bigint <= $15::bigint "
+    "  ON CONFLICT (publisher) DO UPDATE SET bytes = u.bytes + EXCLUDED.bytes "
+    "  WHERE u.bytes + EXCLUDED.bytes <= $15::bigint RETURNING 1) "
+    "INSERT INTO dropped_deliveries (publisher, item_id, content_hash, reason, signature_header, "
+    "  message_id, timestamp_header, raw_body, canonical_body, is_synthetic, "
+    "  digital_source_type, size_bytes, received_at, expires_at) "
+    "SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, "
+    "  CASE $10 WHEN 'true' THEN true WHEN 'false' THEN false END, $11, $12::bigint, "
+    "  " PORTCULLIS_TIME("$13") ", " PORTCULLIS_TIME("$14") " FROM u"};
+
+// A re-evaluation's acceptance replaces the drop it decides again (besides what the upsert
+// replaces anyway); an accepted decision stays (the item is accepted once).
+constexpr PgStatement kReevaluateUpsert{
+    "ingest_reevaluate_upsert",
+    PORTCULLIS_UPSERT_DECISION " OR d.decision = 'dropped' "
+    "RETURNING coalesce(d.dead_letter_id::text, '')"};
+
+// An accepted item's ledger rows have nothing left to decide.
+constexpr PgStatement kDeleteKeyDrops{
+    "ingest_delete_key_drops",
+    "DELETE FROM dropped_deliveries WHERE publisher = $1 AND content_hash = $2"};
+
+// Keyset pagination on (received_at, id) within one publisher; $2 reason ('' any), $3 since,
+// $4/$5 the last position seen ($5 '' for none).
+constexpr PgStatement kListDrops{
+    "ingest_list_drops",
+    "SELECT id::text, reason, publisher, item_id, content_hash, signature_header, message_id, "
+    "  timestamp_header, raw_body, canonical_body, "
+    "  CASE WHEN is_synthetic IS NULL THEN '' WHEN is_synthetic THEN 'true' ELSE 'false' END, "
+    "  digital_source_type, " PORTCULLIS_MICROS("received_at") ", "
+    PORTCULLIS_MICROS("expires_at") " "
+    "FROM dropped_deliveries WHERE publisher = $1 AND ($2 = '' OR reason = $2) "
+    "AND received_at >= " PORTCULLIS_TIME("$3") " "
+    "AND ($5 = '' OR (received_at, id) > (" PORTCULLIS_TIME("$4") ", nullif($5, '')::uuid)) "
+    "ORDER BY received_at, id LIMIT $6"};
+
 #undef PORTCULLIS_DEAD_LETTER_COLUMNS
 #undef PORTCULLIS_OUTBOX_LOCK_KEY
 #undef PORTCULLIS_UPSERT_DECISION
@@ -202,6 +245,54 @@ pqxx::binarystring Bytes(const std::string& bytes) {
   return pqxx::binarystring(bytes.data(), bytes.size());
 }
 
+std::string SyntheticText(const DeliveryRecord& delivery) {
+  return delivery.is_synthetic.has_value() ? (*delivery.is_synthetic ? "true" : "false") : "";
+}
+
+// Whether `next`, recorded as `result`, goes to the drop ledger.
+bool ShouldKeepDrop(const NewDecision& next, const RecordResult& result) {
+  return result.recorded && next.decision.decision == StoredDecision::kDropped &&
+         next.keep_drop_for > absl::ZeroDuration() && next.reevaluation_of.empty();
+}
+
+// Keeps `next`'s drop in the ledger when it fits its publisher's cap; true when kept.
+bool KeepDrop(pqxx::transaction_base& transaction, const NewDecision& next) {
+  const DeliveryRecord& delivery = next.delivery;
+  const absl::Time received = next.decision.decided_at;
+  return ExecPrepared(transaction, kKeepDrop, delivery.publisher, delivery.item_id,
+                      delivery.content_hash, next.decision.reason, delivery.signature_header,
+                      delivery.message_id, delivery.timestamp, Bytes(delivery.raw_body),
+                      Bytes(delivery.canonical_body), SyntheticText(delivery),
+                      delivery.digital_source_type, DropLedgerBytes(delivery),
+                      absl::ToUnixMicros(received),
+                      absl::ToUnixMicros(received + next.keep_drop_for),
+                      next.drop_ledger_max_bytes)
+             .affected_rows() == 1;
+}
+
+DroppedDeliveryRecord DropFromRow(const pqxx::row& row) {
+  DroppedDeliveryRecord record;
+  record.drop_id = row[0].as<std::string>();
+  record.reason = row[1].as<std::string>();
+  DeliveryRecord& delivery = record.delivery;
+  delivery.publisher = row[2].as<std::string>();
+  delivery.item_id = row[3].as<std::string>();
+  delivery.content_hash = row[4].as<std::string>();
+  delivery.signature_header = row[5].as<std::string>();
+  delivery.message_id = row[6].as<std::string>();
+  delivery.timestamp = row[7].as<std::string>();
+  delivery.raw_body = pqxx::binarystring(row[8]).str();
+  delivery.canonical_body = pqxx::binarystring(row[9]).str();
+  const std::string synthetic = row[10].as<std::string>();
+  if (!synthetic.empty()) {
+    delivery.is_synthetic = synthetic == "true";
+  }
+  delivery.digital_source_type = row[11].as<std::string>();
+  record.received_at = absl::FromUnixMicros(row[12].as<int64_t>());
+  record.expires_at = absl::FromUnixMicros(row[13].as<int64_t>());
+  return record;
+}
+
 }  // namespace
 
 absl::StatusOr<std::optional<DecisionRecord>> PgIngestStore::FindDecision(
@@ -236,7 +327,14 @@ absl::StatusOr<RecordResult> PgIngestStore::Record(const NewDecision& next, absl
   if (!next.replay_of.empty() && !IsUuid(next.replay_of)) {
     return absl::InvalidArgumentError("dead letter id is not a UUID");
   }
-  if (next.replay_of.empty() && decision.decision != StoredDecision::kQuarantined) {
+  if (!next.reevaluation_of.empty() &&
+      (!IsUuid(next.reevaluation_of) || decision.decision != StoredDecision::kAccepted)) {
+    return absl::InvalidArgumentError("a re-evaluation records an acceptance of a ledger row");
+  }
+  const bool may_keep = decision.decision == StoredDecision::kDropped &&
+                        next.keep_drop_for > absl::ZeroDuration();
+  if (next.replay_of.empty() && next.reevaluation_of.empty() && !may_keep &&
+      decision.decision != StoredDecision::kQuarantined) {
     return RecordInOneStatement(next, now);
   }
   RecordResult result;
@@ -244,6 +342,9 @@ absl::StatusOr<RecordResult> PgIngestStore::Record(const NewDecision& next, absl
   absl::Status status = pool_.Run("record_ingest_decision", [&](pqxx::connection& connection) {
     pqxx::work transaction(connection);
     parsed = RecordInTransaction(transaction, next, now, &result);
+    if (parsed.ok() && ShouldKeepDrop(next, result)) {
+      result.drop_kept = KeepDrop(transaction, next);
+    }
     transaction.commit();
   });
   if (!status.ok()) {
@@ -265,6 +366,9 @@ absl::Status PgIngestStore::RecordInTransaction(pqxx::transaction_base& transact
   result.decision = decision;
   if (!next.replay_of.empty() && !IsUuid(next.replay_of)) {
     return absl::InvalidArgumentError("dead letter id is not a UUID");
+  }
+  if (!next.reevaluation_of.empty()) {
+    return RecordReevaluation(transaction, next, now, out);
   }
   if (next.replay_of.empty() && decision.decision != StoredDecision::kQuarantined) {
     // The common case: kRecordDecision, one statement.
@@ -311,8 +415,7 @@ absl::Status PgIngestStore::RecordInTransaction(pqxx::transaction_base& transact
                     decision.content_hash);
     } else if (decision.decision == StoredDecision::kQuarantined &&
                result.decision.dead_letter_id != next.replay_of) {
-      const std::string synthetic =
-          delivery.is_synthetic.has_value() ? (*delivery.is_synthetic ? "true" : "false") : "";
+      const std::string synthetic = SyntheticText(delivery);
       ExecPrepared0(transaction, kInsertDeadLetter, result.decision.dead_letter_id,
                     delivery.publisher, delivery.item_id, delivery.content_hash, decision.reason,
                     delivery.signature_header, delivery.message_id, delivery.timestamp,
@@ -354,8 +457,74 @@ std::vector<absl::StatusOr<RecordResult>> PgIngestStore::RecordBatch(
       results[i] = status;
     }
   }
+  // The drops to keep, after every decision: a writer takes the ledger's usage rows last (in
+  // publisher order, as `order` is), so it never waits for a decision while holding one.
+  for (const size_t i : order) {
+    if (results[i].ok() && ShouldKeepDrop(batch[i], *results[i])) {
+      results[i]->drop_kept = KeepDrop(transaction, batch[i]);
+    }
+  }
   transaction.commit();
   return results;
+}
+
+absl::Status PgIngestStore::RecordReevaluation(pqxx::transaction_base& transaction,
+                                               const NewDecision& next, absl::Time now,
+                                               RecordResult* out) {
+  const DecisionRecord& decision = next.decision;
+  const DeliveryRecord& delivery = next.delivery;
+  RecordResult& result = *out;
+  if (!IsUuid(next.reevaluation_of) || decision.decision != StoredDecision::kAccepted) {
+    return absl::InvalidArgumentError("a re-evaluation records an acceptance of a ledger row");
+  }
+  const pqxx::result upserted = ExecPrepared(
+      transaction, kReevaluateUpsert, decision.publisher, decision.content_hash, decision.item_id,
+      std::string(StoredDecisionName(decision.decision)), decision.reason,
+      decision.signature_valid, std::string(), absl::ToUnixMicros(decision.decided_at),
+      absl::ToUnixMicros(decision.expires_at), absl::ToUnixMicros(now));
+  if (upserted.empty()) {
+    // Accepted already (this item once only): its ledger rows are moot all the same.
+    const pqxx::row row =
+        ExecPrepared1(transaction, kReadDecision, decision.publisher, decision.content_hash);
+    if (absl::Status parsed = DecisionFromRow(row, &result.decision); !parsed.ok()) {
+      return parsed;
+    }
+  } else {
+    result.recorded = true;
+    ExecPrepared(transaction, kOutboxInsertLock);
+    ExecPrepared0(transaction, kInsertItem, decision.publisher, decision.item_id,
+                  decision.content_hash, Bytes(delivery.canonical_body), decision.signature_valid);
+    ExecPrepared0(transaction, kDeleteMootDeadLetters, decision.publisher, decision.content_hash);
+  }
+  if (result.decision.decision == StoredDecision::kAccepted) {
+    ExecPrepared0(transaction, kDeleteKeyDrops, decision.publisher, decision.content_hash);
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<DroppedDeliveryRecord>> PgIngestStore::ListDrops(
+    const DropFilter& filter, const std::optional<DropPosition>& after, int limit) {
+  if (after.has_value() && !IsUuid(after->drop_id)) {
+    return absl::InvalidArgumentError("page token is not valid");
+  }
+  std::vector<DroppedDeliveryRecord> drops;
+  absl::Status status = pool_.Run("list_drops", [&](pqxx::connection& connection) {
+    drops.clear();
+    pqxx::nontransaction transaction(connection);
+    const int64_t since =
+        filter.since == absl::InfinitePast() ? int64_t{0} : absl::ToUnixMicros(filter.since);
+    const pqxx::result rows = ExecPrepared(
+        transaction, kListDrops, filter.publisher, filter.reason, since,
+        after ? absl::ToUnixMicros(after->received_at) : int64_t{0},
+        after ? after->drop_id : std::string(), limit);
+    for (const pqxx::row& row : rows) {
+      drops.push_back(DropFromRow(row));
+    }
+  });
+  if (!status.ok()) {
+    return status;
+  }
+  return drops;
 }
 
 absl::StatusOr<RecordResult> PgIngestStore::RecordInOneStatement(const NewDecision& next,

@@ -9,7 +9,7 @@
 namespace portcullis::verifier::store {
 
 // IngestStore on PostgreSQL (tables `ingest_decisions`, `ingest_items` and `dead_letters`,
-// migrations/0005_create_ingest.sql).
+// migrations/0005_create_ingest.sql; the drop ledger `dropped_deliveries`, 0012_drop_ledger.sql).
 class PgIngestStore final : public IngestStore {
  public:
   // `pool` must outlive the store.
@@ -27,6 +27,8 @@ class PgIngestStore final : public IngestStore {
   absl::Status DiscardDeadLetter(const std::string& dead_letter_id) override;
   absl::StatusOr<std::vector<AcceptedItemRecord>> ListAcceptedItems(int64_t after_cursor,
                                                                     int limit) override;
+  absl::StatusOr<std::vector<DroppedDeliveryRecord>> ListDrops(
+      const DropFilter& filter, const std::optional<DropPosition>& after, int limit) override;
 
   // Record(next, now) for each of `batch`, all in ONE transaction on `connection`, committed
   // before it returns (IngestWriter's batches, issue 21): one result per decision, in the order
@@ -44,6 +46,10 @@ class PgIngestStore final : public IngestStore {
   // Record's statements inside `transaction` (not committed): `result` gets what Record answers.
   absl::Status RecordInTransaction(pqxx::transaction_base& transaction, const NewDecision& next,
                                    absl::Time now, RecordResult* result);
+
+  // RecordInTransaction for a re-evaluation's acceptance (NewDecision::reevaluation_of).
+  absl::Status RecordReevaluation(pqxx::transaction_base& transaction, const NewDecision& next,
+                                  absl::Time now, RecordResult* result);
 
   // Record without a replay or a quarantine: one statement, one round trip, its own transaction.
   // (Group commit, several of these per transaction, was tried in 3c33643 and did not pay: the

@@ -17,23 +17,27 @@ namespace {
 
 #define PORTCULLIS_MICROS(column) "(extract(epoch FROM " column ") * 1000000)::bigint"
 
-constexpr char kPublisherColumns[] =
-    "name, verified, require_signature, retention_seconds, enabled, " PORTCULLIS_MICROS(
-        "created_at");
+#define PORTCULLIS_PUBLISHER_COLUMNS                                                  \
+  "name, verified, require_signature, retention_seconds, enabled, " PORTCULLIS_MICROS( \
+      "created_at") ", keep_drops_seconds"
+
+constexpr char kPublisherColumns[] = PORTCULLIS_PUBLISHER_COLUMNS;
 
 // The no-op DO UPDATE makes RETURNING answer for an existing row too; `xmax = 0` holds only for
 // a row this statement inserted.
 constexpr char kAddPublisher[] =
-    "INSERT INTO publishers (name, verified, require_signature, retention_seconds) "
-    "VALUES ($1, $2, $3, $4) "
+    "INSERT INTO publishers (name, verified, require_signature, retention_seconds, "
+    "  keep_drops_seconds) "
+    "VALUES ($1, $2, $3, $4, $5) "
     "ON CONFLICT (name) DO UPDATE SET name = publishers.name "
-    "RETURNING name, verified, require_signature, retention_seconds, enabled, " PORTCULLIS_MICROS(
-        "created_at") ", (xmax = 0)";
+    "RETURNING " PORTCULLIS_PUBLISHER_COLUMNS ", (xmax = 0)";
 
 constexpr char kSetEnabled[] =
-    "UPDATE publishers SET enabled = $2 WHERE name = $1 "
-    "RETURNING name, verified, require_signature, retention_seconds, enabled, " PORTCULLIS_MICROS(
-        "created_at");
+    "UPDATE publishers SET enabled = $2 WHERE name = $1 RETURNING " PORTCULLIS_PUBLISHER_COLUMNS;
+
+constexpr char kSetKeepDrops[] =
+    "UPDATE publishers SET keep_drops_seconds = $2 WHERE name = $1 "
+    "RETURNING " PORTCULLIS_PUBLISHER_COLUMNS;
 
 constexpr char kKeyColumns[] =
     "id::text, algorithm, key_material, fingerprint, " PORTCULLIS_MICROS(
@@ -56,6 +60,7 @@ constexpr char kRevokeKey[] =
     "RETURNING id::text, algorithm, key_material, fingerprint, " PORTCULLIS_MICROS(
         "created_at") ", " PORTCULLIS_MICROS("revoked_at");
 
+#undef PORTCULLIS_PUBLISHER_COLUMNS
 #undef PORTCULLIS_MICROS
 
 PublisherRecord PublisherFromRow(const pqxx::row& row) {
@@ -66,6 +71,7 @@ PublisherRecord PublisherFromRow(const pqxx::row& row) {
   record.settings.retention_seconds = row[3].as<int64_t>();
   record.enabled = row[4].as<bool>();
   record.created_at = absl::FromUnixMicros(row[5].as<int64_t>());
+  record.settings.keep_drops_seconds = row[6].as<int64_t>();
   return record;
 }
 
@@ -147,11 +153,12 @@ absl::StatusOr<AddPublisherResult> PgPublisherStore::AddPublisher(
     pqxx::work transaction(connection);
     const pqxx::row row =
         transaction.exec_params1(kAddPublisher, settings.name, settings.verified,
-                                 settings.require_signature, settings.retention_seconds);
+                                 settings.require_signature, settings.retention_seconds,
+                                 settings.keep_drops_seconds);
     std::vector<PublisherRecord> one = {PublisherFromRow(row)};
     LoadKeys(transaction, one);
     result.publisher = std::move(one.front());
-    result.created = row[6].as<bool>();
+    result.created = row[7].as<bool>();
     transaction.commit();
   });
   if (!status.ok()) {
@@ -201,6 +208,30 @@ absl::StatusOr<PublisherRecord> PgPublisherStore::SetEnabled(const std::string& 
   }
   if (!result) {
     return absl::NotFoundError(absl::StrCat("no publisher is named ", name));
+  }
+  return *std::move(result);
+}
+
+absl::StatusOr<PublisherRecord> PgPublisherStore::SetKeepDrops(const std::string& name,
+                                                               int64_t keep_drops_seconds) {
+  std::optional<PublisherRecord> result;
+  absl::Status status = pool_.Run("set_publisher_keep_drops", [&](pqxx::connection& connection) {
+    result.reset();
+    pqxx::work transaction(connection);
+    const pqxx::result rows = transaction.exec_params(kSetKeepDrops, name, keep_drops_seconds);
+    if (rows.empty()) {
+      return;
+    }
+    std::vector<PublisherRecord> one = {PublisherFromRow(rows[0])};
+    LoadKeys(transaction, one);
+    result = std::move(one.front());
+    transaction.commit();
+  });
+  if (!status.ok()) {
+    return status;
+  }
+  if (!result.has_value()) {
+    return absl::NotFoundError("no publisher has that name");
   }
   return *std::move(result);
 }

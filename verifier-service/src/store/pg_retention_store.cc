@@ -55,13 +55,27 @@ constexpr PgStatement kDeleteExpiredDecisions{
     "  ORDER BY expires_at LIMIT $2 FOR UPDATE SKIP LOCKED)) "
     "AND expires_at <= " PORTCULLIS_RETENTION_TIME("$1")};
 
+// The drop ledger: rows past --drop_retention, and rows past their publisher's keep_drops.
+// (Deleting gives their bytes back to the publisher's cap: the trigger of 0012_drop_ledger.sql.)
+constexpr PgStatement kDeleteOldDrops{
+    "retention_delete_old_drops",
+    "DELETE FROM dropped_deliveries WHERE id = ANY(ARRAY("
+    "  SELECT id FROM dropped_deliveries WHERE received_at < " PORTCULLIS_RETENTION_TIME("$1") " "
+    "  ORDER BY received_at LIMIT $2 FOR UPDATE SKIP LOCKED))"};
+
+constexpr PgStatement kDeleteExpiredDrops{
+    "retention_delete_expired_drops",
+    "DELETE FROM dropped_deliveries WHERE id = ANY(ARRAY("
+    "  SELECT id FROM dropped_deliveries WHERE expires_at <= " PORTCULLIS_RETENTION_TIME("$1") " "
+    "  ORDER BY expires_at LIMIT $2 FOR UPDATE SKIP LOCKED))"};
+
 // n_live_tup: the statistics collector's live rows, kept current by every write (a count(*)
 // of a large table would cost a scan per sample).
 constexpr PgStatement kRetentionEstimateRows{
     "retention_estimate_rows",
     "SELECT t.name, coalesce(s.n_live_tup, 0) "
     "FROM unnest(ARRAY['mentions', 'verification_jobs', 'ingest_decisions', 'ingest_items', "
-    "  'dead_letters', 'erasures']) AS t(name) "
+    "  'dead_letters', 'erasures', 'dropped_deliveries']) AS t(name) "
     "LEFT JOIN pg_stat_user_tables s ON s.relname = t.name AND s.schemaname = current_schema() "
     "ORDER BY t.name"};
 
@@ -78,6 +92,10 @@ const PgStatement& RetentionDeleteStatement(ExpiringRows rows) {
       return kDeleteDeadLetters;
     case ExpiringRows::kExpiredDecisions:
       return kDeleteExpiredDecisions;
+    case ExpiringRows::kOldDrops:
+      return kDeleteOldDrops;
+    case ExpiringRows::kExpiredDrops:
+      return kDeleteExpiredDrops;
   }
   return kDeleteExpiredDecisions;
 }
@@ -126,6 +144,9 @@ const char* ExpiringRowsTable(ExpiringRows rows) {
       return "dead_letters";
     case ExpiringRows::kExpiredDecisions:
       return "ingest_decisions";
+    case ExpiringRows::kOldDrops:
+    case ExpiringRows::kExpiredDrops:
+      return "dropped_deliveries";
   }
   return "unknown";
 }

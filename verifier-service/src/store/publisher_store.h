@@ -33,6 +33,8 @@ struct PublisherSettings {
   bool verified = false;
   bool require_signature = false;
   int64_t retention_seconds = 0;  // 0: the server default.
+  // How long dropped deliveries are kept in the drop ledger (issue 17); 0: not kept.
+  int64_t keep_drops_seconds = 0;
 };
 
 struct PublisherRecord {
@@ -71,6 +73,11 @@ class PublisherStore {
 
   // NOT_FOUND when no publisher has that name.
   virtual absl::StatusOr<PublisherRecord> SetEnabled(const std::string& name, bool enabled) = 0;
+
+  // Sets how long the publisher's drops are kept in the drop ledger (0: not kept; the rows kept
+  // so far keep their expiry). NOT_FOUND when no publisher has that name.
+  virtual absl::StatusOr<PublisherRecord> SetKeepDrops(const std::string& name,
+                                                       int64_t keep_drops_seconds) = 0;
 
   // Adds an active key; idempotent while the same key is active. NOT_FOUND for an unknown
   // publisher.

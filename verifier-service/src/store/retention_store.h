@@ -18,11 +18,14 @@ enum class ExpiringRows {
   kAcceptedItems,     // ingest_items accepted before the cutoff (the outbox).
   kDeadLetters,       // dead_letters created before the cutoff.
   kExpiredDecisions,  // ingest_decisions whose expires_at is at or before the cutoff (now).
+  kOldDrops,          // dropped_deliveries (the drop ledger) received before the cutoff.
+  kExpiredDrops,      // dropped_deliveries whose expires_at (the publisher's keep_drops) is at
+                      // or before the cutoff (now).
 };
 
-inline constexpr std::array<ExpiringRows, 4> kAllExpiringRows = {
-    ExpiringRows::kFailedMentions, ExpiringRows::kAcceptedItems, ExpiringRows::kDeadLetters,
-    ExpiringRows::kExpiredDecisions};
+inline constexpr std::array<ExpiringRows, 6> kAllExpiringRows = {
+    ExpiringRows::kFailedMentions,    ExpiringRows::kAcceptedItems, ExpiringRows::kDeadLetters,
+    ExpiringRows::kExpiredDecisions, ExpiringRows::kOldDrops,      ExpiringRows::kExpiredDrops};
 
 // The table the rows are in ("mentions", "ingest_items", ...), as metrics label them.
 const char* ExpiringRowsTable(ExpiringRows rows);
