@@ -196,12 +196,14 @@ TEST_F(VerifierPgIngestStoreTest, ARecordedDropIsKeptInTheLedgerWithinItsCap) {
 TEST_F(VerifierPgIngestStoreTest, BatchesKeepTheirDropsInTheSameTransaction) {
   PORTCULLIS_CREATE_TEST_DATABASE_OR_SKIP(db);
   Open(db->connection_string());
-  const std::vector<NewDecision> batch = {KeptDrop(1, 1 << 20),
-                                          Decision("feed", 2, StoredDecision::kAccepted, false),
-                                          KeptDrop(3, 1 << 20), KeptDrop(1, 1 << 20)};
+  const std::vector<DecisionAt> batch = {
+      {KeptDrop(1, 1 << 20), kNow},
+      {Decision("feed", 2, StoredDecision::kAccepted, false), kNow},
+      {KeptDrop(3, 1 << 20), kNow},
+      {KeptDrop(1, 1 << 20), kNow}};
   pqxx::connection connection(url_);
   const std::vector<absl::StatusOr<RecordResult>> results =
-      store_->RecordBatch(connection, batch, kNow);
+      store_->RecordBatch(connection, batch);
   ASSERT_EQ(results.size(), 4u);
   for (const auto& result : results) {
     ASSERT_TRUE(result.ok()) << result.status();

@@ -460,8 +460,8 @@ std::vector<absl::StatusOr<RecordResult>> PgIngestStore::RecordBatch(
   // The drops to keep, after every decision: a writer takes the ledger's usage rows last (in
   // publisher order, as `order` is), so it never waits for a decision while holding one.
   for (const size_t i : order) {
-    if (results[i].ok() && ShouldKeepDrop(batch[i], *results[i])) {
-      results[i]->drop_kept = KeepDrop(transaction, batch[i]);
+    if (results[i].ok() && ShouldKeepDrop(batch[i].next, *results[i])) {
+      results[i]->drop_kept = KeepDrop(transaction, batch[i].next);
     }
   }
   transaction.commit();
