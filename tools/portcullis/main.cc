@@ -51,6 +51,8 @@ ABSL_FLAG(bool, reverify, false,
 ABSL_FLAG(std::string, source_host, "", "`erase`: erase the mentions whose source has this host");
 ABSL_FLAG(std::string, mention, "", "`erase`: erase this mention (its id)");
 ABSL_FLAG(bool, undo, false, "`erase`: remove that erasure's tombstones");
+ABSL_FLAG(std::string, trust, "",
+          "`c2pa verify`: a PEM file of the trust anchors a C2PA signer must chain to");
 
 ABSL_FLAG(std::string, moderation, "",
           "`site set`: the site's moderation policy: off, first-time-authors or all");
@@ -152,6 +154,7 @@ int main(int argc, char** argv) {
       .erase_source_host = absl::GetFlag(FLAGS_source_host),
       .erase_mention = absl::GetFlag(FLAGS_mention),
       .undo = absl::GetFlag(FLAGS_undo),
+      .c2pa_trust = absl::GetFlag(FLAGS_trust),
   };
   const absl::StatusOr<std::string> token = portcullis::cli::ResolveToken(
       absl::GetFlag(FLAGS_token_file), Env("PORTCULLIS_TOKEN"), Env("PORTCULLIS_TOKEN_FILE"));

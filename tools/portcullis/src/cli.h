@@ -73,6 +73,8 @@ struct CliOptions {
   std::string erase_source_host;
   std::string erase_mention;
   bool undo = false;
+  // `c2pa verify`: --trust, a PEM file of trust anchors (empty: none).
+  std::string c2pa_trust;
 };
 
 // The token the CLI presents: the file named by --token_file (`flag_token_file`) when given,
