@@ -1,0 +1,93 @@
+// The c2pa-ts library (npm "@trustnxt/c2pa-ts", pure TypeScript) as the maker of C2PA test
+// vectors and as a differential oracle for verifier-service/src/c2pa:
+//
+//   node oracle.js sign IN OUT KEY_PEM CERT_PEM ALG [DIGITAL_SOURCE_TYPE]
+//       writes OUT: IN (a JPEG or PNG) with a C2PA manifest signed by KEY_PEM (any PEM private
+//       key) and CERT_PEM (its certificate) with COSE algorithm ALG (ES256, ES384, ES512, PS256,
+//       PS384, PS512, Ed25519): a c2pa.hash.data hard binding and, when DIGITAL_SOURCE_TYPE is
+//       given, a c2pa.actions assertion with one c2pa.created action declaring it.
+//   node oracle.js validate FILE
+//       prints {"manifest": bool, "valid": bool, "codes": [{"code", "success"}], "error": str}:
+//       what the library's own validator says of FILE (it does not evaluate chains of trust).
+'use strict';
+
+const fs = require('fs');
+const crypto = require('crypto');
+
+async function load() {
+  const [asset, cose, manifest, jumbf, x509] = await Promise.all([
+    import('@trustnxt/c2pa-ts/asset'),
+    import('@trustnxt/c2pa-ts/cose'),
+    import('@trustnxt/c2pa-ts/manifest'),
+    import('@trustnxt/c2pa-ts/jumbf'),
+    import('@peculiar/x509'),
+  ]);
+  return { ...asset, ...cose, ...manifest, ...jumbf, X509Certificate: x509.X509Certificate };
+}
+
+function openAsset(lib, bytes) {
+  if (lib.JPEG.canRead(bytes)) return new lib.JPEG(bytes);
+  if (lib.PNG.canRead(bytes)) return new lib.PNG(bytes);
+  throw new Error('neither JPEG nor PNG');
+}
+
+async function sign(lib, inFile, outFile, keyPem, certPem, alg, sourceType) {
+  const asset = openAsset(lib, fs.readFileSync(inFile));
+  const certificate = new lib.X509Certificate(fs.readFileSync(certPem, 'utf8'));
+  const key = crypto.createPrivateKey(fs.readFileSync(keyPem)).export({ type: 'pkcs8', format: 'der' });
+  const algorithm = lib.CoseAlgorithmIdentifier[alg];
+  if (algorithm === undefined) throw new Error(`unknown algorithm ${alg}`);
+  const signer = new lib.LocalSigner(new Uint8Array(key), algorithm, certificate, []);
+  const store = new lib.ManifestStore();
+  const manifest = store.createManifest({
+    assetFormat: asset.mimeType,
+    instanceID: 'xmp:iid:portcullis-test',
+    defaultHashAlgorithm: 'SHA-256',
+    signer,
+  });
+  if (sourceType) {
+    const actions = new lib.ActionAssertion();
+    actions.actions.push({ action: 'c2pa.created', digitalSourceType: sourceType });
+    manifest.addAssertion(actions);
+  }
+  const dataHash = lib.DataHashAssertion.create('SHA-256');
+  manifest.addAssertion(dataHash);
+  await asset.ensureManifestSpace(store.measureSize());
+  await dataHash.updateWithAsset(asset);
+  await manifest.sign(signer);
+  await asset.writeManifestJUMBF(store.getBytes());
+  fs.writeFileSync(outFile, await asset.getDataRange());
+}
+
+async function validate(lib, file) {
+  const out = { manifest: false, valid: false, codes: [], error: '' };
+  try {
+    const asset = openAsset(lib, fs.readFileSync(file));
+    const jumbf = asset.getManifestJUMBF();
+    if (!jumbf) return out;
+    out.manifest = true;
+    const store = lib.ManifestStore.read(lib.SuperBox.fromBuffer(jumbf));
+    const result = await store.validate(asset);
+    out.valid = result.isValid;
+    out.codes = result.statusEntries.map((e) => ({ code: e.code, success: e.success === true }));
+  } catch (e) {
+    out.error = String(e && e.message ? e.message : e);
+  }
+  return out;
+}
+
+(async () => {
+  const [command, ...args] = process.argv.slice(2);
+  const lib = await load();
+  if (command === 'sign' && (args.length === 5 || args.length === 6)) {
+    await sign(lib, ...args);
+  } else if (command === 'validate' && args.length === 1) {
+    process.stdout.write(JSON.stringify(await validate(lib, args[0])) + '\n');
+  } else {
+    process.stderr.write('usage: oracle.js sign IN OUT KEY_PEM CERT_PEM ALG [SOURCE_TYPE] | validate FILE\n');
+    process.exit(2);
+  }
+})().catch((e) => {
+  process.stderr.write(`oracle: ${e && e.stack ? e.stack : e}\n`);
+  process.exit(1);
+});
