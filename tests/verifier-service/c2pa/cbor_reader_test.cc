@@ -42,6 +42,19 @@ TEST(VerifierC2paCborTest, RefusesWhatIsNotExactlyOneWellFormedItem) {
   EXPECT_TRUE(ScanCbor(std::string("\x9F\x01\x02\xFF", 4), limits).ok());
   EXPECT_FALSE(ScanCbor(std::string("\x9F\x01\x02", 3), limits).ok());
   EXPECT_FALSE(ScanCbor(std::string("\xBF\x01\xFF", 3), limits).ok());  // Key without value.
+  // Tags: what libcbor 0.8 decodes (tag 1, tag 24) passes; the one-byte heads it calls
+  // unassigned (6-20) do not.
+  EXPECT_TRUE(DecodeCbor(std::string("\xC1\x01", 2), limits).ok());
+  EXPECT_TRUE(DecodeCbor(std::string("\xD8\x18\x01", 3), limits).ok());
+  EXPECT_FALSE(ScanCbor(std::string("\xD2\x01", 2), limits).ok());
+  // Simple values: only false, true, null, undefined and floats.
+  EXPECT_TRUE(DecodeCbor(std::string("\x84\xF4\xF5\xF6\xF7", 5), limits).ok());
+  EXPECT_TRUE(DecodeCbor(std::string("\xF9\x3C\x00", 3), limits).ok());
+  EXPECT_FALSE(ScanCbor("\xE4", limits).ok());
+  EXPECT_FALSE(ScanCbor(std::string("\xF8\x20", 2), limits).ok());
+  // Text must be UTF-8.
+  EXPECT_TRUE(DecodeCbor("\x62\xC3\xA9", limits).ok());
+  EXPECT_FALSE(ScanCbor("\x62\xC7\x01", limits).ok());
 }
 
 TEST(VerifierC2paCborTest, CapsNestingAndItemCount) {
