@@ -51,8 +51,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
 
   // The parsers on their own.
-  if (const absl::StatusOr<c2pa::JumbfBox> box = c2pa::ParseJumbfSuperbox(rest, limits);
-      box.ok()) {
+  if (const absl::StatusOr<c2pa::JumbfBox> box = c2pa::ParseJumbfSuperbox(rest, limits); box.ok()) {
     FUZZ_CHECK(Depth(*box) <= limits.max_jumbf_depth + 1, "JUMBF deeper than the limit");
   }
   if (c2pa::ScanCbor(rest, limits).ok()) {

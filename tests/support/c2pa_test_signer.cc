@@ -73,8 +73,8 @@ std::string Box(absl::string_view type, absl::string_view payload) {
 std::string Superbox(absl::string_view uuid_tag, absl::string_view label,
                      absl::string_view contents) {
   const std::string description =
-      Box("jumd", absl::StrCat(C2paUuid(uuid_tag), std::string(1, '\x03'), label,
-                               std::string(1, '\0')));
+      Box("jumd",
+          absl::StrCat(C2paUuid(uuid_tag), std::string(1, '\x03'), label, std::string(1, '\0')));
   return Box("jumb", absl::StrCat(description, contents));
 }
 
@@ -87,18 +87,15 @@ std::string Sha256(absl::string_view data) {
 // The ES256 signature of `message` as COSE's r||s.
 std::string SignEs256(EVP_PKEY* key, absl::string_view message) {
   EVP_MD_CTX* context = EVP_MD_CTX_new();
-  Check(context != nullptr &&
-            EVP_DigestSignInit(context, nullptr, EVP_sha256(), nullptr, key) == 1,
+  Check(context != nullptr && EVP_DigestSignInit(context, nullptr, EVP_sha256(), nullptr, key) == 1,
         "sign init");
   size_t length = 0;
   Check(EVP_DigestSign(context, nullptr, &length,
-                       reinterpret_cast<const unsigned char*>(message.data()),
-                       message.size()) == 1,
+                       reinterpret_cast<const unsigned char*>(message.data()), message.size()) == 1,
         "sign size");
   std::string der(length, '\0');
   Check(EVP_DigestSign(context, reinterpret_cast<unsigned char*>(der.data()), &length,
-                       reinterpret_cast<const unsigned char*>(message.data()),
-                       message.size()) == 1,
+                       reinterpret_cast<const unsigned char*>(message.data()), message.size()) == 1,
         "sign");
   EVP_MD_CTX_free(context);
   const unsigned char* cursor = reinterpret_cast<const unsigned char*>(der.data());
@@ -106,8 +103,7 @@ std::string SignEs256(EVP_PKEY* key, absl::string_view message) {
   Check(signature != nullptr, "parse signature");
   std::string raw(64, '\0');
   BN_bn2binpad(ECDSA_SIG_get0_r(signature), reinterpret_cast<unsigned char*>(raw.data()), 32);
-  BN_bn2binpad(ECDSA_SIG_get0_s(signature), reinterpret_cast<unsigned char*>(raw.data()) + 32,
-               32);
+  BN_bn2binpad(ECDSA_SIG_get0_s(signature), reinterpret_cast<unsigned char*>(raw.data()) + 32, 32);
   ECDSA_SIG_free(signature);
   return raw;
 }
@@ -126,8 +122,8 @@ std::string BuildStore(const C2paTestCredential& credential, const C2paTestManif
     const std::string actions = absl::StrCat(
         Head(5, 1), Text("actions"), Head(4, 1), Head(5, 2), Text("action"), Text("c2pa.created"),
         Text("digitalSourceType"), Text(manifest.digital_source_type));
-    assertions.push_back({"c2pa.actions.v2", Superbox("cbor", "c2pa.actions.v2",
-                                                      Box("cbor", actions))});
+    assertions.push_back(
+        {"c2pa.actions.v2", Superbox("cbor", "c2pa.actions.v2", Box("cbor", actions))});
   }
   const std::string hash_data = absl::StrCat(
       Head(5, 4), Text("exclusions"), Head(4, 1), Head(5, 2), Text("start"), Uint32(start),
@@ -151,19 +147,19 @@ std::string BuildStore(const C2paTestCredential& credential, const C2paTestManif
       Text("sha256"), Text("dc:format"), Text(verifier::c2pa::MediaTypeName(type)),
       Text("instanceID"), Text("xmp:iid:portcullis-test"));
 
-  const std::string protected_header = absl::StrCat(
-      Head(5, 2), Head(0, 1), Head(1, 6) /* alg: -7, ES256 */, Head(0, 33), Head(4, 1),
-      Bytes(credential.certificate_der));
-  const std::string signature = SignEs256(
-      credential.key.get(), verifier::c2pa::CoseSigStructure(protected_header, claim));
+  const std::string protected_header =
+      absl::StrCat(Head(5, 2), Head(0, 1), Head(1, 6) /* alg: -7, ES256 */, Head(0, 33), Head(4, 1),
+                   Bytes(credential.certificate_der));
+  const std::string signature =
+      SignEs256(credential.key.get(), verifier::c2pa::CoseSigStructure(protected_header, claim));
   const std::string cose = absl::StrCat(std::string(1, '\xD2'), Head(4, 4), Bytes(protected_header),
                                         Head(5, 0), std::string(1, '\xF6'), Bytes(signature));
 
-  const std::string manifest_box = Superbox(
-      "c2ma", "urn:uuid:00000000-0000-4000-8000-000000000019",
-      absl::StrCat(Superbox("c2as", "c2pa.assertions", store_contents),
-                   Superbox("c2cl", "c2pa.claim", Box("cbor", claim)),
-                   Superbox("c2cs", "c2pa.signature", Box("cbor", cose))));
+  const std::string manifest_box =
+      Superbox("c2ma", "urn:uuid:00000000-0000-4000-8000-000000000019",
+               absl::StrCat(Superbox("c2as", "c2pa.assertions", store_contents),
+                            Superbox("c2cl", "c2pa.claim", Box("cbor", claim)),
+                            Superbox("c2cs", "c2pa.signature", Box("cbor", cose))));
   return Superbox("c2pa", "c2pa", manifest_box);
 }
 
@@ -185,13 +181,13 @@ std::string JpegSegments(absl::string_view jumbf) {
       position += std::min(room, jumbf.size() - position);
     }
     const size_t length = 2 + 8 + data.size();
-    out += absl::StrCat(absl::string_view("\xFF\xEB", 2), std::string(1, static_cast<char>(length >> 8)),
-                        std::string(1, static_cast<char>(length & 0xFF)), "JP",
-                        absl::string_view("\x00\x01", 2),
-                        std::string(1, static_cast<char>(sequence >> 24)),
-                        std::string(1, static_cast<char>((sequence >> 16) & 0xFF)),
-                        std::string(1, static_cast<char>((sequence >> 8) & 0xFF)),
-                        std::string(1, static_cast<char>(sequence & 0xFF)), data);
+    out += absl::StrCat(
+        absl::string_view("\xFF\xEB", 2), std::string(1, static_cast<char>(length >> 8)),
+        std::string(1, static_cast<char>(length & 0xFF)), "JP", absl::string_view("\x00\x01", 2),
+        std::string(1, static_cast<char>(sequence >> 24)),
+        std::string(1, static_cast<char>((sequence >> 16) & 0xFF)),
+        std::string(1, static_cast<char>((sequence >> 8) & 0xFF)),
+        std::string(1, static_cast<char>(sequence & 0xFF)), data);
     ++sequence;
   }
   return out;
@@ -280,8 +276,8 @@ std::string SignC2paTestAsset(absl::string_view plain, MediaType type,
   const std::string data_hash = Sha256(plain);
   const size_t start = type == MediaType::kJpeg ? 2 : kPngIhdrEnd;
   const std::string measured = BuildStore(credential, manifest, type, data_hash, 0, 0);
-  const size_t inserted = type == MediaType::kJpeg ? JpegSegments(measured).size()
-                                                   : PngChunk("caBX", measured).size();
+  const size_t inserted =
+      type == MediaType::kJpeg ? JpegSegments(measured).size() : PngChunk("caBX", measured).size();
   const std::string store =
       BuildStore(credential, manifest, type, data_hash, static_cast<uint32_t>(start),
                  static_cast<uint32_t>(inserted));

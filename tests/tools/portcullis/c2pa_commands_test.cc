@@ -27,13 +27,13 @@ class C2paCommandsTest : public ::testing::Test {
     fs::remove_all(dir_);
     fs::create_directories(dir_);
     now_ = absl::Now();
-    signer_ = testing::MakeC2paTestCredential("CLI Signer", now_ - absl::Hours(1),
-                                              now_ + absl::Hours(1));
+    signer_ =
+        testing::MakeC2paTestCredential("CLI Signer", now_ - absl::Hours(1), now_ + absl::Hours(1));
     testing::C2paTestManifest manifest;
     manifest.digital_source_type = "trainedAlgorithmicMedia";
-    Write("signed.jpg", testing::SignC2paTestAsset(testing::PlainTestJpeg(),
-                                                   verifier::c2pa::MediaType::kJpeg, signer_,
-                                                   manifest));
+    Write("signed.jpg",
+          testing::SignC2paTestAsset(testing::PlainTestJpeg(), verifier::c2pa::MediaType::kJpeg,
+                                     signer_, manifest));
     Write("plain.png", testing::PlainTestPng());
     Write("trust.pem", signer_.certificate_pem);
     Write("broken.pem", "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n");

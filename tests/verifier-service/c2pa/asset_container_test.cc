@@ -71,11 +71,10 @@ TEST(VerifierC2paAssetContainerTest, RefusesBrokenContainers) {
       SignC2paTestAsset(PlainTestPng(), MediaType::kPng, Credential(), {});
   EXPECT_FALSE(ExtractManifestStore(signed_png.substr(0, 100), MediaType::kPng, limits).ok());
   // A second packet 1 of the same box instance.
-  const size_t segment_length = (static_cast<uint8_t>(signed_jpeg[4]) << 8) |
-                                static_cast<uint8_t>(signed_jpeg[5]);
+  const size_t segment_length =
+      (static_cast<uint8_t>(signed_jpeg[4]) << 8) | static_cast<uint8_t>(signed_jpeg[5]);
   const std::string segment = signed_jpeg.substr(2, 2 + segment_length);
-  const std::string twice =
-      absl::StrCat(signed_jpeg.substr(0, 2), segment, signed_jpeg.substr(2));
+  const std::string twice = absl::StrCat(signed_jpeg.substr(0, 2), segment, signed_jpeg.substr(2));
   EXPECT_FALSE(ExtractManifestStore(twice, MediaType::kJpeg, limits).ok());
   // A file over the asset cap.
   C2paLimits small;

@@ -32,7 +32,8 @@ namespace fs = std::filesystem;
 using ::portcullis::testing::RunShell;
 using ::portcullis::testing::ShellQuoted;
 
-constexpr char kTrained[] = "http://cv.iptc.org/newscodes/digitalsourcetype/trainedAlgorithmicMedia";
+constexpr char kTrained[] =
+    "http://cv.iptc.org/newscodes/digitalsourcetype/trainedAlgorithmicMedia";
 
 std::string ReadAll(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
@@ -106,12 +107,12 @@ class VerifierC2paDifferentialTest : public ::testing::Test {
     };
     for (const std::vector<std::string>& s : signers) {
       const std::string validity = s[3].empty() ? "-days 30" : s[3];
-      ok = ok && Sh(absl::StrCat(
-                     "openssl genpkey ", s[1], " -out ", s[0], ".key && openssl req -config ",
-                     "openssl.cnf -new -key ", s[0], ".key -subj '/CN=", s[0],
-                     " signer/O=Portcullis Tests' -out ", s[0], ".csr && openssl ca -batch ",
-                     "-config openssl.cnf -cert ", s[2], ".pem -keyfile ", s[2], ".key -in ", s[0],
-                     ".csr -out ", s[0], ".pem -extensions signer_ext -notext ", validity));
+      ok = ok && Sh(absl::StrCat("openssl genpkey ", s[1], " -out ", s[0],
+                                 ".key && openssl req -config ", "openssl.cnf -new -key ", s[0],
+                                 ".key -subj '/CN=", s[0], " signer/O=Portcullis Tests' -out ",
+                                 s[0], ".csr && openssl ca -batch ", "-config openssl.cnf -cert ",
+                                 s[2], ".pem -keyfile ", s[2], ".key -in ", s[0], ".csr -out ",
+                                 s[0], ".pem -extensions signer_ext -notext ", validity));
     }
     return ok;
   }

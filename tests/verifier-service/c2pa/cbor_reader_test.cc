@@ -9,8 +9,7 @@ namespace {
 
 TEST(VerifierC2paCborTest, DecodesMapsAndReadsTypedValues) {
   // {"url": "self#x", "hash": h'0102', 1: -7, "list": [1, 2]}
-  constexpr char kBytes[] =
-      "\xA4\x63url\x66self#x\x64hash\x42\x01\x02\x01\x26\x64list\x82\x01\x02";
+  constexpr char kBytes[] = "\xA4\x63url\x66self#x\x64hash\x42\x01\x02\x01\x26\x64list\x82\x01\x02";
   const std::string bytes(kBytes, sizeof(kBytes) - 1);
   const absl::StatusOr<CborItemPtr> item = DecodeCbor(bytes, C2paLimits{});
   ASSERT_TRUE(item.ok()) << item.status();
@@ -30,10 +29,10 @@ TEST(VerifierC2paCborTest, DecodesMapsAndReadsTypedValues) {
 TEST(VerifierC2paCborTest, RefusesWhatIsNotExactlyOneWellFormedItem) {
   const C2paLimits limits;
   EXPECT_FALSE(ScanCbor("", limits).ok());
-  EXPECT_FALSE(ScanCbor("\x82\x01", limits).ok());                           // Truncated array.
-  EXPECT_FALSE(ScanCbor(std::string("\x01\x01", 2), limits).ok());           // Trailing bytes.
-  EXPECT_FALSE(ScanCbor("\x1C", limits).ok());                               // Reserved info.
-  EXPECT_FALSE(ScanCbor("\xFF", limits).ok());                               // A lone break.
+  EXPECT_FALSE(ScanCbor("\x82\x01", limits).ok());                  // Truncated array.
+  EXPECT_FALSE(ScanCbor(std::string("\x01\x01", 2), limits).ok());  // Trailing bytes.
+  EXPECT_FALSE(ScanCbor("\x1C", limits).ok());                      // Reserved info.
+  EXPECT_FALSE(ScanCbor("\xFF", limits).ok());                      // A lone break.
   EXPECT_FALSE(ScanCbor(std::string("\x5A\xFF\xFF\xFF\xFF\x00", 6), limits).ok());  // Huge bstr.
   // An array declaring 2^32 elements in a few bytes: refused before libcbor allocates for it.
   EXPECT_FALSE(DecodeCbor(std::string("\x9A\xFF\xFF\xFF\xFF\x00", 6), limits).ok());

@@ -63,14 +63,15 @@ TEST(VerifierC2paCoseTest, ParsesAndVerifiesAnEs256Signature) {
 TEST(VerifierC2paCoseTest, RefusesWhatIsNotACoseSign1) {
   const C2paLimits limits;
   EXPECT_FALSE(ParseCoseSign1("", limits).ok());
-  EXPECT_FALSE(ParseCoseSign1("\xA0", limits).ok());                  // A map.
+  EXPECT_FALSE(ParseCoseSign1("\xA0", limits).ok());                                      // A map.
   EXPECT_FALSE(ParseCoseSign1(std::string("\xD1\x84\x40\xA0\xF6\x40", 6), limits).ok());  // Tag 17.
   // No algorithm, no chain.
   EXPECT_FALSE(ParseCoseSign1(std::string("\xD2\x84\x40\xA0\xF6\x40", 6), limits).ok());
   // An attached payload.
-  EXPECT_FALSE(ParseCoseSign1(std::string("\xD2\x84\x43\xA1\x01\x26\xA1\x18\x21\x41\x00\x41\x01\x40", 14),
-                              limits)
-                   .ok());
+  EXPECT_FALSE(
+      ParseCoseSign1(std::string("\xD2\x84\x43\xA1\x01\x26\xA1\x18\x21\x41\x00\x41\x01\x40", 14),
+                     limits)
+          .ok());
   // alg ES256 and a one-certificate chain: parses (verification decides the rest).
   const absl::StatusOr<CoseSign1> minimal = ParseCoseSign1(
       std::string("\xD2\x84\x43\xA1\x01\x26\xA1\x18\x21\x41\x00\xF6\x40", 13), limits);
@@ -91,8 +92,9 @@ TEST(VerifierC2paCoseTest, CapsTheChainLength) {
 }
 
 TEST(VerifierC2paCoseTest, WritesTheSigStructure) {
-  EXPECT_EQ(CoseSigStructure("\xA0", "ab"),
-            std::string("\x84\x6ASignature1\x41\xA0\x40\x42" "ab", 18));
+  EXPECT_EQ(CoseSigStructure("\xA0", "ab"), std::string("\x84\x6ASignature1\x41\xA0\x40\x42"
+                                                        "ab",
+                                                        18));
 }
 
 }  // namespace

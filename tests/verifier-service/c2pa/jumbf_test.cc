@@ -27,11 +27,11 @@ std::string Superbox(absl::string_view tag, absl::string_view label, absl::strin
 }
 
 TEST(VerifierC2paJumbfTest, ReadsNestedSuperboxesWithLabelsAndContent) {
-  const std::string bytes = Superbox(
-      "c2pa", "c2pa",
-      Superbox("c2ma", "urn:uuid:1",
-               absl::StrCat(Superbox("c2cl", "c2pa.claim", Box("cbor", "\xA0")),
-                            Superbox("c2cs", "c2pa.signature", Box("cbor", "\xF6")))));
+  const std::string bytes =
+      Superbox("c2pa", "c2pa",
+               Superbox("c2ma", "urn:uuid:1",
+                        absl::StrCat(Superbox("c2cl", "c2pa.claim", Box("cbor", "\xA0")),
+                                     Superbox("c2cs", "c2pa.signature", Box("cbor", "\xF6")))));
   const absl::StatusOr<JumbfBox> root = ParseJumbfSuperbox(bytes, C2paLimits{});
   ASSERT_TRUE(root.ok()) << root.status();
   EXPECT_EQ(root->label, "c2pa");
@@ -49,11 +49,11 @@ TEST(VerifierC2paJumbfTest, ReadsNestedSuperboxesWithLabelsAndContent) {
 }
 
 TEST(VerifierC2paJumbfTest, ReadsExtendedLengthBoxes) {
-  const std::string description =
-      Box("jumd", absl::StrCat(C2paUuid("c2pa"), std::string(1, '\x03'), "c2pa", std::string(1, '\0')));
-  std::string extended = absl::StrCat(BigEndian32(1), "jumb", BigEndian32(0),
-                                      BigEndian32(static_cast<uint32_t>(16 + description.size())),
-                                      description);
+  const std::string description = Box(
+      "jumd", absl::StrCat(C2paUuid("c2pa"), std::string(1, '\x03'), "c2pa", std::string(1, '\0')));
+  std::string extended =
+      absl::StrCat(BigEndian32(1), "jumb", BigEndian32(0),
+                   BigEndian32(static_cast<uint32_t>(16 + description.size())), description);
   const absl::StatusOr<JumbfBox> root = ParseJumbfSuperbox(extended, C2paLimits{});
   ASSERT_TRUE(root.ok()) << root.status();
   EXPECT_EQ(root->label, "c2pa");
@@ -70,10 +70,10 @@ TEST(VerifierC2paJumbfTest, RefusesMalformedStructures) {
   // A superbox that does not start with its description box.
   EXPECT_FALSE(ParseJumbfSuperbox(Box("jumb", Box("cbor", "\xA0")), C2paLimits{}).ok());
   // A label without its NUL.
-  EXPECT_FALSE(ParseJumbfSuperbox(
-                   Box("jumb", Box("jumd", absl::StrCat(C2paUuid("c2pa"), "\x03", "c2pa"))),
-                   C2paLimits{})
-                   .ok());
+  EXPECT_FALSE(
+      ParseJumbfSuperbox(Box("jumb", Box("jumd", absl::StrCat(C2paUuid("c2pa"), "\x03", "c2pa"))),
+                         C2paLimits{})
+          .ok());
   // Bytes after the store.
   EXPECT_FALSE(ParseJumbfSuperbox(good + "x", C2paLimits{}).ok());
   // Empty.

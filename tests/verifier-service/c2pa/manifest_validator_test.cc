@@ -21,7 +21,8 @@ using ::portcullis::testing::PlainTestPng;
 using ::portcullis::testing::SignC2paTestAsset;
 using ::testing::ElementsAre;
 
-constexpr char kTrained[] = "http://cv.iptc.org/newscodes/digitalsourcetype/trainedAlgorithmicMedia";
+constexpr char kTrained[] =
+    "http://cv.iptc.org/newscodes/digitalsourcetype/trainedAlgorithmicMedia";
 
 std::vector<std::string> Codes(const ValidationResult& result) {
   std::vector<std::string> codes;
@@ -35,8 +36,8 @@ class VerifierC2paManifestValidatorTest : public ::testing::Test {
  protected:
   void SetUp() override {
     now_ = absl::Now();
-    signer_ = MakeC2paTestCredential("Trusted Signer", now_ - absl::Hours(1),
-                                     now_ + absl::Hours(24));
+    signer_ =
+        MakeC2paTestCredential("Trusted Signer", now_ - absl::Hours(1), now_ + absl::Hours(24));
     stranger_ = MakeC2paTestCredential("Stranger", now_ - absl::Hours(1), now_ + absl::Hours(24));
     trusted_ = TrustAnchors::FromPem(signer_.certificate_pem).value();
   }
@@ -58,10 +59,9 @@ TEST_F(VerifierC2paManifestValidatorTest, AnUntouchedSignedJpegIsValid) {
   const ValidationResult result = Validate(asset, MediaType::kJpeg);
   EXPECT_EQ(result.verdict, Verdict::kValid) << result.failure_code;
   EXPECT_EQ(result.failure_code, "");
-  EXPECT_THAT(Codes(result),
-              ElementsAre("claimSignature.validated", "signingCredential.trusted",
-                          "assertion.hashedURI.match", "assertion.hashedURI.match",
-                          "assertion.dataHash.match"));
+  EXPECT_THAT(Codes(result), ElementsAre("claimSignature.validated", "signingCredential.trusted",
+                                         "assertion.hashedURI.match", "assertion.hashedURI.match",
+                                         "assertion.dataHash.match"));
   EXPECT_EQ(result.signer_subject, "CN=Trusted Signer");
   EXPECT_EQ(result.claim_generator, "portcullis-test-signer/1");
   EXPECT_EQ(result.digital_source_type, kTrained);
@@ -102,18 +102,19 @@ TEST_F(VerifierC2paManifestValidatorTest, ASignerOutsideTheTrustListIsUntrusted)
 }
 
 TEST_F(VerifierC2paManifestValidatorTest, AnExpiredCertificateIsExpired) {
-  const C2paTestCredential old = MakeC2paTestCredential(
-      "Old Signer", now_ - absl::Hours(24 * 400), now_ - absl::Hours(24 * 35));
+  const C2paTestCredential old = MakeC2paTestCredential("Old Signer", now_ - absl::Hours(24 * 400),
+                                                        now_ - absl::Hours(24 * 35));
   const TrustAnchors anchors = TrustAnchors::FromPem(old.certificate_pem).value();
   const std::string asset = SignC2paTestAsset(PlainTestJpeg(), MediaType::kJpeg, old, {});
-  const ValidationResult result = ValidateAsset(asset, MediaType::kJpeg, anchors, now_, C2paLimits{});
+  const ValidationResult result =
+      ValidateAsset(asset, MediaType::kJpeg, anchors, now_, C2paLimits{});
   EXPECT_EQ(result.verdict, Verdict::kInvalid);
   EXPECT_EQ(result.failure_code, codes::kSigningCredentialExpired);
   // At a time inside its validity it is trusted.
-  EXPECT_EQ(ValidateAsset(asset, MediaType::kJpeg, anchors, now_ - absl::Hours(24 * 100),
-                          C2paLimits{})
-                .verdict,
-            Verdict::kValid);
+  EXPECT_EQ(
+      ValidateAsset(asset, MediaType::kJpeg, anchors, now_ - absl::Hours(24 * 100), C2paLimits{})
+          .verdict,
+      Verdict::kValid);
 }
 
 TEST_F(VerifierC2paManifestValidatorTest, AChangedClaimFailsTheSignature) {
@@ -160,7 +161,9 @@ TEST_F(VerifierC2paManifestValidatorTest, ATruncatedJumbfBoxIsMalformed) {
 TEST_F(VerifierC2paManifestValidatorTest, EveryChangeToTheSignedClaimIsCaught) {
   const std::string asset = SignC2paTestAsset(PlainTestJpeg(), MediaType::kJpeg, signer_, {});
   // The claim's CBOR: a map of six starting with "claim_generator", up to the next superbox.
-  const size_t start = asset.find("\xA6\x6F" "claim_generator");
+  const size_t start = asset.find(
+      "\xA6\x6F"
+      "claim_generator");
   ASSERT_NE(start, std::string::npos);
   const size_t end = asset.find("jumb", start) - 4;
   for (size_t i = start; i < end; ++i) {
@@ -182,7 +185,8 @@ TEST(VerifierC2paDigitalSourceTypeTest, KnowsTheGenerativeTypes) {
   EXPECT_TRUE(IsAiDigitalSourceType(
       "http://cv.iptc.org/newscodes/digitalsourcetype/compositeWithTrainedAlgorithmicMedia"));
   EXPECT_TRUE(IsAiDigitalSourceType("trainedAlgorithmicMedia"));
-  EXPECT_FALSE(IsAiDigitalSourceType("http://cv.iptc.org/newscodes/digitalsourcetype/digitalCapture"));
+  EXPECT_FALSE(
+      IsAiDigitalSourceType("http://cv.iptc.org/newscodes/digitalsourcetype/digitalCapture"));
   EXPECT_FALSE(IsAiDigitalSourceType(""));
   EXPECT_EQ(VerdictName(Verdict::kMalformed), "malformed");
 }

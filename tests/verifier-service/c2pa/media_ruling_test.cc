@@ -18,7 +18,8 @@ using ::portcullis::testing::PlainTestPng;
 using ::portcullis::testing::SignC2paTestAsset;
 using Action = MediaRuling::Action;
 
-constexpr char kTrained[] = "http://cv.iptc.org/newscodes/digitalsourcetype/trainedAlgorithmicMedia";
+constexpr char kTrained[] =
+    "http://cv.iptc.org/newscodes/digitalsourcetype/trainedAlgorithmicMedia";
 
 class VerifierC2paMediaRulingTest : public ::testing::Test {
  protected:
@@ -43,10 +44,10 @@ class VerifierC2paMediaRulingTest : public ::testing::Test {
 
   MediaRuling Rule(std::vector<MediaElement> media, bool verified = false,
                    bool require = false) const {
-    return RuleOnMedia(media, anchors_, now_,
-                       MediaRulingOptions{.publisher_verified = verified,
-                                          .require_c2pa_for_media = require},
-                       C2paLimits{});
+    return RuleOnMedia(
+        media, anchors_, now_,
+        MediaRulingOptions{.publisher_verified = verified, .require_c2pa_for_media = require},
+        C2paLimits{});
   }
 
   absl::Time now_;
@@ -71,7 +72,8 @@ TEST_F(VerifierC2paMediaRulingTest, AFailedManifestIsADropNamingItsStatusCode) {
   EXPECT_EQ(tampered.action, Action::kDrop);
   EXPECT_EQ(tampered.reason, "c2pa_assertion.dataHash.mismatch");
   EXPECT_FALSE(tampered.provenance_valid);
-  const MediaRuling untrusted = Rule({{MediaType::kPng, camera_}, {MediaType::kJpeg, untrusted_generated_}});
+  const MediaRuling untrusted =
+      Rule({{MediaType::kPng, camera_}, {MediaType::kJpeg, untrusted_generated_}});
   EXPECT_EQ(untrusted.action, Action::kDrop);
   EXPECT_EQ(untrusted.reason, "c2pa_signingCredential.untrusted");
   EXPECT_EQ(untrusted.results.size(), 2u);
@@ -96,7 +98,8 @@ TEST_F(VerifierC2paMediaRulingTest, MediaWithoutAManifestIsDroppedOnlyWhenRequir
   EXPECT_EQ(required.action, Action::kDrop);
   EXPECT_EQ(required.reason, kReasonMissingManifest);
   // One signed element does not vouch for an unsigned one beside it.
-  const MediaRuling mixed = Rule({{MediaType::kJpeg, generated_}, {MediaType::kPng, PlainTestPng()}});
+  const MediaRuling mixed =
+      Rule({{MediaType::kJpeg, generated_}, {MediaType::kPng, PlainTestPng()}});
   EXPECT_EQ(mixed.action, Action::kNone);
   EXPECT_TRUE(mixed.synthetic);
   EXPECT_FALSE(mixed.provenance_valid);

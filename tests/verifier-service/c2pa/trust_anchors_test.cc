@@ -14,16 +14,18 @@ using ::portcullis::testing::MakeC2paTestCredential;
 
 TEST(VerifierC2paTrustAnchorsTest, ReadsPemListsAndRefusesBrokenOnes) {
   const absl::Time now = absl::Now();
-  const C2paTestCredential a = MakeC2paTestCredential("A", now - absl::Hours(1), now + absl::Hours(1));
-  const C2paTestCredential b = MakeC2paTestCredential("B", now - absl::Hours(1), now + absl::Hours(1));
-  const absl::StatusOr<TrustAnchors> both = TrustAnchors::FromPem(a.certificate_pem + b.certificate_pem);
+  const C2paTestCredential a =
+      MakeC2paTestCredential("A", now - absl::Hours(1), now + absl::Hours(1));
+  const C2paTestCredential b =
+      MakeC2paTestCredential("B", now - absl::Hours(1), now + absl::Hours(1));
+  const absl::StatusOr<TrustAnchors> both =
+      TrustAnchors::FromPem(a.certificate_pem + b.certificate_pem);
   ASSERT_TRUE(both.ok()) << both.status();
   EXPECT_EQ(both->size(), 2u);
   EXPECT_FALSE(TrustAnchors::FromPem("").ok());
   EXPECT_FALSE(TrustAnchors::FromPem("not a certificate").ok());
-  EXPECT_FALSE(TrustAnchors::FromPem(
-                   "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n")
-                   .ok());
+  EXPECT_FALSE(
+      TrustAnchors::FromPem("-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n").ok());
 }
 
 TEST(VerifierC2paTrustAnchorsTest, DecidesTrustedUntrustedExpiredAndInvalid) {

@@ -69,8 +69,7 @@ int VerifyC2paFile(const std::string& path, const std::string& trust_path, absl:
     err << "error: " << path << ": " << type.status().message() << "\n";
     return kExitFailed;
   }
-  const c2pa::ValidationResult result =
-      c2pa::ValidateAsset(*asset, *type, anchors, now, limits);
+  const c2pa::ValidationResult result = c2pa::ValidateAsset(*asset, *type, anchors, now, limits);
   out << boost::json::serialize(c2pa::ValidationResultToJson(result)) << "\n";
   return result.verdict == c2pa::Verdict::kValid ? kExitOk : kExitFailed;
 }

@@ -83,8 +83,8 @@ absl::StatusOr<std::optional<std::string>> ExtractFromJpeg(absl::string_view ass
     }
     const size_t length = static_cast<size_t>(BigEndian(asset.substr(position + 2, 2)));
     if (length < 2 || position + 2 + length > asset.size()) {
-      return absl::InvalidArgumentError(absl::StrCat("JPEG: segment at ", position,
-                                                     " runs past the end of the file"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("JPEG: segment at ", position, " runs past the end of the file"));
     }
     const absl::string_view body = asset.substr(position + 4, length - 2);
     position += 2 + length;
@@ -109,8 +109,8 @@ absl::StatusOr<std::optional<std::string>> ExtractFromJpeg(absl::string_view ass
     uint32_t expected = 1;
     for (const auto& [sequence, data] : packets) {
       if (sequence != expected) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "JPEG: APP11 box instance ", instance, " is missing packet ", expected));
+        return absl::InvalidArgumentError(
+            absl::StrCat("JPEG: APP11 box instance ", instance, " is missing packet ", expected));
       }
       ++expected;
       if (sequence == 1) {
@@ -121,8 +121,8 @@ absl::StatusOr<std::optional<std::string>> ExtractFromJpeg(absl::string_view ass
         absl::StrAppend(&jumbf, data.substr(header));
       }
       if (jumbf.size() > limits.max_manifest_store_bytes) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "JPEG: manifest store over ", limits.max_manifest_store_bytes, " bytes"));
+        return absl::InvalidArgumentError(
+            absl::StrCat("JPEG: manifest store over ", limits.max_manifest_store_bytes, " bytes"));
       }
     }
     if (!IsC2paStore(jumbf)) {
@@ -164,8 +164,8 @@ absl::StatusOr<std::optional<std::string>> ExtractFromPng(absl::string_view asse
         return absl::InvalidArgumentError("PNG: more than one caBX chunk");
       }
       if (data.size() > limits.max_manifest_store_bytes) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "PNG: manifest store over ", limits.max_manifest_store_bytes, " bytes"));
+        return absl::InvalidArgumentError(
+            absl::StrCat("PNG: manifest store over ", limits.max_manifest_store_bytes, " bytes"));
       }
       store = std::string(data);
     }

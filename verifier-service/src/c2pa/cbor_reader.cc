@@ -183,8 +183,7 @@ absl::Status ScanCbor(absl::string_view bytes, const C2paLimits& limits) {
 absl::StatusOr<CborItemPtr> DecodeCbor(absl::string_view bytes, const C2paLimits& limits) {
   RETURN_IF_ERROR(ScanCbor(bytes, limits));
   cbor_load_result result{};
-  CborItemPtr item(
-      cbor_load(reinterpret_cast<cbor_data>(bytes.data()), bytes.size(), &result));
+  CborItemPtr item(cbor_load(reinterpret_cast<cbor_data>(bytes.data()), bytes.size(), &result));
   if (item == nullptr || result.error.code != CBOR_ERR_NONE) {
     return absl::InvalidArgumentError(
         absl::StrCat("CBOR: libcbor refused the item at ", result.error.position));

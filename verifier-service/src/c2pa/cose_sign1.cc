@@ -3,8 +3,8 @@
 #include <cbor.h>
 #include <openssl/bn.h>
 #include <openssl/ec.h>
-#include <openssl/objects.h>
 #include <openssl/evp.h>
+#include <openssl/objects.h>
 #include <openssl/rsa.h>
 #include <openssl/x509.h>
 
@@ -82,9 +82,8 @@ absl::Status ReadChain(const cbor_item_t* value, const C2paLimits& limits,
     return absl::InvalidArgumentError("COSE: x5chain is neither a certificate nor a list");
   }
   if (*size > limits.max_chain_certificates) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("COSE: x5chain has more than ", limits.max_chain_certificates,
-                     " certificates"));
+    return absl::InvalidArgumentError(absl::StrCat("COSE: x5chain has more than ",
+                                                   limits.max_chain_certificates, " certificates"));
   }
   for (size_t i = 0; i < *size; ++i) {
     const std::optional<absl::string_view> certificate = CborBytes(CborArrayAt(value, i));
@@ -237,8 +236,7 @@ SignatureCheck VerifyCoseSign1(const CoseSign1& sign1, absl::string_view payload
     return SignatureCheck::kBadCertificate;
   }
   const unsigned char* cursor = Bytes(sign1.x5chain[0]);
-  const X509Ptr certificate(
-      d2i_X509(nullptr, &cursor, static_cast<long>(sign1.x5chain[0].size())));
+  const X509Ptr certificate(d2i_X509(nullptr, &cursor, static_cast<long>(sign1.x5chain[0].size())));
   if (certificate == nullptr) {
     return SignatureCheck::kBadCertificate;
   }

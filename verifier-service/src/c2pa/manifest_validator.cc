@@ -1,13 +1,12 @@
 #include "verifier-service/src/c2pa/manifest_validator.h"
 
+#include <cbor.h>
 #include <openssl/evp.h>
 
 #include <algorithm>
 #include <memory>
 #include <optional>
 #include <utility>
-
-#include <cbor.h>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -96,7 +95,8 @@ class Validation {
     }
     std::vector<const JumbfBox*> manifests;
     for (const JumbfBox& child : root_.children) {
-      if (child.is_superbox() && (child.uuid == C2paUuid("c2ma") || child.uuid == C2paUuid("c2um"))) {
+      if (child.is_superbox() &&
+          (child.uuid == C2paUuid("c2ma") || child.uuid == C2paUuid("c2um"))) {
         manifests.push_back(&child);
       }
     }
@@ -136,8 +136,7 @@ class Validation {
     // The claim signature.
     const std::optional<absl::string_view> signature_uri =
         CborText(CborMapGet(claim->get(), "signature"));
-    const JumbfBox* signature_box =
-        signature_uri.has_value() ? Resolve(*signature_uri) : nullptr;
+    const JumbfBox* signature_box = signature_uri.has_value() ? Resolve(*signature_uri) : nullptr;
     const JumbfBox* signature_cbor =
         signature_box == nullptr ? nullptr : signature_box->FindContent("cbor");
     if (signature_cbor == nullptr) {
@@ -309,11 +308,11 @@ class Validation {
 
   void ReadActions(const JumbfBox& assertion) {
     const JumbfBox* content = assertion.FindContent("cbor");
-    absl::StatusOr<CborItemPtr> value =
-        content == nullptr ? absl::InvalidArgumentError("no CBOR content")
-                           : DecodeCbor(content->payload, limits_);
-    const std::string where = absl::StrCat(kJumbfUriPrefix, kAssertionStoreLabel, "/",
-                                           assertion.label);
+    absl::StatusOr<CborItemPtr> value = content == nullptr
+                                            ? absl::InvalidArgumentError("no CBOR content")
+                                            : DecodeCbor(content->payload, limits_);
+    const std::string where =
+        absl::StrCat(kJumbfUriPrefix, kAssertionStoreLabel, "/", assertion.label);
     if (!value.ok()) {
       Record(codes::kAssertionCborInvalid, where, "c2pa.actions is not CBOR");
       return;
@@ -338,12 +337,12 @@ class Validation {
   }
 
   void CheckDataHash(const JumbfBox& assertion, absl::string_view default_alg) {
-    const std::string where = absl::StrCat(kJumbfUriPrefix, kAssertionStoreLabel, "/",
-                                           assertion.label);
+    const std::string where =
+        absl::StrCat(kJumbfUriPrefix, kAssertionStoreLabel, "/", assertion.label);
     const JumbfBox* content = assertion.FindContent("cbor");
-    absl::StatusOr<CborItemPtr> value =
-        content == nullptr ? absl::InvalidArgumentError("no CBOR content")
-                           : DecodeCbor(content->payload, limits_);
+    absl::StatusOr<CborItemPtr> value = content == nullptr
+                                            ? absl::InvalidArgumentError("no CBOR content")
+                                            : DecodeCbor(content->payload, limits_);
     if (!value.ok()) {
       Record(codes::kAssertionDataHashMalformed, where, "c2pa.hash.data is not CBOR");
       return;
@@ -458,9 +457,8 @@ bool IsAiDigitalSourceType(absl::string_view digital_source_type) {
   return term == "trainedAlgorithmicMedia" || term == "compositeWithTrainedAlgorithmicMedia";
 }
 
-ValidationResult ValidateAsset(absl::string_view asset, MediaType type,
-                               const TrustAnchors& anchors, absl::Time now,
-                               const C2paLimits& limits) {
+ValidationResult ValidateAsset(absl::string_view asset, MediaType type, const TrustAnchors& anchors,
+                               absl::Time now, const C2paLimits& limits) {
   return Validation(asset, type, anchors, now, limits).Run();
 }
 

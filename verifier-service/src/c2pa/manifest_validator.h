@@ -62,8 +62,7 @@ struct ValidationResult {
 bool IsAiDigitalSourceType(absl::string_view digital_source_type);
 
 // Validates `asset` (bytes of a `type` file). Trust is decided by `anchors` at `now`.
-ValidationResult ValidateAsset(absl::string_view asset, MediaType type,
-                               const TrustAnchors& anchors, absl::Time now,
-                               const C2paLimits& limits);
+ValidationResult ValidateAsset(absl::string_view asset, MediaType type, const TrustAnchors& anchors,
+                               absl::Time now, const C2paLimits& limits);
 
 }  // namespace portcullis::verifier::c2pa

@@ -58,9 +58,8 @@ absl::StatusOr<TrustAnchors> TrustAnchors::FromPem(absl::string_view pem) {
       ERR_clear_error();
       // The end of the input reads as "no start line"; anything else is a broken block.
       if (ERR_GET_REASON(error) != PEM_R_NO_START_LINE) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("trust anchors: certificate ", result.anchors_.size() + 1,
-                         " does not parse"));
+        return absl::InvalidArgumentError(absl::StrCat(
+            "trust anchors: certificate ", result.anchors_.size() + 1, " does not parse"));
       }
       break;
     }
@@ -147,9 +146,8 @@ std::string CertificateSubject(absl::string_view der) {
     return "";
   }
   const BioPtr bio(BIO_new(BIO_s_mem()));
-  if (bio == nullptr ||
-      X509_NAME_print_ex(bio.get(), X509_get_subject_name(certificate.get()), 0,
-                         XN_FLAG_RFC2253 & ~ASN1_STRFLGS_ESC_MSB) < 0) {
+  if (bio == nullptr || X509_NAME_print_ex(bio.get(), X509_get_subject_name(certificate.get()), 0,
+                                           XN_FLAG_RFC2253 & ~ASN1_STRFLGS_ESC_MSB) < 0) {
     return "";
   }
   char* data = nullptr;
