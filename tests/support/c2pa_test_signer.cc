@@ -6,6 +6,7 @@
 #include <openssl/evp.h>
 #include <openssl/pem.h>
 #include <openssl/sha.h>
+#include <openssl/ts.h>
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
 
@@ -108,6 +109,60 @@ std::string SignEs256(EVP_PKEY* key, absl::string_view message) {
   return raw;
 }
 
+int FixedTime(TS_RESP_CTX*, void* data, long* seconds, long* microseconds) {
+  *seconds = static_cast<long>(absl::ToTimeT(*static_cast<absl::Time*>(data)));
+  *microseconds = 0;
+  return 1;
+}
+
+// A DER TimeStampResp granting a SHA-256 time-stamp of `data` by `authority` at `at`.
+std::string MakeTimestamp(const C2paTestCredential& authority, absl::Time at,
+                          absl::string_view data) {
+  const std::string digest = Sha256(data);
+  TS_REQ* request = TS_REQ_new();
+  TS_MSG_IMPRINT* imprint = TS_MSG_IMPRINT_new();
+  X509_ALGOR* algorithm = X509_ALGOR_new();
+  Check(request != nullptr && imprint != nullptr && algorithm != nullptr, "ts request");
+  X509_ALGOR_set0(algorithm, OBJ_nid2obj(NID_sha256), V_ASN1_NULL, nullptr);
+  TS_MSG_IMPRINT_set_algo(imprint, algorithm);
+  TS_MSG_IMPRINT_set_msg(imprint,
+                         reinterpret_cast<unsigned char*>(const_cast<char*>(digest.data())),
+                         static_cast<int>(digest.size()));
+  TS_REQ_set_version(request, 1);
+  TS_REQ_set_msg_imprint(request, imprint);
+  TS_REQ_set_cert_req(request, 1);
+  BIO* request_bio = BIO_new(BIO_s_mem());
+  Check(request_bio != nullptr && i2d_TS_REQ_bio(request_bio, request) == 1, "ts request der");
+
+  const auto* cursor = reinterpret_cast<const unsigned char*>(authority.certificate_der.data());
+  X509* certificate =
+      d2i_X509(nullptr, &cursor, static_cast<long>(authority.certificate_der.size()));
+  TS_RESP_CTX* context = TS_RESP_CTX_new();
+  ASN1_OBJECT* policy = OBJ_txt2obj("1.3.6.1.4.1.99999.19", 1);
+  Check(certificate != nullptr && context != nullptr && policy != nullptr, "tsa");
+  Check(TS_RESP_CTX_set_signer_cert(context, certificate) == 1, "tsa certificate");
+  Check(TS_RESP_CTX_set_signer_key(context, authority.key.get()) == 1, "tsa key");
+  Check(TS_RESP_CTX_set_def_policy(context, policy) == 1, "tsa policy");
+  Check(TS_RESP_CTX_add_md(context, EVP_sha256()) == 1, "tsa digest");
+  absl::Time time = at;
+  TS_RESP_CTX_set_time_cb(context, FixedTime, &time);
+  TS_RESP* response = TS_RESP_create_response(context, request_bio);
+  Check(response != nullptr, "ts response");
+  unsigned char* der = nullptr;
+  const int length = i2d_TS_RESP(response, &der);
+  Check(length > 0, "ts response der");
+  std::string out(reinterpret_cast<char*>(der), static_cast<size_t>(length));
+  OPENSSL_free(der);
+  TS_RESP_free(response);
+  TS_RESP_CTX_free(context);
+  ASN1_OBJECT_free(policy);
+  X509_free(certificate);
+  BIO_free(request_bio);
+  TS_MSG_IMPRINT_free(imprint);
+  TS_REQ_free(request);
+  return out;
+}
+
 // The manifest store for an asset whose hashed bytes are `data_hash`, with the exclusion
 // (`start`, `length`).
 std::string BuildStore(const C2paTestCredential& credential, const C2paTestManifest& manifest,
@@ -152,8 +207,18 @@ std::string BuildStore(const C2paTestCredential& credential, const C2paTestManif
                    Bytes(credential.certificate_der));
   const std::string signature =
       SignEs256(credential.key.get(), verifier::c2pa::CoseSigStructure(protected_header, claim));
+  std::string unprotected = Head(5, 0);
+  if (manifest.timestamp_authority != nullptr) {
+    verifier::c2pa::CoseSign1 sign1;
+    sign1.protected_header = protected_header;
+    sign1.signature = signature;
+    const std::string token = MakeTimestamp(*manifest.timestamp_authority, manifest.timestamp_time,
+                                            verifier::c2pa::CoseTimestampedBytes(sign1, 2, claim));
+    unprotected = absl::StrCat(Head(5, 1), Text("sigTst2"), Head(5, 1), Text("tstTokens"),
+                               Head(4, 1), Head(5, 1), Text("val"), Bytes(token));
+  }
   const std::string cose = absl::StrCat(std::string(1, '\xD2'), Head(4, 4), Bytes(protected_header),
-                                        Head(5, 0), std::string(1, '\xF6'), Bytes(signature));
+                                        unprotected, std::string(1, '\xF6'), Bytes(signature));
 
   const std::string manifest_box =
       Superbox("c2ma", "urn:uuid:00000000-0000-4000-8000-000000000019",
@@ -223,7 +288,7 @@ constexpr size_t kPngIhdrEnd = 8 + 12 + 13;
 }  // namespace
 
 C2paTestCredential MakeC2paTestCredential(const std::string& common_name, absl::Time not_before,
-                                          absl::Time not_after) {
+                                          absl::Time not_after, bool time_stamping) {
   EVP_PKEY* key = EVP_EC_gen("P-256");
   Check(key != nullptr, "key");
   X509* certificate = X509_new();
@@ -241,10 +306,10 @@ C2paTestCredential MakeC2paTestCredential(const std::string& common_name, absl::
   X509V3_CTX context;
   X509V3_set_ctx_nodb(&context);
   X509V3_set_ctx(&context, certificate, certificate, nullptr, nullptr, 0);
-  for (const auto& [nid, value] :
-       std::vector<std::pair<int, const char*>>{{NID_basic_constraints, "critical,CA:FALSE"},
-                                                {NID_key_usage, "critical,digitalSignature"},
-                                                {NID_ext_key_usage, "emailProtection"}}) {
+  for (const auto& [nid, value] : std::vector<std::pair<int, const char*>>{
+           {NID_basic_constraints, "critical,CA:FALSE"},
+           {NID_key_usage, "critical,digitalSignature"},
+           {NID_ext_key_usage, time_stamping ? "critical,timeStamping" : "emailProtection"}}) {
     X509_EXTENSION* extension = X509V3_EXT_conf_nid(nullptr, &context, nid, value);
     Check(extension != nullptr && X509_add_ext(certificate, extension, -1) == 1, "extension");
     X509_EXTENSION_free(extension);
@@ -275,14 +340,21 @@ std::string SignC2paTestAsset(absl::string_view plain, MediaType type,
   // does not depend on the exclusion's values (fixed-width integers), so measure, then build.
   const std::string data_hash = Sha256(plain);
   const size_t start = type == MediaType::kJpeg ? 2 : kPngIhdrEnd;
-  const std::string measured = BuildStore(credential, manifest, type, data_hash, 0, 0);
-  const size_t inserted =
-      type == MediaType::kJpeg ? JpegSegments(measured).size() : PngChunk("caBX", measured).size();
-  const std::string store =
-      BuildStore(credential, manifest, type, data_hash, static_cast<uint32_t>(start),
-                 static_cast<uint32_t>(inserted));
-  const std::string container =
-      type == MediaType::kJpeg ? JpegSegments(store) : PngChunk("caBX", store);
+  const auto wrap = [type](const std::string& store) {
+    return type == MediaType::kJpeg ? JpegSegments(store) : PngChunk("caBX", store);
+  };
+  size_t inserted = wrap(BuildStore(credential, manifest, type, data_hash, 0, 0)).size();
+  std::string container;
+  // A time-stamp's DER signature varies in length with what it signs: build until the exclusion
+  // names exactly the bytes inserted.
+  for (int attempt = 0; attempt < 16; ++attempt) {
+    container = wrap(BuildStore(credential, manifest, type, data_hash, static_cast<uint32_t>(start),
+                                static_cast<uint32_t>(inserted)));
+    if (container.size() == inserted) {
+      break;
+    }
+    inserted = container.size();
+  }
   return absl::StrCat(plain.substr(0, start), container, plain.substr(start));
 }
 

@@ -25,14 +25,18 @@ struct C2paTestCredential {
 };
 
 // A self-signed EC P-256 certificate for claim signing (not a CA; keyUsage digitalSignature)
-// valid from `not_before` to `not_after`, with subject CN=`common_name`.
+// valid from `not_before` to `not_after`, with subject CN=`common_name`. `time_stamping`: for a
+// time-stamping authority instead (extendedKeyUsage critical timeStamping).
 C2paTestCredential MakeC2paTestCredential(const std::string& common_name, absl::Time not_before,
-                                          absl::Time not_after);
+                                          absl::Time not_after, bool time_stamping = false);
 
 struct C2paTestManifest {
   std::string claim_generator = "portcullis-test-signer/1";
   // Empty: no c2pa.actions assertion.
   std::string digital_source_type;
+  // Set: an RFC 3161 time-stamp (sigTst2) by this authority, dated `timestamp_time`.
+  const C2paTestCredential* timestamp_authority = nullptr;
+  absl::Time timestamp_time;
 };
 
 // `plain` (a JPEG or PNG without a manifest) with a signed manifest inserted: JPEG right after

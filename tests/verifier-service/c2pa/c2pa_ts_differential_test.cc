@@ -8,6 +8,7 @@
 //    signature, the hashed URIs, the data hash, an expired signing certificate), the verdicts
 //    agree. c2pa-ts does not evaluate chains of trust (its README: "mostly implemented except
 //    chain of trust validation"), so signingCredential.trusted/untrusted is ours alone.
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -75,17 +76,20 @@ class VerifierC2paDifferentialTest : public ::testing::Test {
   }
 
   bool MakePki() {
-    WriteAll(dir_ / "openssl.cnf",
-             "[ca]\ndefault_ca = test_ca\n"
-             "[test_ca]\ndatabase = cadb/index.txt\nserial = cadb/serial\nnew_certs_dir = cadb\n"
-             "default_md = sha256\npolicy = any\nunique_subject = no\n"
-             "[any]\ncommonName = supplied\norganizationName = optional\n"
-             "[req]\ndistinguished_name = dn\n[dn]\n"
-             "[ca_ext]\nbasicConstraints = critical,CA:TRUE\nkeyUsage = critical,keyCertSign\n"
-             "subjectKeyIdentifier = hash\n"
-             "[signer_ext]\nbasicConstraints = critical,CA:FALSE\n"
-             "keyUsage = critical,digitalSignature\nextendedKeyUsage = emailProtection\n"
-             "subjectKeyIdentifier = hash\nauthorityKeyIdentifier = keyid\n");
+    WriteAll(
+        dir_ / "openssl.cnf",
+        "[ca]\ndefault_ca = test_ca\n"
+        "[test_ca]\ndatabase = cadb/index.txt\nserial = cadb/serial\nnew_certs_dir = cadb\n"
+        "default_md = sha256\npolicy = any\nunique_subject = no\n"
+        "[any]\ncommonName = supplied\norganizationName = optional\n"
+        "[req]\ndistinguished_name = dn\n[dn]\n"
+        "[ca_ext]\nbasicConstraints = critical,CA:TRUE\nkeyUsage = critical,keyCertSign\n"
+        "subjectKeyIdentifier = hash\n"
+        "[tsa_ext]\nbasicConstraints = critical,CA:FALSE\nkeyUsage = critical,digitalSignature\n"
+        "extendedKeyUsage = critical,timeStamping\n"
+        "[signer_ext]\nbasicConstraints = critical,CA:FALSE\n"
+        "keyUsage = critical,digitalSignature\nextendedKeyUsage = emailProtection\n"
+        "subjectKeyIdentifier = hash\nauthorityKeyIdentifier = keyid\n");
     WriteAll(dir_ / "cadb/index.txt", "");
     WriteAll(dir_ / "cadb/serial", "1000\n");
     bool ok = true;
@@ -104,6 +108,7 @@ class VerifierC2paDifferentialTest : public ::testing::Test {
         {"stranger", "-algorithm EC -pkeyopt ec_paramgen_curve:P-256", "other_ca", ""},
         {"expired", "-algorithm EC -pkeyopt ec_paramgen_curve:P-256", "ca",
          "-startdate 20200101000000Z -enddate 20210101000000Z"},
+        {"tsa", "-algorithm EC -pkeyopt ec_paramgen_curve:P-256", "ca", ""},
     };
     for (const std::vector<std::string>& s : signers) {
       const std::string validity = s[3].empty() ? "-days 30" : s[3];
@@ -119,12 +124,11 @@ class VerifierC2paDifferentialTest : public ::testing::Test {
 
   // Signs dir/IN into dir/OUT with c2pa-ts.
   bool Sign(const std::string& in, const std::string& out, const std::string& signer,
-            const std::string& algorithm, const std::string& source_type = "") {
+            const std::string& algorithm, const std::string& options = "") {
     return oracle_
         ->Run(absl::StrCat("sign ", ShellQuoted(dir_ / in), " ", ShellQuoted(dir_ / out), " ",
                            ShellQuoted(dir_ / (signer + ".key")), " ",
-                           ShellQuoted(dir_ / (signer + ".pem")), " ", algorithm,
-                           source_type.empty() ? "" : absl::StrCat(" ", source_type)))
+                           ShellQuoted(dir_ / (signer + ".pem")), " ", algorithm, " ", options))
         .has_value();
   }
 
@@ -148,8 +152,16 @@ TEST_F(VerifierC2paDifferentialTest, VectorsSignedByC2paTsGetTheExpectedVerdicts
   ASSERT_TRUE(Sign("plain.png", "ed25519.png", "ed25519", "Ed25519"));
   ASSERT_TRUE(Sign("plain.jpg", "untrusted.jpg", "stranger", "ES256"));
   ASSERT_TRUE(Sign("plain.jpg", "expired.jpg", "expired", "ES256"));
-  ASSERT_TRUE(Sign("plain.jpg", "generated.jpg", "signer", "ES256", kTrained));
-  ASSERT_TRUE(Sign("plain.png", "generated.png", "signer", "ES256", kTrained));
+  ASSERT_TRUE(
+      Sign("plain.jpg", "generated.jpg", "signer", "ES256", absl::StrCat("--source ", kTrained)));
+  ASSERT_TRUE(
+      Sign("plain.png", "generated.png", "signer", "ES256", absl::StrCat("--source ", kTrained)));
+  // A time-stamp by c2pa-ts's own LocalTimestampProvider, with a TSA certificate of the trusted
+  // CA: OpenSSL refuses that TSTInfo (its policy is not a valid OID encoding), so to us the
+  // time-stamp is timeStamp.untrusted (informational) and the chain is judged now — still valid.
+  ASSERT_TRUE(Sign(
+      "plain.jpg", "timestamped.jpg", "signer", "ES256",
+      absl::StrCat("--tsa ", ShellQuoted(dir_ / "tsa.key"), " ", ShellQuoted(dir_ / "tsa.pem"))));
 
   // Pixels changed after signing: one byte of the entropy-coded image data.
   std::string tampered = ReadAll(dir_ / "signed.jpg");
@@ -182,6 +194,7 @@ TEST_F(VerifierC2paDifferentialTest, VectorsSignedByC2paTsGetTheExpectedVerdicts
       {"generated.jpg", Verdict::kValid, "", kTrained},
       {"generated.png", Verdict::kValid, "", kTrained},
       {"truncated.png", Verdict::kMalformed, std::string(codes::kGeneralError), ""},
+      {"timestamped.jpg", Verdict::kValid, "", ""},
       {"plain.jpg", Verdict::kNoManifest, "", ""},
   };
   int agreed = 0;
@@ -196,6 +209,13 @@ TEST_F(VerifierC2paDifferentialTest, VectorsSignedByC2paTsGetTheExpectedVerdicts
     if (ours.verdict != Verdict::kNoManifest && ours.verdict != Verdict::kMalformed) {
       EXPECT_EQ(ours.claim_generator.rfind("c2pa-ts/", 0), 0u) << ours.claim_generator;
       EXPECT_NE(ours.signer_subject.find("O=Portcullis Tests"), std::string::npos);
+    }
+
+    if (e.file == "timestamped.jpg") {
+      EXPECT_TRUE(std::any_of(ours.statuses.begin(), ours.statuses.end(),
+                              [](const ValidationStatus& status) {
+                                return status.code == codes::kTimeStampUntrusted;
+                              }));
     }
 
     // The oracle's opinion of the same file.

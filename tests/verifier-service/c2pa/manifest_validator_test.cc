@@ -117,6 +117,37 @@ TEST_F(VerifierC2paManifestValidatorTest, AnExpiredCertificateIsExpired) {
       Verdict::kValid);
 }
 
+TEST_F(VerifierC2paManifestValidatorTest, ATrustedTimeStampJudgesTheChainAtSigningTime) {
+  const C2paTestCredential signer = MakeC2paTestCredential(
+      "Signed Last Week", now_ - absl::Hours(24 * 10), now_ - absl::Hours(24 * 5));
+  const C2paTestCredential authority = MakeC2paTestCredential(
+      "Test TSA", now_ - absl::Hours(24 * 30), now_ + absl::Hours(24 * 30), /*time_stamping=*/true);
+  C2paTestManifest manifest;
+  manifest.timestamp_authority = &authority;
+  manifest.timestamp_time = now_ - absl::Hours(24 * 7);
+  const std::string asset = SignC2paTestAsset(PlainTestJpeg(), MediaType::kJpeg, signer, manifest);
+
+  // The signer and the time-stamping authority both trusted: valid, judged a week ago.
+  const TrustAnchors both =
+      TrustAnchors::FromPem(signer.certificate_pem + authority.certificate_pem).value();
+  const ValidationResult stamped = ValidateAsset(asset, MediaType::kJpeg, both, now_, C2paLimits{});
+  EXPECT_EQ(stamped.verdict, Verdict::kValid) << stamped.failure_code;
+  EXPECT_THAT(Codes(stamped), ::testing::Contains("timeStamp.trusted"));
+
+  // The authority not trusted: the time-stamp is ignored (informational), the chain judged now.
+  const TrustAnchors signer_only = TrustAnchors::FromPem(signer.certificate_pem).value();
+  const ValidationResult unstamped =
+      ValidateAsset(asset, MediaType::kJpeg, signer_only, now_, C2paLimits{});
+  EXPECT_EQ(unstamped.failure_code, codes::kSigningCredentialExpired);
+  EXPECT_THAT(Codes(unstamped), ::testing::Contains("timeStamp.untrusted"));
+
+  // A time-stamp dated after the certificate expired does not help.
+  manifest.timestamp_time = now_ - absl::Hours(24 * 2);
+  const std::string late = SignC2paTestAsset(PlainTestJpeg(), MediaType::kJpeg, signer, manifest);
+  EXPECT_EQ(ValidateAsset(late, MediaType::kJpeg, both, now_, C2paLimits{}).failure_code,
+            codes::kSigningCredentialExpired);
+}
+
 TEST_F(VerifierC2paManifestValidatorTest, AChangedClaimFailsTheSignature) {
   std::string asset = SignC2paTestAsset(PlainTestJpeg(), MediaType::kJpeg, signer_, {});
   const size_t generator = asset.find("portcullis-test-signer/1");

@@ -47,6 +47,16 @@ TEST(VerifierC2paTrustAnchorsTest, DecidesTrustedUntrustedExpiredAndInvalid) {
   EXPECT_EQ(anchors.Check({signer.certificate_der, "garbage"}, now), CredentialCheck::kInvalid);
 }
 
+TEST(VerifierC2paTrustAnchorsTest, GarbageIsNoTimeStamp) {
+  const absl::Time now = absl::Now();
+  const C2paTestCredential authority =
+      MakeC2paTestCredential("TSA", now - absl::Hours(1), now + absl::Hours(1), true);
+  const TrustAnchors anchors = TrustAnchors::FromPem(authority.certificate_pem).value();
+  EXPECT_FALSE(anchors.VerifyTimestamp("garbage", "data", now).has_value());
+  EXPECT_FALSE(anchors.VerifyTimestamp("", "data", now).has_value());
+  EXPECT_FALSE(TrustAnchors().VerifyTimestamp("garbage", "data", now).has_value());
+}
+
 TEST(VerifierC2paTrustAnchorsTest, NamesTheSubject) {
   const absl::Time now = absl::Now();
   const C2paTestCredential signer =

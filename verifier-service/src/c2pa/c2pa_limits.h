@@ -30,6 +30,8 @@ struct C2paLimits {
   size_t max_cbor_items = 65536;
   // COSE x5chain certificates; hash-binding exclusion ranges; actions in c2pa.actions.
   size_t max_chain_certificates = 8;
+  // RFC 3161 time-stamps read from one signature.
+  size_t max_timestamps = 4;
   size_t max_exclusions = 64;
   size_t max_actions = 256;
 };

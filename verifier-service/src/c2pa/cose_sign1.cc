@@ -9,6 +9,7 @@
 #include <openssl/x509.h>
 
 #include <memory>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "common/status/status_macros.h"
@@ -213,6 +214,20 @@ absl::StatusOr<CoseSign1> ParseCoseSign1(absl::string_view bytes, const C2paLimi
     return absl::InvalidArgumentError("COSE: no x5chain");
   }
   RETURN_IF_ERROR(ReadChain(chain, limits, sign1.x5chain));
+  for (const auto& [label, version] : {std::pair<const char*, int>{"sigTst", 1}, {"sigTst2", 2}}) {
+    const cbor_item_t* container = CborMapGet(protected_map.get(), label);
+    if (container == nullptr) {
+      container = CborMapGet(unprotected, label);
+    }
+    const cbor_item_t* tokens = CborMapGet(container, "tstTokens");
+    const size_t count = CborArraySize(tokens).value_or(0);
+    for (size_t i = 0; i < count && sign1.timestamps.size() < limits.max_timestamps; ++i) {
+      if (const std::optional<absl::string_view> der =
+              CborBytes(CborMapGet(CborArrayAt(tokens, i), "val"))) {
+        sign1.timestamps.push_back(CoseTimestamp{version, std::string(*der)});
+      }
+    }
+  }
   return sign1;
 }
 
@@ -225,6 +240,27 @@ std::string CoseSigStructure(absl::string_view protected_header, absl::string_vi
   absl::StrAppend(&out, kContext);
   AppendHead(out, 2, protected_header.size());
   absl::StrAppend(&out, protected_header);
+  AppendHead(out, 2, 0);  // external_aad: empty.
+  AppendHead(out, 2, payload.size());
+  absl::StrAppend(&out, payload);
+  return out;
+}
+
+std::string CoseTimestampedBytes(const CoseSign1& sign1, int version, absl::string_view claim) {
+  std::string payload;
+  if (version == 1) {
+    payload = std::string(claim);
+  } else {
+    AppendHead(payload, 2, sign1.signature.size());
+    absl::StrAppend(&payload, sign1.signature);
+  }
+  constexpr absl::string_view kContext = "CounterSignature";
+  std::string out;
+  out.push_back(static_cast<char>(0x84));  // Array of four.
+  AppendHead(out, 3, kContext.size());
+  absl::StrAppend(&out, kContext);
+  AppendHead(out, 2, sign1.protected_header.size());
+  absl::StrAppend(&out, sign1.protected_header);
   AppendHead(out, 2, 0);  // external_aad: empty.
   AppendHead(out, 2, payload.size());
   absl::StrAppend(&out, payload);

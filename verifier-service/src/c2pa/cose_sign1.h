@@ -24,11 +24,18 @@ inline constexpr int64_t kCosePs256 = -37;
 inline constexpr int64_t kCosePs384 = -38;
 inline constexpr int64_t kCosePs512 = -39;
 
+// An RFC 3161 time-stamp of the signature (header sigTst: version 1, sigTst2: version 2).
+struct CoseTimestamp {
+  int version = 2;
+  std::string der;  // a TimeStampResp, or a bare TimeStampToken
+};
+
 struct CoseSign1 {
   int64_t algorithm = 0;
   std::vector<std::string> x5chain;  // DER certificates, the signer's first
   std::string protected_header;      // the serialized protected header, as signed
   std::string signature;
+  std::vector<CoseTimestamp> timestamps;
 };
 
 // Parses a COSE_Sign1 (tagged or not). kInvalidArgument when it is not one, has no algorithm,
@@ -37,6 +44,11 @@ absl::StatusOr<CoseSign1> ParseCoseSign1(absl::string_view bytes, const C2paLimi
 
 // The bytes signed: Sig_structure ["Signature1", protected, h'', payload] in CBOR.
 std::string CoseSigStructure(absl::string_view protected_header, absl::string_view payload);
+
+// The bytes a C2PA time-stamp's message imprint covers: ["CounterSignature", protected, h'',
+// payload] in CBOR, the payload being the claim (version 1) or the signature as a CBOR byte
+// string (version 2).
+std::string CoseTimestampedBytes(const CoseSign1& sign1, int version, absl::string_view claim);
 
 enum class SignatureCheck {
   kValid,

@@ -166,7 +166,27 @@ class Validation {
                "the signer's certificate does not parse");
         break;
     }
-    switch (anchors_.Check(sign1->x5chain, now_)) {
+    // The time the chain is judged at: a time-stamp's, when one verifies, otherwise now.
+    std::optional<absl::Time> signed_at;
+    for (const CoseTimestamp& timestamp : sign1->timestamps) {
+      signed_at = anchors_.VerifyTimestamp(
+          timestamp.der, CoseTimestampedBytes(*sign1, timestamp.version, claim_cbor->payload),
+          now_);
+      if (signed_at.has_value()) {
+        result_.statuses.push_back(ValidationStatus{
+            std::string(codes::kTimeStampTrusted), signature_url,
+            absl::StrCat("signed at ",
+                         absl::FormatTime(absl::RFC3339_sec, *signed_at, absl::UTCTimeZone())),
+            true});
+        break;
+      }
+    }
+    if (!signed_at.has_value() && !sign1->timestamps.empty()) {
+      result_.statuses.push_back(ValidationStatus{
+          std::string(codes::kTimeStampUntrusted), signature_url,
+          "no time-stamp verifies against the trust anchors; the chain is checked now", false});
+    }
+    switch (anchors_.Check(sign1->x5chain, signed_at.value_or(now_))) {
       case CredentialCheck::kTrusted:
         Pass(codes::kSigningCredentialTrusted, signature_url);
         break;

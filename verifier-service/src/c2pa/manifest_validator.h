@@ -6,12 +6,13 @@
 //      manifest is the last one;
 //   2. its claim (c2pa.claim or c2pa.claim.v2, CBOR) is read;
 //   3. the claim signature (COSE_Sign1 over the claim bytes) verifies under the certificate in
-//      its x5chain, and that chain leads to a trust anchor, checked at `now`;
+//      its x5chain, and that chain leads to a trust anchor, checked at the time of an RFC 3161
+//      time-stamp of the signature (sigTst / sigTst2) when one verifies against the anchors
+//      (timeStamp.trusted), otherwise at `now`;
 //   4. every assertion the claim references is present and its hashed URI matches;
 //   5. the hard binding c2pa.hash.data, recomputed over the file minus its exclusions, matches.
 // The result lists C2PA status codes in that order, plus what the manifest declares: the signer's
 // subject, the claim generator and the digitalSourceType of its c2pa.actions.
-// RFC 3161 timestamps are not evaluated: the chain is checked at `now`.
 //
 // Pure logic over bytes; never crashes on any input; every size a file controls is capped.
 

@@ -13,6 +13,11 @@ inline constexpr absl::string_view kClaimSignatureValidated = "claimSignature.va
 inline constexpr absl::string_view kSigningCredentialTrusted = "signingCredential.trusted";
 inline constexpr absl::string_view kAssertionHashedUriMatch = "assertion.hashedURI.match";
 inline constexpr absl::string_view kAssertionDataHashMatch = "assertion.dataHash.match";
+inline constexpr absl::string_view kTimeStampTrusted = "timeStamp.trusted";
+
+// Informational: recorded with success false, never a failure code (the chain is then checked at
+// the current time instead).
+inline constexpr absl::string_view kTimeStampUntrusted = "timeStamp.untrusted";
 
 // Failure codes.
 inline constexpr absl::string_view kClaimMissing = "claim.missing";

@@ -3,6 +3,8 @@
 #include <openssl/bio.h>
 #include <openssl/err.h>
 #include <openssl/pem.h>
+#include <openssl/pkcs7.h>
+#include <openssl/ts.h>
 #include <openssl/x509.h>
 #include <openssl/x509_vfy.h>
 #include <openssl/x509v3.h>
@@ -42,6 +44,19 @@ X509Ptr FromDer(absl::string_view der) {
   }
   return certificate;
 }
+
+struct TsRespDeleter {
+  void operator()(TS_RESP* response) const { TS_RESP_free(response); }
+};
+struct Pkcs7Deleter {
+  void operator()(PKCS7* token) const { PKCS7_free(token); }
+};
+struct TsVerifyCtxDeleter {
+  void operator()(TS_VERIFY_CTX* context) const { TS_VERIFY_CTX_free(context); }
+};
+struct TsTstInfoDeleter {
+  void operator()(TS_TST_INFO* info) const { TS_TST_INFO_free(info); }
+};
 
 }  // namespace
 
@@ -138,6 +153,66 @@ CredentialCheck TrustAnchors::Check(const std::vector<std::string>& chain, absl:
     default:
       return CredentialCheck::kInvalid;
   }
+}
+
+std::optional<absl::Time> TrustAnchors::VerifyTimestamp(absl::string_view der,
+                                                        absl::string_view timestamped,
+                                                        absl::Time now) const {
+  if (anchors_.empty() || der.empty()) {
+    return std::nullopt;
+  }
+  // A TimeStampResp (status + token) or the token alone.
+  std::unique_ptr<PKCS7, Pkcs7Deleter> token;
+  const auto* cursor = reinterpret_cast<const unsigned char*>(der.data());
+  std::unique_ptr<TS_RESP, TsRespDeleter> response(
+      d2i_TS_RESP(nullptr, &cursor, static_cast<long>(der.size())));
+  if (response != nullptr) {
+    const PKCS7* inner = TS_RESP_get_token(response.get());
+    if (inner == nullptr) {
+      ERR_clear_error();
+      return std::nullopt;  // Not granted.
+    }
+    token.reset(PKCS7_dup(const_cast<PKCS7*>(inner)));
+  } else {
+    ERR_clear_error();
+    cursor = reinterpret_cast<const unsigned char*>(der.data());
+    token.reset(d2i_PKCS7(nullptr, &cursor, static_cast<long>(der.size())));
+  }
+  if (token == nullptr) {
+    ERR_clear_error();
+    return std::nullopt;
+  }
+  const std::unique_ptr<TS_TST_INFO, TsTstInfoDeleter> info(PKCS7_to_TS_TST_INFO(token.get()));
+  X509_STORE* store = X509_STORE_new();
+  const std::unique_ptr<TS_VERIFY_CTX, TsVerifyCtxDeleter> context(TS_VERIFY_CTX_new());
+  BIO* data = BIO_new_mem_buf(timestamped.data(), static_cast<int>(timestamped.size()));
+  if (info == nullptr || store == nullptr || context == nullptr || data == nullptr) {
+    X509_STORE_free(store);
+    BIO_free(data);
+    ERR_clear_error();
+    return std::nullopt;
+  }
+  for (const std::shared_ptr<X509>& anchor : anchors_) {
+    X509_STORE_add_cert(store, anchor.get());
+  }
+  X509_VERIFY_PARAM* parameters = X509_STORE_get0_param(store);
+  X509_VERIFY_PARAM_set_flags(parameters, X509_V_FLAG_PARTIAL_CHAIN);
+  X509_VERIFY_PARAM_set_time(parameters, absl::ToTimeT(now));
+  // The context owns the store and the data from here on.
+  TS_VERIFY_CTX_set_store(context.get(), store);
+  TS_VERIFY_CTX_set_data(context.get(), data);
+  TS_VERIFY_CTX_set_flags(context.get(), TS_VFY_VERSION | TS_VFY_SIGNATURE | TS_VFY_DATA);
+  const int verified = TS_RESP_verify_token(context.get(), token.get());
+  ERR_clear_error();
+  if (verified != 1) {
+    return std::nullopt;
+  }
+  const ASN1_GENERALIZEDTIME* time = TS_TST_INFO_get_time(info.get());
+  struct tm parsed {};
+  if (time == nullptr || ASN1_TIME_to_tm(time, &parsed) != 1) {
+    return std::nullopt;
+  }
+  return absl::FromTM(parsed, absl::UTCTimeZone());
 }
 
 std::string CertificateSubject(absl::string_view der) {

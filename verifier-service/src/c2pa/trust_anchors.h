@@ -6,6 +6,7 @@
 // what it issued.
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -42,6 +43,13 @@ class TrustAnchors {
   // to an anchor with every certificate valid at `at`. The signer's certificate must allow
   // digital signatures and must not be a CA.
   CredentialCheck Check(const std::vector<std::string>& chain, absl::Time at) const;
+
+  // The time of an RFC 3161 time-stamp (`der`: a TimeStampResp granting one, or a bare
+  // TimeStampToken) when it is signed by a time-stamping authority that chains to an anchor
+  // (valid at `now`, with the timeStamping purpose) and its message imprint is the hash of
+  // `timestamped`; nullopt for anything else.
+  std::optional<absl::Time> VerifyTimestamp(absl::string_view der, absl::string_view timestamped,
+                                            absl::Time now) const;
 
  private:
   std::vector<std::shared_ptr<x509_st>> anchors_;
