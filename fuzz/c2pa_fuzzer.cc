@@ -13,6 +13,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "fuzz/fuzz_check.h"
+#include "tests/support/c2pa_test_signer.h"
 #include "verifier-service/src/c2pa/cbor_reader.h"
 #include "verifier-service/src/c2pa/cose_sign1.h"
 #include "verifier-service/src/c2pa/jumbf.h"
@@ -21,6 +22,19 @@
 namespace {
 
 namespace c2pa = portcullis::verifier::c2pa;
+
+// One anchor (a time-stamping authority made at startup), so that time-stamps and chains are
+// parsed and verified rather than refused for want of anchors.
+const c2pa::TrustAnchors& Anchors() {
+  static const auto* anchors = [] {
+    const absl::Time now = absl::FromUnixSeconds(1764633600);
+    const portcullis::testing::C2paTestCredential authority =
+        portcullis::testing::MakeC2paTestCredential("Fuzz TSA", now - absl::Hours(1),
+                                                    now + absl::Hours(1), true);
+    return new c2pa::TrustAnchors(*c2pa::TrustAnchors::FromPem(authority.certificate_pem));
+  }();
+  return *anchors;
+}
 
 size_t Depth(const c2pa::JumbfBox& box) {
   size_t deepest = 0;
@@ -41,8 +55,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 
   // The whole validator over a container.
   const c2pa::MediaType type = (data[0] & 1) != 0 ? c2pa::MediaType::kPng : c2pa::MediaType::kJpeg;
-  const c2pa::ValidationResult result = c2pa::ValidateAsset(
-      rest, type, c2pa::TrustAnchors(), absl::FromUnixSeconds(1764633600), limits);
+  const c2pa::ValidationResult result =
+      c2pa::ValidateAsset(rest, type, Anchors(), absl::FromUnixSeconds(1764633600), limits);
   if (result.verdict == c2pa::Verdict::kValid) {
     FUZZ_CHECK(result.failure_code.empty(), result.failure_code);
   }
@@ -61,6 +75,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       sign1.ok()) {
     FUZZ_CHECK(!sign1->x5chain.empty(), "a COSE_Sign1 without a certificate");
     (void)c2pa::VerifyCoseSign1(*sign1, rest.substr(0, 64));
+    for (const c2pa::CoseTimestamp& timestamp : sign1->timestamps) {
+      (void)Anchors().VerifyTimestamp(timestamp.der, rest.substr(0, 64),
+                                      absl::FromUnixSeconds(1764633600));
+    }
   }
   return 0;
 }
