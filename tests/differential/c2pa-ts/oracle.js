@@ -1,13 +1,13 @@
 // The c2pa-ts library (npm "@trustnxt/c2pa-ts", pure TypeScript) as the maker of C2PA test
 // vectors and as a differential oracle for verifier-service/src/c2pa:
 //
-//   node oracle.js sign IN OUT KEY_PEM CERT_PEM ALG [--source TYPE] [--tsa TSA_KEY TSA_CERT]
+//   node oracle.js sign IN OUT KEY_PEM CERT_PEM ALG [--source TYPE] [--tsa TSA_KEY TSA_CERT] [--v2]
 //       writes OUT: IN (a JPEG or PNG) with a C2PA manifest signed by KEY_PEM (any PEM private
 //       key) and CERT_PEM (its certificate) with COSE algorithm ALG (ES256, ES384, ES512, PS256,
 //       PS384, PS512, Ed25519): a c2pa.hash.data hard binding and, with --source, a c2pa.actions
 //       assertion with one c2pa.created action declaring that digitalSourceType; with --tsa, an
 //       RFC 3161 time-stamp (sigTst2) made by the library's LocalTimestampProvider with that
-//       time-stamping key and certificate.
+//       time-stamping key and certificate; with --v2, a c2pa.claim.v2 (the default is a v1 claim).
 //   node oracle.js validate FILE
 //       prints {"manifest": bool, "valid": bool, "codes": [{"code", "success"}], "error": str}:
 //       what the library's own validator says of FILE (it does not evaluate chains of trust).
@@ -41,6 +41,7 @@ function pkcs8(keyPem) {
 async function sign(lib, inFile, outFile, keyPem, certPem, alg, options) {
   let sourceType = '';
   let timestampProvider;
+  let claimVersion = lib.ClaimVersion.V1;
   for (let i = 0; i < options.length; ++i) {
     if (options[i] === '--source' && i + 1 < options.length) {
       sourceType = options[++i];
@@ -48,6 +49,8 @@ async function sign(lib, inFile, outFile, keyPem, certPem, alg, options) {
       const tsaKey = options[++i];
       const tsaCert = new lib.X509Certificate(fs.readFileSync(options[++i], 'utf8'));
       timestampProvider = new lib.LocalTimestampProvider(tsaCert, pkcs8(tsaKey));
+    } else if (options[i] === '--v2') {
+      claimVersion = lib.ClaimVersion.V2;
     } else {
       throw new Error(`unknown option ${options[i]}`);
     }
@@ -60,6 +63,7 @@ async function sign(lib, inFile, outFile, keyPem, certPem, alg, options) {
   const signer = new lib.LocalSigner(key, algorithm, certificate, []);
   const store = new lib.ManifestStore();
   const manifest = store.createManifest({
+    claimVersion,
     assetFormat: asset.mimeType,
     instanceID: 'xmp:iid:portcullis-test',
     defaultHashAlgorithm: 'SHA-256',

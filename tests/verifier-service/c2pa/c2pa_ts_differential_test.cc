@@ -156,6 +156,9 @@ TEST_F(VerifierC2paDifferentialTest, VectorsSignedByC2paTsGetTheExpectedVerdicts
       Sign("plain.jpg", "generated.jpg", "signer", "ES256", absl::StrCat("--source ", kTrained)));
   ASSERT_TRUE(
       Sign("plain.png", "generated.png", "signer", "ES256", absl::StrCat("--source ", kTrained)));
+  // A c2pa.claim.v2 (created_assertions, claim_generator_info as a map).
+  ASSERT_TRUE(Sign("plain.png", "claim_v2.png", "signer", "ES256",
+                   absl::StrCat("--v2 --source ", kTrained)));
   // A time-stamp by c2pa-ts's own LocalTimestampProvider, with a TSA certificate of the trusted
   // CA: OpenSSL refuses that TSTInfo (its policy is not a valid OID encoding), so to us the
   // time-stamp is timeStamp.untrusted (informational) and the chain is judged now — still valid.
@@ -194,6 +197,7 @@ TEST_F(VerifierC2paDifferentialTest, VectorsSignedByC2paTsGetTheExpectedVerdicts
       {"generated.jpg", Verdict::kValid, "", kTrained},
       {"generated.png", Verdict::kValid, "", kTrained},
       {"truncated.png", Verdict::kMalformed, std::string(codes::kGeneralError), ""},
+      {"claim_v2.png", Verdict::kValid, "", kTrained},
       {"timestamped.jpg", Verdict::kValid, "", ""},
       {"plain.jpg", Verdict::kNoManifest, "", ""},
   };
