@@ -17,7 +17,7 @@ RUN apt-get update \
       libgrpc++-dev libgrpc-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler libabsl-dev \
       libssl-dev libpqxx-dev libc-ares-dev libcurl4-openssl-dev libboost1.81-dev libboost-json1.81-dev \
       libgumbo-dev libicu-dev libspdlog-dev prometheus-cpp-dev libgtest-dev libgmock-dev \
-      libbenchmark-dev \
+      libbenchmark-dev libcbor-dev \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY . .

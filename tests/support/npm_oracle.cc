@@ -46,6 +46,17 @@ absl::StatusOr<NpmOracle> NpmOracle::Install(const fs::path& source_dir, const f
       return absl::InternalError(absl::StrCat("cannot copy ", file, ": ", error.message()));
     }
   }
+  // Local packages the lock file refers to ("file:" overrides), copied whole.
+  for (const fs::directory_entry& entry : fs::directory_iterator(source_dir, error)) {
+    if (entry.is_directory() && entry.path().filename() != "node_modules") {
+      fs::copy(entry.path(), work_dir / entry.path().filename(),
+               fs::copy_options::recursive | fs::copy_options::overwrite_existing, error);
+      if (error) {
+        return absl::InternalError(
+            absl::StrCat("cannot copy ", entry.path().string(), ": ", error.message()));
+      }
+    }
+  }
   if (!RunShell("command -v node >/dev/null && command -v npm >/dev/null").has_value()) {
     return absl::UnavailableError("node or npm is not installed");
   }

@@ -59,6 +59,8 @@ ABSL_FLAG(std::string, reason, "", "`drops list|reevaluate`: only drops of this 
 ABSL_FLAG(std::string, since, "",
           "`drops list|reevaluate`: only drops received since this RFC 3339 time, or this long "
           "ago (e.g. 24h, 2d)");
+ABSL_FLAG(std::string, trust, "",
+          "`c2pa verify`: a PEM file of the trust anchors a C2PA signer must chain to");
 
 ABSL_FLAG(std::string, moderation, "",
           "`site set`: the site's moderation policy: off, first-time-authors or all");
@@ -164,6 +166,7 @@ int main(int argc, char** argv) {
       .drops_publisher = absl::GetFlag(FLAGS_publisher),
       .drops_reason = absl::GetFlag(FLAGS_reason),
       .drops_since = absl::GetFlag(FLAGS_since),
+      .c2pa_trust = absl::GetFlag(FLAGS_trust),
   };
   const absl::StatusOr<std::string> token = portcullis::cli::ResolveToken(
       absl::GetFlag(FLAGS_token_file), Env("PORTCULLIS_TOKEN"), Env("PORTCULLIS_TOKEN_FILE"));

@@ -17,6 +17,7 @@
 #include "tools/portcullis/src/links_conformance.h"
 #include "tools/portcullis/src/mention_commands.h"
 #include "tools/portcullis/src/mf2_commands.h"
+#include "tools/portcullis/src/c2pa_commands.h"
 #include "tools/portcullis/src/page_origin.h"
 #include "tools/portcullis/src/ssrf_conformance.h"
 #include "tools/portcullis/src/site_commands.h"
@@ -87,7 +88,7 @@ std::string Usage() {
          "                                 every case ran, however many failed (a report); no\n"
          "                                 case, or a crash, is still a failure\n" +
          IngestUsage() + BlockUsage() + ModerationUsage() + MentionTransferUsage() +
-         TokenUsage() + LifecycleUsage() +
+         TokenUsage() + LifecycleUsage() + C2paUsage() +
          "The verifier defaults to $PORTCULLIS_VERIFIER, else 127.0.0.1:50051. Every call to it\n"
          "carries an API token: --token_file=PATH, else $PORTCULLIS_TOKEN, else the file named by\n"
          "$PORTCULLIS_TOKEN_FILE (scripts/up prints the export line).\n";
@@ -196,6 +197,9 @@ int Run(const std::vector<std::string>& args, const CliOptions& options, std::os
   }
   if (const std::optional<int> ingest = RunIngestCommand(args, options, out, err)) {
     return *ingest;
+  }
+  if (const std::optional<int> c2pa = RunC2paCommand(args, options, out, err)) {
+    return *c2pa;
   }
   if (args[0] == "url" && args.size() >= 2 && (args[1] == "check" || args[1] == "fetch")) {
     if (args.size() != 3) {

@@ -79,6 +79,8 @@ struct CliOptions {
   std::string drops_publisher;
   std::string drops_reason;
   std::string drops_since;
+  // `c2pa verify`: --trust, a PEM file of trust anchors (empty: none).
+  std::string c2pa_trust;
 };
 
 // The token the CLI presents: the file named by --token_file (`flag_token_file`) when given,

@@ -1,0 +1,1 @@
+throw new Error('no native cbor-extract in the Portcullis test oracle');
