@@ -33,9 +33,6 @@ namespace fs = std::filesystem;
 using ::portcullis::testing::RunShell;
 using ::portcullis::testing::ShellQuoted;
 
-constexpr char kTrained[] =
-    "http://cv.iptc.org/newscodes/digitalsourcetype/trainedAlgorithmicMedia";
-
 std::string ReadAll(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
@@ -153,12 +150,12 @@ TEST_F(VerifierC2paDifferentialTest, VectorsSignedByC2paTsGetTheExpectedVerdicts
   ASSERT_TRUE(Sign("plain.jpg", "untrusted.jpg", "stranger", "ES256"));
   ASSERT_TRUE(Sign("plain.jpg", "expired.jpg", "expired", "ES256"));
   ASSERT_TRUE(
-      Sign("plain.jpg", "generated.jpg", "signer", "ES256", absl::StrCat("--source ", kTrained)));
+      Sign("plain.jpg", "generated.jpg", "signer", "ES256", absl::StrCat("--source ", kTrainedAlgorithmicMedia)));
   ASSERT_TRUE(
-      Sign("plain.png", "generated.png", "signer", "ES256", absl::StrCat("--source ", kTrained)));
+      Sign("plain.png", "generated.png", "signer", "ES256", absl::StrCat("--source ", kTrainedAlgorithmicMedia)));
   // A c2pa.claim.v2 (created_assertions, claim_generator_info as a map).
   ASSERT_TRUE(Sign("plain.png", "claim_v2.png", "signer", "ES256",
-                   absl::StrCat("--v2 --source ", kTrained)));
+                   absl::StrCat("--v2 --source ", kTrainedAlgorithmicMedia)));
   // A time-stamp by c2pa-ts's own LocalTimestampProvider, with a TSA certificate of the trusted
   // CA: OpenSSL refuses that TSTInfo (its policy is not a valid OID encoding), so to us the
   // time-stamp is timeStamp.untrusted (informational) and the chain is judged now — still valid.
@@ -194,10 +191,10 @@ TEST_F(VerifierC2paDifferentialTest, VectorsSignedByC2paTsGetTheExpectedVerdicts
       {"tampered.jpg", Verdict::kInvalid, std::string(codes::kAssertionDataHashMismatch), ""},
       {"untrusted.jpg", Verdict::kInvalid, std::string(codes::kSigningCredentialUntrusted), ""},
       {"expired.jpg", Verdict::kInvalid, std::string(codes::kSigningCredentialExpired), ""},
-      {"generated.jpg", Verdict::kValid, "", kTrained},
-      {"generated.png", Verdict::kValid, "", kTrained},
+      {"generated.jpg", Verdict::kValid, "", kTrainedAlgorithmicMedia},
+      {"generated.png", Verdict::kValid, "", kTrainedAlgorithmicMedia},
       {"truncated.png", Verdict::kMalformed, std::string(codes::kGeneralError), ""},
-      {"claim_v2.png", Verdict::kValid, "", kTrained},
+      {"claim_v2.png", Verdict::kValid, "", kTrainedAlgorithmicMedia},
       {"timestamped.jpg", Verdict::kValid, "", ""},
       {"plain.jpg", Verdict::kNoManifest, "", ""},
   };

@@ -26,6 +26,13 @@ std::string Superbox(absl::string_view tag, absl::string_view label, absl::strin
                                   contents));
 }
 
+TEST(VerifierC2paJumbfTest, ReadsBigEndianLengths) {
+  EXPECT_EQ(ReadBigEndian(""), 0u);
+  EXPECT_EQ(ReadBigEndian(std::string("\x01\x02", 2)), 0x0102u);
+  EXPECT_EQ(ReadBigEndian(std::string("\xff\x00\x00\x10", 4)), 0xff000010u);
+  EXPECT_EQ(ReadBigEndian(std::string("\x80\0\0\0\0\0\0\x01", 8)), 0x8000000000000001u);
+}
+
 TEST(VerifierC2paJumbfTest, ReadsNestedSuperboxesWithLabelsAndContent) {
   const std::string bytes =
       Superbox("c2pa", "c2pa",

@@ -21,9 +21,6 @@ using ::portcullis::testing::PlainTestPng;
 using ::portcullis::testing::SignC2paTestAsset;
 using ::testing::ElementsAre;
 
-constexpr char kTrained[] =
-    "http://cv.iptc.org/newscodes/digitalsourcetype/trainedAlgorithmicMedia";
-
 std::vector<std::string> Codes(const ValidationResult& result) {
   std::vector<std::string> codes;
   for (const ValidationStatus& status : result.statuses) {
@@ -54,7 +51,7 @@ class VerifierC2paManifestValidatorTest : public ::testing::Test {
 
 TEST_F(VerifierC2paManifestValidatorTest, AnUntouchedSignedJpegIsValid) {
   C2paTestManifest manifest;
-  manifest.digital_source_type = kTrained;
+  manifest.digital_source_type = kTrainedAlgorithmicMedia;
   const std::string asset = SignC2paTestAsset(PlainTestJpeg(), MediaType::kJpeg, signer_, manifest);
   const ValidationResult result = Validate(asset, MediaType::kJpeg);
   EXPECT_EQ(result.verdict, Verdict::kValid) << result.failure_code;
@@ -64,7 +61,7 @@ TEST_F(VerifierC2paManifestValidatorTest, AnUntouchedSignedJpegIsValid) {
                                          "assertion.dataHash.match"));
   EXPECT_EQ(result.signer_subject, "CN=Trusted Signer");
   EXPECT_EQ(result.claim_generator, "portcullis-test-signer/1");
-  EXPECT_EQ(result.digital_source_type, kTrained);
+  EXPECT_EQ(result.digital_source_type, kTrainedAlgorithmicMedia);
   EXPECT_TRUE(IsAiDigitalSourceType(result.digital_source_type));
 }
 
@@ -160,7 +157,7 @@ TEST_F(VerifierC2paManifestValidatorTest, AChangedClaimFailsTheSignature) {
 
 TEST_F(VerifierC2paManifestValidatorTest, AChangedAssertionFailsItsHashedUri) {
   C2paTestManifest manifest;
-  manifest.digital_source_type = kTrained;
+  manifest.digital_source_type = kTrainedAlgorithmicMedia;
   std::string asset = SignC2paTestAsset(PlainTestJpeg(), MediaType::kJpeg, signer_, manifest);
   const size_t declared = asset.find("trainedAlgorithmicMedia");
   ASSERT_NE(declared, std::string::npos);
@@ -212,7 +209,7 @@ TEST_F(VerifierC2paManifestValidatorTest, EveryChangeToTheSignedClaimIsCaught) {
 }
 
 TEST(VerifierC2paDigitalSourceTypeTest, KnowsTheGenerativeTypes) {
-  EXPECT_TRUE(IsAiDigitalSourceType(kTrained));
+  EXPECT_TRUE(IsAiDigitalSourceType(kTrainedAlgorithmicMedia));
   EXPECT_TRUE(IsAiDigitalSourceType(
       "http://cv.iptc.org/newscodes/digitalsourcetype/compositeWithTrainedAlgorithmicMedia"));
   EXPECT_TRUE(IsAiDigitalSourceType("trainedAlgorithmicMedia"));

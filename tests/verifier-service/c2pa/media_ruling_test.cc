@@ -18,9 +18,6 @@ using ::portcullis::testing::PlainTestPng;
 using ::portcullis::testing::SignC2paTestAsset;
 using Action = MediaRuling::Action;
 
-constexpr char kTrained[] =
-    "http://cv.iptc.org/newscodes/digitalsourcetype/trainedAlgorithmicMedia";
-
 class VerifierC2paMediaRulingTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -31,7 +28,7 @@ class VerifierC2paMediaRulingTest : public ::testing::Test {
         MakeC2paTestCredential("Untrusted", now_ - absl::Hours(1), now_ + absl::Hours(24));
     anchors_ = TrustAnchors::FromPem(trusted_signer_.certificate_pem).value();
     testing::C2paTestManifest generated;
-    generated.digital_source_type = kTrained;
+    generated.digital_source_type = kTrainedAlgorithmicMedia;
     generated_ = SignC2paTestAsset(PlainTestJpeg(), MediaType::kJpeg, trusted_signer_, generated);
     camera_ = SignC2paTestAsset(PlainTestPng(), MediaType::kPng, trusted_signer_, {});
     untrusted_generated_ =
@@ -63,7 +60,7 @@ TEST_F(VerifierC2paMediaRulingTest, AValidGeneratorManifestMakesTheItemSynthetic
   EXPECT_TRUE(ruling.synthetic);
   EXPECT_TRUE(ruling.provenance_valid);
   ASSERT_EQ(ruling.results.size(), 2u);
-  EXPECT_EQ(ruling.results[0].digital_source_type, kTrained);
+  EXPECT_EQ(ruling.results[0].digital_source_type, kTrainedAlgorithmicMedia);
   EXPECT_EQ(ruling.results[1].verdict, Verdict::kValid);
 }
 

@@ -29,7 +29,7 @@ DivisionWriter::Results Divide(pqxx::connection& connection, absl::Span<const in
   return results;
 }
 
-using Answers = testing::WriterAnswers<int>;
+using DivisionAnswers = testing::WriterAnswers<int>;
 
 BatchWriterOptions Options(const std::string& url, int max_queued = 4096) {
   BatchWriterOptions options;
@@ -51,7 +51,7 @@ TEST(VerifierBatchWriterTest, EachItemGetsItsOwnAnswerAndOnlyTheBadOneFails) {
   absl::StatusOr<std::unique_ptr<DivisionWriter>> writer =
       DivisionWriter::Start("divide", Divide, Options(db->connection_string()));
   ASSERT_TRUE(writer.ok()) << writer.status();
-  Answers answers;
+  DivisionAnswers answers;
   std::vector<DivisionWriter::Queued> items;
   for (int n = 0; n <= 50; ++n) {
     items.push_back({n, answers.Collect(n)});
@@ -83,7 +83,7 @@ TEST(VerifierBatchWriterTest, AFullQueueIsRefusedAtOnceAndSubmitAllIsAllOrNone) 
   absl::StatusOr<std::unique_ptr<DivisionWriter>> writer =
       DivisionWriter::Start("divide", write, Options(db->connection_string(), /*max_queued=*/3));
   ASSERT_TRUE(writer.ok()) << writer.status();
-  Answers answers;
+  DivisionAnswers answers;
   (*writer)->Submit(1, answers.Collect(1));
   ASSERT_TRUE(first_batch_started.WaitForNotificationWithTimeout(absl::Seconds(30)));
   for (int n = 2; n <= 4; ++n) {
@@ -108,7 +108,7 @@ TEST(VerifierBatchWriterTest, AFullQueueIsRefusedAtOnceAndSubmitAllIsAllOrNone) 
     }
   }
   (*writer)->Stop();
-  Answers late;
+  DivisionAnswers late;
   (*writer)->Submit(8, late.Collect(8));
   EXPECT_EQ(late.Wait(1)[0].second.status().code(), absl::StatusCode::kUnavailable);
 }

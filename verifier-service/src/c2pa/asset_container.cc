@@ -17,20 +17,12 @@ constexpr uint8_t kMarkerApp11 = 0xEB;
 // CI "JP", En (2), Z (4): the JPEG XT header of every APP11 JUMBF segment.
 constexpr size_t kApp11HeaderBytes = 8;
 
-uint64_t BigEndian(absl::string_view bytes) {
-  uint64_t value = 0;
-  for (const char c : bytes) {
-    value = (value << 8) | static_cast<uint8_t>(c);
-  }
-  return value;
-}
-
 // The 8- or 16-byte LBox/TBox(/XLBox) header at the start of a segment's box data.
 absl::StatusOr<size_t> BoxHeaderBytes(absl::string_view box_data) {
   if (box_data.size() < 8) {
     return absl::InvalidArgumentError("JPEG: APP11 segment shorter than a box header");
   }
-  if (BigEndian(box_data.substr(0, 4)) == 1) {
+  if (ReadBigEndian(box_data.substr(0, 4)) == 1) {
     if (box_data.size() < 16) {
       return absl::InvalidArgumentError("JPEG: APP11 segment shorter than a box header");
     }
@@ -81,7 +73,7 @@ absl::StatusOr<std::optional<std::string>> ExtractFromJpeg(absl::string_view ass
     if (position + 4 > asset.size()) {
       return absl::InvalidArgumentError("JPEG: truncated segment length");
     }
-    const size_t length = static_cast<size_t>(BigEndian(asset.substr(position + 2, 2)));
+    const size_t length = static_cast<size_t>(ReadBigEndian(asset.substr(position + 2, 2)));
     if (length < 2 || position + 2 + length > asset.size()) {
       return absl::InvalidArgumentError(
           absl::StrCat("JPEG: segment at ", position, " runs past the end of the file"));
@@ -95,8 +87,8 @@ absl::StatusOr<std::optional<std::string>> ExtractFromJpeg(absl::string_view ass
       return absl::InvalidArgumentError(
           absl::StrCat("JPEG: more than ", limits.max_app11_segments, " APP11 segments"));
     }
-    const auto instance = static_cast<uint16_t>(BigEndian(body.substr(2, 2)));
-    const auto sequence = static_cast<uint32_t>(BigEndian(body.substr(4, 4)));
+    const auto instance = static_cast<uint16_t>(ReadBigEndian(body.substr(2, 2)));
+    const auto sequence = static_cast<uint32_t>(ReadBigEndian(body.substr(4, 4)));
     if (!instances[instance].emplace(sequence, body.substr(kApp11HeaderBytes)).second) {
       return absl::InvalidArgumentError(absl::StrCat(
           "JPEG: APP11 packet ", sequence, " of box instance ", instance, " appears twice"));
@@ -151,7 +143,7 @@ absl::StatusOr<std::optional<std::string>> ExtractFromPng(absl::string_view asse
     if (asset.size() - position < 12) {
       return absl::InvalidArgumentError(absl::StrCat("PNG: truncated chunk at ", position));
     }
-    const uint64_t length = BigEndian(asset.substr(position, 4));
+    const uint64_t length = ReadBigEndian(asset.substr(position, 4));
     const absl::string_view type = asset.substr(position + 4, 4);
     if (length > asset.size() - position - 12) {
       return absl::InvalidArgumentError(

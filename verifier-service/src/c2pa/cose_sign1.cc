@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/status/status_macros.h"
 #include "verifier-service/src/c2pa/cbor_reader.h"
+#include "verifier-service/src/c2pa/openssl_handles.h"
 
 namespace portcullis::verifier::c2pa {
 namespace {
@@ -22,26 +23,6 @@ constexpr uint8_t kCoseSign1Tag = 18;
 constexpr int64_t kHeaderAlgorithm = 1;
 constexpr int64_t kHeaderX5chain = 33;
 
-struct X509Deleter {
-  void operator()(X509* certificate) const { X509_free(certificate); }
-};
-struct EvpPkeyDeleter {
-  void operator()(EVP_PKEY* key) const { EVP_PKEY_free(key); }
-};
-struct EvpMdCtxDeleter {
-  void operator()(EVP_MD_CTX* context) const { EVP_MD_CTX_free(context); }
-};
-struct EcdsaSigDeleter {
-  void operator()(ECDSA_SIG* signature) const { ECDSA_SIG_free(signature); }
-};
-struct BnDeleter {
-  void operator()(BIGNUM* number) const { BN_free(number); }
-};
-using X509Ptr = std::unique_ptr<X509, X509Deleter>;
-using EvpPkeyPtr = std::unique_ptr<EVP_PKEY, EvpPkeyDeleter>;
-using EvpMdCtxPtr = std::unique_ptr<EVP_MD_CTX, EvpMdCtxDeleter>;
-using EcdsaSigPtr = std::unique_ptr<ECDSA_SIG, EcdsaSigDeleter>;
-using BnPtr = std::unique_ptr<BIGNUM, BnDeleter>;
 
 const unsigned char* Bytes(absl::string_view s) {
   return reinterpret_cast<const unsigned char*>(s.data());

@@ -11,14 +11,6 @@ namespace {
 constexpr size_t kDescriptionUuidBytes = 16;
 constexpr uint8_t kToggleLabel = 0x02;
 
-uint64_t BigEndian(absl::string_view bytes) {
-  uint64_t value = 0;
-  for (const char c : bytes) {
-    value = (value << 8) | static_cast<uint8_t>(c);
-  }
-  return value;
-}
-
 class Parser {
  public:
   Parser(absl::string_view all, const C2paLimits& limits) : all_(all), limits_(limits) {}
@@ -33,13 +25,13 @@ class Parser {
     if (span.size() < 8) {
       return absl::InvalidArgumentError(absl::StrCat("JUMBF: truncated box header at ", offset));
     }
-    uint64_t length = BigEndian(span.substr(0, 4));
+    uint64_t length = ReadBigEndian(span.substr(0, 4));
     size_t header = 8;
     if (length == 1) {
       if (span.size() < 16) {
         return absl::InvalidArgumentError(absl::StrCat("JUMBF: truncated XLBox at ", offset));
       }
-      length = BigEndian(span.substr(8, 8));
+      length = ReadBigEndian(span.substr(8, 8));
       header = 16;
     } else if (length == 0) {
       length = span.size();
@@ -105,6 +97,15 @@ class Parser {
 };
 
 }  // namespace
+
+uint64_t ReadBigEndian(absl::string_view bytes) {
+  uint64_t value = 0;
+  for (const char c : bytes) {
+    value = (value << 8) | static_cast<uint8_t>(c);
+  }
+  return value;
+}
+
 
 const JumbfBox* JumbfBox::FindChild(absl::string_view wanted) const {
   for (const JumbfBox& child : children) {

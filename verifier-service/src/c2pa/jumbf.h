@@ -9,6 +9,7 @@
 // Pure logic over bytes. Every view in the result points into the caller's buffer, which must
 // outlive it.
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -42,5 +43,8 @@ std::string C2paUuid(absl::string_view four_chars);
 // the offset for anything malformed: a length past its parent, a superbox without a leading
 // description box, a label without its NUL, nesting deeper or more boxes than `limits` allow.
 absl::StatusOr<JumbfBox> ParseJumbfSuperbox(absl::string_view bytes, const C2paLimits& limits);
+
+// The unsigned big-endian integer `bytes` spell (at most 8 of them): box and segment lengths.
+uint64_t ReadBigEndian(absl::string_view bytes);
 
 }  // namespace portcullis::verifier::c2pa

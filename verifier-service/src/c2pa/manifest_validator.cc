@@ -14,6 +14,7 @@
 #include "verifier-service/src/c2pa/cbor_reader.h"
 #include "verifier-service/src/c2pa/cose_sign1.h"
 #include "verifier-service/src/c2pa/jumbf.h"
+#include "verifier-service/src/c2pa/openssl_handles.h"
 #include "verifier-service/src/c2pa/status_codes.h"
 
 namespace portcullis::verifier::c2pa {
@@ -22,10 +23,6 @@ namespace {
 constexpr absl::string_view kJumbfUriPrefix = "self#jumbf=";
 constexpr absl::string_view kAssertionStoreLabel = "c2pa.assertions";
 
-struct EvpMdCtxDeleter {
-  void operator()(EVP_MD_CTX* context) const { EVP_MD_CTX_free(context); }
-};
-using EvpMdCtxPtr = std::unique_ptr<EVP_MD_CTX, EvpMdCtxDeleter>;
 
 // The digest C2PA names "sha256" / "sha384" / "sha512"; nullptr for anything else.
 const EVP_MD* DigestByName(absl::string_view name) {

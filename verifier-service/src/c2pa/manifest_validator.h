@@ -58,6 +58,10 @@ struct ValidationResult {
   std::string digital_source_type;
 };
 
+// The IPTC digital source type of media a generative model made.
+inline constexpr char kTrainedAlgorithmicMedia[] =
+    "http://cv.iptc.org/newscodes/digitalsourcetype/trainedAlgorithmicMedia";
+
 // True for the IPTC digital source types of generative AI: trainedAlgorithmicMedia and
 // compositeWithTrainedAlgorithmicMedia, as a full IPTC URI or the bare term.
 bool IsAiDigitalSourceType(absl::string_view digital_source_type);

@@ -10,30 +10,11 @@
 #include <openssl/x509v3.h>
 
 #include "absl/strings/str_cat.h"
+#include "verifier-service/src/c2pa/openssl_handles.h"
 
 namespace portcullis::verifier::c2pa {
 namespace {
 
-struct X509Deleter {
-  void operator()(X509* certificate) const { X509_free(certificate); }
-};
-struct BioDeleter {
-  void operator()(BIO* bio) const { BIO_free(bio); }
-};
-struct StoreDeleter {
-  void operator()(X509_STORE* store) const { X509_STORE_free(store); }
-};
-struct StoreCtxDeleter {
-  void operator()(X509_STORE_CTX* context) const { X509_STORE_CTX_free(context); }
-};
-struct StackDeleter {
-  void operator()(STACK_OF(X509) * stack) const { sk_X509_pop_free(stack, X509_free); }
-};
-using X509Ptr = std::unique_ptr<X509, X509Deleter>;
-using BioPtr = std::unique_ptr<BIO, BioDeleter>;
-using StorePtr = std::unique_ptr<X509_STORE, StoreDeleter>;
-using StoreCtxPtr = std::unique_ptr<X509_STORE_CTX, StoreCtxDeleter>;
-using StackPtr = std::unique_ptr<STACK_OF(X509), StackDeleter>;
 
 X509Ptr FromDer(absl::string_view der) {
   const auto* cursor = reinterpret_cast<const unsigned char*>(der.data());
@@ -45,18 +26,6 @@ X509Ptr FromDer(absl::string_view der) {
   return certificate;
 }
 
-struct TsRespDeleter {
-  void operator()(TS_RESP* response) const { TS_RESP_free(response); }
-};
-struct Pkcs7Deleter {
-  void operator()(PKCS7* token) const { PKCS7_free(token); }
-};
-struct TsVerifyCtxDeleter {
-  void operator()(TS_VERIFY_CTX* context) const { TS_VERIFY_CTX_free(context); }
-};
-struct TsTstInfoDeleter {
-  void operator()(TS_TST_INFO* info) const { TS_TST_INFO_free(info); }
-};
 
 }  // namespace
 
@@ -162,9 +131,9 @@ std::optional<absl::Time> TrustAnchors::VerifyTimestamp(absl::string_view der,
     return std::nullopt;
   }
   // A TimeStampResp (status + token) or the token alone.
-  std::unique_ptr<PKCS7, Pkcs7Deleter> token;
+  Pkcs7Ptr token;
   const auto* cursor = reinterpret_cast<const unsigned char*>(der.data());
-  std::unique_ptr<TS_RESP, TsRespDeleter> response(
+  TsRespPtr response(
       d2i_TS_RESP(nullptr, &cursor, static_cast<long>(der.size())));
   if (response != nullptr) {
     const PKCS7* inner = TS_RESP_get_token(response.get());
@@ -182,9 +151,9 @@ std::optional<absl::Time> TrustAnchors::VerifyTimestamp(absl::string_view der,
     ERR_clear_error();
     return std::nullopt;
   }
-  const std::unique_ptr<TS_TST_INFO, TsTstInfoDeleter> info(PKCS7_to_TS_TST_INFO(token.get()));
+  const TsTstInfoPtr info(PKCS7_to_TS_TST_INFO(token.get()));
   X509_STORE* store = X509_STORE_new();
-  const std::unique_ptr<TS_VERIFY_CTX, TsVerifyCtxDeleter> context(TS_VERIFY_CTX_new());
+  const TsVerifyCtxPtr context(TS_VERIFY_CTX_new());
   BIO* data = BIO_new_mem_buf(timestamped.data(), static_cast<int>(timestamped.size()));
   if (info == nullptr || store == nullptr || context == nullptr || data == nullptr) {
     X509_STORE_free(store);
