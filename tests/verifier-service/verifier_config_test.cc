@@ -380,7 +380,7 @@ TEST(VerifierConfigTest, TokenValues) {
 }
 
 TEST(VerifierConfigTest, EveryDeclaredSettingParsesItsDefault) {
-  config::test_support::ExpectEveryDeclaredSettingParsesItsDefault(56);
+  config::test_support::ExpectEveryDeclaredSettingParsesItsDefault(60);
 }
 
 // A bad value of each type, given as a flag or in the environment: the same one line, naming the

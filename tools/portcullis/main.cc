@@ -52,6 +52,21 @@ ABSL_FLAG(std::string, source_host, "", "`erase`: erase the mentions whose sourc
 ABSL_FLAG(std::string, mention, "", "`erase`: erase this mention (its id)");
 ABSL_FLAG(bool, undo, false, "`erase`: remove that erasure's tombstones");
 
+ABSL_FLAG(std::string, publisher, "",
+          "`subscription add`: deliver this publisher's ingest.* events");
+ABSL_FLAG(std::string, url, "", "`subscription add`: the destination URL");
+ABSL_FLAG(std::string, events, "",
+          "`subscription add`: the event types, separated by commas (mention.verified, "
+          "mention.updated, mention.removed, mention.failed, ingest.accepted, ingest.quarantined)");
+ABSL_FLAG(std::string, secret, "", "`subscription add`: a whsec_ secret (v1 HMAC signatures)");
+ABSL_FLAG(std::string, signing_key, "",
+          "`subscription add`: a whsk_ Ed25519 signing key (v1a signatures)");
+ABSL_FLAG(std::string, subscription, "", "`delivery list|replay`: the subscription id");
+ABSL_FLAG(bool, failed, false, "`delivery replay`: only deliveries that failed");
+ABSL_FLAG(std::string, since, "",
+          "`delivery replay`: only deliveries created since this RFC 3339 time, or this long ago "
+          "(24h)");
+
 ABSL_FLAG(std::string, moderation, "",
           "`site set`: the site's moderation policy: off, first-time-authors or all");
 ABSL_FLAG(std::string, note, "", "`review approve|reject|hide|unhide`: a note kept with the review");
@@ -152,6 +167,14 @@ int main(int argc, char** argv) {
       .erase_source_host = absl::GetFlag(FLAGS_source_host),
       .erase_mention = absl::GetFlag(FLAGS_mention),
       .undo = absl::GetFlag(FLAGS_undo),
+      .subscription_publisher = absl::GetFlag(FLAGS_publisher),
+      .subscription_url = absl::GetFlag(FLAGS_url),
+      .subscription_events = absl::GetFlag(FLAGS_events),
+      .subscription_secret = absl::GetFlag(FLAGS_secret),
+      .subscription_signing_key = absl::GetFlag(FLAGS_signing_key),
+      .delivery_subscription = absl::GetFlag(FLAGS_subscription),
+      .delivery_failed = absl::GetFlag(FLAGS_failed),
+      .delivery_since = absl::GetFlag(FLAGS_since),
   };
   const absl::StatusOr<std::string> token = portcullis::cli::ResolveToken(
       absl::GetFlag(FLAGS_token_file), Env("PORTCULLIS_TOKEN"), Env("PORTCULLIS_TOKEN_FILE"));
