@@ -38,7 +38,7 @@ namespace {
 constexpr char kSiteServed[] = "SELECT EXISTS (SELECT 1 FROM sites WHERE domain = $1)";
 
 constexpr char kInsertSubscription[] =
-    "INSERT INTO subscriptions s (site, publisher, url, events, signature_version, signing_key) "
+    "INSERT INTO subscriptions AS s (site, publisher, url, events, signature_version, signing_key) "
     "VALUES (nullif($1, ''), nullif($2, ''), $3, $4::text[], $5, decode($6, 'hex')) "
     "RETURNING " PORTCULLIS_SUBSCRIPTION_COLUMNS;
 
@@ -58,7 +58,7 @@ constexpr char kFindSubscription[] =
     PORTCULLIS_SUBSCRIPTION_VISIBLE("$2");
 
 constexpr char kInsertPing[] =
-    "INSERT INTO deliveries d (subscription_id, event_type, body) "
+    "INSERT INTO deliveries AS d (subscription_id, event_type, body) "
     "SELECT s.id, 'ping', jsonb_build_object('type', 'ping', "
     "  'timestamp', to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"'), "
     "  'data', jsonb_build_object('subscription_id', s.id::text))::text "
