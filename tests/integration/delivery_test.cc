@@ -31,6 +31,7 @@
 #include "absl/time/clock.h"
 #include "gtest/gtest.h"
 #include "tests/integration/fixture.h"
+#include "tests/integration/metrics_support.h"
 #include "tests/support/child_process.h"
 #include "tests/support/npm_oracle.h"
 #include "tests/support/webhook_receiver.h"
@@ -101,7 +102,12 @@ class DeliveryTest : public StackTest {
         {"--workers=2", "--egress_allow_cidrs=127.0.0.1/32",
          absl::StrCat("--fetch_allowed_ports=", origin_->port(), ",", receiver_->port()),
          "--fetch_timeout=3s", "--worker_poll_interval=1s", "--delivery_timeout=2s",
-         "--delivery_lease=3s"});
+         "--delivery_lease=3s", absl::StrCat("--admin_listen=127.0.0.1:", admin_port_)});
+  }
+
+  // The verifier's /metrics.
+  std::string Metrics() const {
+    return testing::SendHttp(admin_port_, "GET", "/metrics").body;
   }
 
   // `portcullis ARGS...`: exit code and output (JSON on success).
@@ -196,6 +202,7 @@ class DeliveryTest : public StackTest {
     return file.string();
   }
 
+  const int admin_port_ = testing::FreeLoopbackPort();
   std::unique_ptr<cli::PageOrigin> origin_;
   std::unique_ptr<testing::WebhookReceiver> receiver_;
   fs::path dir_;
@@ -349,6 +356,18 @@ TEST_F(DeliveryTest, FailedAttemptsAreRetriedWithOneWebhookIdUntilOneSucceeds) {
   }
   EXPECT_EQ(Count("SELECT attempts FROM deliveries"), 3);
   EXPECT_EQ(Count("SELECT last_status_code FROM deliveries"), 200);
+  // What /metrics says of them.
+  const std::string scrape = Metrics();
+  EXPECT_EQ(SumSamples(scrape, "portcullis_verifier_delivery_attempts_total",
+                       {"event=\"ping\"", "result=\"http_5xx\""}),
+            2)
+      << scrape;
+  EXPECT_EQ(SumSamples(scrape, "portcullis_verifier_delivery_attempts_total",
+                       {"event=\"ping\"", "result=\"delivered\""}),
+            1);
+  EXPECT_NE(scrape.find("portcullis_verifier_delivery_queue_depth"), std::string::npos);
+  EXPECT_NE(scrape.find("portcullis_verifier_delivery_oldest_undelivered_age_seconds"),
+            std::string::npos);
 }
 
 TEST_F(DeliveryTest, RetryAfterSetsTheNextAttemptAndGoneDisablesTheSubscription) {

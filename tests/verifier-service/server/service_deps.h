@@ -239,9 +239,6 @@ class NullDeliveryStore final : public store::DeliveryStore {
   absl::StatusOr<bool> RecordAttempt(const std::string&, const store::AttemptRecord&) override {
     return absl::UnimplementedError("not used");
   }
-  absl::Status Release(const std::string&) override {
-    return absl::UnimplementedError("not used");
-  }
   absl::StatusOr<store::DeliveryQueueStats> QueueStats(int64_t) override {
     return absl::UnimplementedError("not used");
   }

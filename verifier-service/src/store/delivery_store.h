@@ -135,8 +135,6 @@ class DeliveryStore {
   // Records an attempt of a delivery `owner` holds (a lost lease records nothing: false).
   virtual absl::StatusOr<bool> RecordAttempt(const std::string& owner,
                                              const AttemptRecord& attempt) = 0;
-  // Gives back what `owner` holds unsent (shutdown).
-  virtual absl::Status Release(const std::string& owner) = 0;
   virtual absl::StatusOr<DeliveryQueueStats> QueueStats(int64_t cap) = 0;
 };
 

@@ -124,10 +124,6 @@ constexpr PgStatement kDisable{
     "UPDATE deliveries d SET state = 'failed', last_error = 'subscription disabled' "
     "FROM off WHERE d.subscription_id = off.id AND d.state = 'pending' AND d.lease_owner IS NULL"};
 
-constexpr char kRelease[] =
-    "UPDATE deliveries SET lease_owner = NULL, lease_expires_at = NULL, "
-    "  attempts = greatest(attempts - 1, 0) WHERE lease_owner = $1";
-
 constexpr char kStats[] =
     "SELECT count(*), coalesce((extract(epoch FROM now() - min(created_at)) * 1000000)::bigint, "
     "0) FROM (SELECT d.created_at FROM deliveries d JOIN subscriptions s "
@@ -398,14 +394,6 @@ absl::StatusOr<bool> PgDeliveryStore::RecordAttempt(const std::string& owner,
     transaction.commit();
   }));
   return recorded;
-}
-
-absl::Status PgDeliveryStore::Release(const std::string& owner) {
-  return pool_.Run("release_deliveries", [&](pqxx::connection& connection) {
-    pqxx::work transaction(connection);
-    transaction.exec_params0(kRelease, owner);
-    transaction.commit();
-  });
 }
 
 absl::StatusOr<DeliveryQueueStats> PgDeliveryStore::QueueStats(int64_t cap) {

@@ -27,7 +27,6 @@ class PgDeliveryStore final : public DeliveryStore {
                                                      absl::Duration lease) override;
   absl::StatusOr<bool> RecordAttempt(const std::string& owner,
                                      const AttemptRecord& attempt) override;
-  absl::Status Release(const std::string& owner) override;
   absl::StatusOr<DeliveryQueueStats> QueueStats(int64_t cap) override;
 
  private:
