@@ -139,6 +139,19 @@ TEST_F(VerifierPgDeliveryStoreTest, OnlyTheSubscribedEventsOfTheSubscribedScopeA
   EXPECT_EQ(Count("SELECT count(*) FROM deliveries WHERE body::jsonb -> 'data' ->> 'item_id' = "
                   "'i1' AND body::jsonb -> 'data' -> 'item' ->> 'id' = 'i1'"),
             1);
+  // A quarantined delivery is news only to a subscription that asked for it.
+  const std::string dead_letter =
+      "INSERT INTO dead_letters (publisher, item_id, content_hash, reason, signature_header, "
+      "message_id, timestamp_header, raw_body, canonical_body) VALUES ('feeds.example', 'i3', "
+      "'h', 'malformed_signature', 'v1,x', 'msg_1', '1', '\\x7b7d', '\\x7b7d')";
+  Exec(dead_letter);
+  EXPECT_EQ(Events(), (std::vector<std::string>{"ingest.accepted"}));
+  Subscribe("", {"ingest.quarantined"}, "feeds.example");
+  Exec(dead_letter);
+  EXPECT_EQ(Events(), (std::vector<std::string>{"ingest.accepted", "ingest.quarantined"}));
+  EXPECT_EQ(Count("SELECT count(*) FROM deliveries WHERE body::jsonb -> 'data' ->> 'reason' = "
+                  "'malformed_signature'"),
+            1);
 }
 
 TEST_F(VerifierPgDeliveryStoreTest, ClaimsLeaseAndRecordAttemptsAndLostLeasesRecordNothing) {
