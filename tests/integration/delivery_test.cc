@@ -106,9 +106,7 @@ class DeliveryTest : public StackTest {
   }
 
   // The verifier's /metrics.
-  std::string Metrics() const {
-    return testing::SendHttp(admin_port_, "GET", "/metrics").body;
-  }
+  std::string Metrics() const { return testing::SendHttp(admin_port_, "GET", "/metrics").body; }
 
   // `portcullis ARGS...`: exit code and output (JSON on success).
   testing::CommandResult Cli(std::vector<std::string> args) {
@@ -129,9 +127,9 @@ class DeliveryTest : public StackTest {
   std::string Subscribe(const std::string& path, const std::string& events,
                         const std::string& key_flag = absl::StrCat("--secret=", kSecret),
                         const std::string& scope = "--site=bob.example") {
-    const json::value created = CliJson({"subscription", "add", scope,
-                                         "--url=" + receiver_->Url(path), "--events=" + events,
-                                         key_flag});
+    const json::value created =
+        CliJson({"subscription", "add", scope, "--url=" + receiver_->Url(path),
+                 "--events=" + events, key_flag});
     if (!created.is_object() || !created.as_object().contains("subscription_id")) {
       ADD_FAILURE() << "no subscription_id in " << json::serialize(created);
       return "";
@@ -166,16 +164,17 @@ class DeliveryTest : public StackTest {
       absl::SleepFor(absl::Milliseconds(20));
     }
     EXPECT_GE(matching.size(), count)
-        << "requests to " << path << "; deliveries: "
-        << Count("SELECT count(*) FROM deliveries") << " (pending "
-        << Count("SELECT count(*) FROM deliveries WHERE state = 'pending'") << ", attempted "
-        << Count("SELECT count(*) FROM deliveries WHERE attempts > 0")
+        << "requests to " << path << "; deliveries: " << Count("SELECT count(*) FROM deliveries")
+        << " (pending " << Count("SELECT count(*) FROM deliveries WHERE state = 'pending'")
+        << ", attempted " << Count("SELECT count(*) FROM deliveries WHERE attempts > 0")
         << ", delivered " << Count("SELECT count(*) FROM deliveries WHERE state = 'delivered'")
         << ", last status " << Count("SELECT coalesce(max(last_status_code), 0) FROM deliveries")
         << "), verified mentions: "
         << Count("SELECT count(*) FROM mentions WHERE state = 'VERIFIED'")
         << ", requests received: " << receiver_->Requests().size() << " first: "
-        << (receiver_->Requests().empty() ? "" : receiver_->Requests()[0].method + " " + receiver_->Requests()[0].path);
+        << (receiver_->Requests().empty()
+                ? ""
+                : receiver_->Requests()[0].method + " " + receiver_->Requests()[0].path);
     return matching;
   }
 
@@ -192,7 +191,7 @@ class DeliveryTest : public StackTest {
     const std::string timestamp = request.Header("webhook-timestamp");
     const std::string signature = request.Header("webhook-signature");
     return verifier::ingest::VerifyDelivery({id, timestamp, signature, request.body}, {*parsed},
-                                  absl::Now())
+                                            absl::Now())
         .ok();
   }
 
@@ -255,10 +254,9 @@ TEST_F(DeliveryTest, AMentionsLifeIsDeliveredOnceEachSignedAsTheReferenceLibrari
   // The reference libraries accept it as it arrived.
   {
     std::optional<testing::NpmOracle> standard;
-    PORTCULLIS_INSTALL_NPM_ORACLE_OR_SKIP(
-        standard, PORTCULLIS_STANDARDWEBHOOKS_ORACLE_SOURCE_DIR,
-        fs::path(PORTCULLIS_ORACLE_WORK_DIR) / "standardwebhooks", absl::Seconds(60),
-        "the standardwebhooks library");
+    PORTCULLIS_INSTALL_NPM_ORACLE_OR_SKIP(standard, PORTCULLIS_STANDARDWEBHOOKS_ORACLE_SOURCE_DIR,
+                                          fs::path(PORTCULLIS_ORACLE_WORK_DIR) / "standardwebhooks",
+                                          absl::Seconds(60), "the standardwebhooks library");
     json::array deliveries;
     json::object delivery;
     delivery["secret"] = kSecret;
@@ -281,10 +279,10 @@ TEST_F(DeliveryTest, AMentionsLifeIsDeliveredOnceEachSignedAsTheReferenceLibrari
     headers["webhook-id"] = verified.Header("webhook-id");
     headers["webhook-timestamp"] = verified.Header("webhook-timestamp");
     headers["webhook-signature"] = verified.Header("webhook-signature");
-    EXPECT_EQ(svix->Run(absl::StrCat("verify ", kSecret, " ",
-                                     testing::ShellQuoted(WriteBody(verified)), " ",
-                                     testing::ShellQuoted(json::serialize(headers)))),
-              std::optional<std::string>("true\n"));
+    EXPECT_EQ(
+        svix->Run(absl::StrCat("verify ", kSecret, " ", testing::ShellQuoted(WriteBody(verified)),
+                               " ", testing::ShellQuoted(json::serialize(headers)))),
+        std::optional<std::string>("true\n"));
   }
 
   // The same webmention again, unchanged: re-verified (the positive signal: its verified_at
@@ -441,11 +439,11 @@ TEST_F(DeliveryTest, AcceptedIngestItemsAreDeliveredAndDroppedOnesAreNot) {
   EXPECT_EQ(Count("SELECT count(*) FROM deliveries"), 2);
   EXPECT_EQ(S(Body(got[0]).at("data").at("item").at("content")), "A real photo.");
   // Node's own Ed25519 (not ours) accepts the v1a signature.
-  const std::optional<std::string> node = testing::RunShell(absl::StrCat(
-      "node ", testing::ShellQuoted(PORTCULLIS_V1A_VERIFY_SCRIPT), " ", kPublicKey, " ",
-      testing::ShellQuoted(WriteBody(got[0])), " ", got[0].Header("webhook-id"), " ",
-      got[0].Header("webhook-timestamp"), " ",
-      testing::ShellQuoted(got[0].Header("webhook-signature"))));
+  const std::optional<std::string> node = testing::RunShell(
+      absl::StrCat("node ", testing::ShellQuoted(PORTCULLIS_V1A_VERIFY_SCRIPT), " ", kPublicKey,
+                   " ", testing::ShellQuoted(WriteBody(got[0])), " ", got[0].Header("webhook-id"),
+                   " ", got[0].Header("webhook-timestamp"), " ",
+                   testing::ShellQuoted(got[0].Header("webhook-signature"))));
   if (!node.has_value() && !testing::RunningInCi()) {
     GTEST_SKIP() << "SKIPPED: node is missing; the v1a check by Node's crypto did not run";
   }
@@ -465,8 +463,10 @@ TEST_F(DeliveryTest, MetadataAddressesAreRefusedWhenSubscribingAndWhenDelivering
                "--events=mention.verified", absl::StrCat("--secret=", kSecret)})
           .at("subscription_id")
           .as_string());
-  Count(absl::StrCat("WITH u AS (UPDATE subscriptions SET url = 'http://169.254.169.254/' "
-                     "WHERE id = '", sneaked, "' RETURNING 1) SELECT count(*) FROM u"));
+  Count(
+      absl::StrCat("WITH u AS (UPDATE subscriptions SET url = 'http://169.254.169.254/' "
+                   "WHERE id = '",
+                   sneaked, "' RETURNING 1) SELECT count(*) FROM u"));
   Ping(sneaked);
   const absl::Time deadline = absl::Now() + kWait;
   while (Count("SELECT attempts FROM deliveries") == 0 && absl::Now() < deadline) {

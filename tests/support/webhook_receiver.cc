@@ -96,9 +96,8 @@ std::vector<ReceivedRequest> WebhookReceiver::Requests() const {
 std::vector<ReceivedRequest> WebhookReceiver::WaitForRequests(size_t count,
                                                               absl::Duration timeout) const {
   absl::MutexLock lock(&mu_);
-  const auto enough = [this, count]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    return requests_.size() >= count;
-  };
+  const auto enough = [this, count]()
+                          ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return requests_.size() >= count; };
   mu_.AwaitWithTimeout(absl::Condition(&enough), timeout);
   return requests_;
 }

@@ -42,8 +42,8 @@ TEST(DeliveryPolicyTest, RetryAfterReadsSecondsAndHttpDates) {
   EXPECT_EQ(ParseRetryAfter("Tue, 02 Dec 2025 10:41:00 GMT", kNow), absl::Seconds(60));
   EXPECT_EQ(ParseRetryAfter("Tuesday, 02-Dec-25 10:40:30 GMT", kNow), absl::Seconds(30));
   EXPECT_EQ(ParseRetryAfter("Tue Dec  2 10:40:10 2025", kNow), absl::Seconds(10));
-  for (const char* bad : {"", "soon", "-5", "1.5", "2 s", "Tue, 02 Dec 2025 10:41:00 CET",
-                          "99999999999999999999"}) {
+  for (const char* bad :
+       {"", "soon", "-5", "1.5", "2 s", "Tue, 02 Dec 2025 10:41:00 CET", "99999999999999999999"}) {
     EXPECT_FALSE(ParseRetryAfter(bad, kNow).has_value()) << bad;
   }
 }
@@ -106,8 +106,8 @@ TEST(DeliveryPolicyTest, TheLastAttemptFailsForGoodAndGoneDisables) {
   EXPECT_EQ(gone.state, "failed");
   ASSERT_TRUE(gone.disable_reason.has_value());
   EXPECT_NE(gone.disable_reason->find("410"), std::string::npos);
-  const NextStep ok = Decide(4, Judge(Answered(fetch::FetchOutcome::kOk, 200)), std::nullopt,
-                             kNow, 0);
+  const NextStep ok =
+      Decide(4, Judge(Answered(fetch::FetchOutcome::kOk, 200)), std::nullopt, kNow, 0);
   EXPECT_EQ(ok.state, "delivered");
 }
 

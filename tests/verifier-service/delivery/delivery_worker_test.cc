@@ -58,8 +58,8 @@ class FakeDeliveryStore final : public store::DeliveryStore {
     absl::MutexLock lock(&mu_);
     return store::DeliveryQueueStats{static_cast<int64_t>(due_.size()), absl::Seconds(3)};
   }
-  absl::StatusOr<store::SubscriptionRecord> CreateSubscription(
-      const store::NewSubscription&, const store::SiteBinding&) override {
+  absl::StatusOr<store::SubscriptionRecord> CreateSubscription(const store::NewSubscription&,
+                                                               const store::SiteBinding&) override {
     return absl::UnimplementedError("not used");
   }
   absl::StatusOr<std::vector<store::SubscriptionRecord>> ListSubscriptions(
@@ -112,9 +112,11 @@ store::ClaimedDelivery Delivery(const std::string& id, const std::string& url, i
 class DeliveryWorkerTest : public ::testing::Test {
  protected:
   DeliveryWorkerTest()
-      : resolver_([](absl::string_view) -> absl::StatusOr<std::vector<net::IpAddress>> {
-          return std::vector<net::IpAddress>{*net::IpAddress::Parse("93.184.216.34")};
-        }, &events_),
+      : resolver_(
+            [](absl::string_view) -> absl::StatusOr<std::vector<net::IpAddress>> {
+              return std::vector<net::IpAddress>{*net::IpAddress::Parse("93.184.216.34")};
+            },
+            &events_),
         http_(
             [this](const fetch::HttpRequest& request) -> absl::StatusOr<fetch::HttpResponse> {
               absl::MutexLock lock(&mu_);

@@ -58,7 +58,7 @@ TEST(DeliveryWebhookSignerTest, RefusesMissingDoubledAndMalformedKeysWithoutEcho
            {"", ""},
            {secret, seed},
            {"MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", ""},  // bare base64: the whsec_ prefix is asked
-           {"whsec_c2hvcnQ=", ""},                      // 5 bytes
+           {"whsec_c2hvcnQ=", ""},                    // 5 bytes
            {"whpk_11qYAYKxCrfVS/7TyWQHOg7hcvPapiMlrwIaaPcHURo=", ""},
            {"", "whsk_c2hvcnQ="},
            {"", secret}}) {

@@ -56,20 +56,20 @@ TEST_F(DeliveryRpcsTest, PrivateAndSpecialDestinationsAreRefusedAsPermissionDeni
 TEST_F(DeliveryRpcsTest, ScopesEventsAndKeysAreChecked) {
   v1::CreateSubscriptionRequest both = SiteRequest("https://hooks.example/");
   both.set_publisher("feeds.example");
-  EXPECT_TRUE(absl::IsInvalidArgument(
-      ValidateCreateSubscription(both, unbound_, policy_).status()));
+  EXPECT_TRUE(
+      absl::IsInvalidArgument(ValidateCreateSubscription(both, unbound_, policy_).status()));
   v1::CreateSubscriptionRequest wrong_kind = SiteRequest("https://hooks.example/");
   wrong_kind.add_events("ingest.accepted");
-  EXPECT_TRUE(absl::IsInvalidArgument(
-      ValidateCreateSubscription(wrong_kind, unbound_, policy_).status()));
+  EXPECT_TRUE(
+      absl::IsInvalidArgument(ValidateCreateSubscription(wrong_kind, unbound_, policy_).status()));
   v1::CreateSubscriptionRequest unknown = SiteRequest("https://hooks.example/");
   unknown.add_events("ping");
-  EXPECT_TRUE(absl::IsInvalidArgument(
-      ValidateCreateSubscription(unknown, unbound_, policy_).status()));
+  EXPECT_TRUE(
+      absl::IsInvalidArgument(ValidateCreateSubscription(unknown, unbound_, policy_).status()));
   v1::CreateSubscriptionRequest two_keys = SiteRequest("https://hooks.example/");
   two_keys.set_signing_key("whsk_nWGxne/9WmC6hEr0kuwsxERJxWl7MmkZcDusAxyuf2A=");
-  EXPECT_TRUE(absl::IsInvalidArgument(
-      ValidateCreateSubscription(two_keys, unbound_, policy_).status()));
+  EXPECT_TRUE(
+      absl::IsInvalidArgument(ValidateCreateSubscription(two_keys, unbound_, policy_).status()));
   // Bound tokens: their sites only, and no publisher's.
   auth::Caller bound;
   bound.sites = {"other.example"};

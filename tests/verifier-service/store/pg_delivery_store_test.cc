@@ -23,8 +23,8 @@ class VerifierPgDeliveryStoreTest : public ::testing::Test {
     absl::StatusOr<std::vector<Migration>> migrations = BuiltinMigrations();
     ASSERT_TRUE(migrations.ok()) << migrations.status();
     ASSERT_TRUE(Migrator(*migrations).Apply(db_->connection_string()).ok());
-    absl::StatusOr<std::unique_ptr<PgConnectionPool>> pool = PgConnectionPool::Create(
-        {db_->connection_string(), 2, absl::Seconds(2), absl::Seconds(5)});
+    absl::StatusOr<std::unique_ptr<PgConnectionPool>> pool =
+        PgConnectionPool::Create({db_->connection_string(), 2, absl::Seconds(2), absl::Seconds(5)});
     ASSERT_TRUE(pool.ok()) << pool.status();
     pool_ = *std::move(pool);
     store_ = std::make_unique<PgDeliveryStore>(*pool_);
@@ -76,8 +76,9 @@ class VerifierPgDeliveryStoreTest : public ::testing::Test {
                                    const std::string& state = "PENDING") {
     return absl::StrCat(
         "INSERT INTO mentions (source, target, source_hash, target_hash, target_domain, state) "
-        "VALUES ('", source, "', 'https://", site, "/p', sha256('", source, "'), sha256('", site,
-        "'), '", site, "', '", state, "')");
+        "VALUES ('",
+        source, "', 'https://", site, "/p', sha256('", source, "'), sha256('", site, "'), '", site,
+        "', '", state, "')");
   }
 
   std::unique_ptr<testing::TestDatabase> db_;
@@ -86,8 +87,8 @@ class VerifierPgDeliveryStoreTest : public ::testing::Test {
 };
 
 TEST_F(VerifierPgDeliveryStoreTest, EachMentionChangeQueuesExactlyTheEventThatHappened) {
-  Subscribe("a.example", {"mention.verified", "mention.updated", "mention.removed",
-                          "mention.failed"});
+  Subscribe("a.example",
+            {"mention.verified", "mention.updated", "mention.removed", "mention.failed"});
   const std::string where = "WHERE source = 'https://s.example/1'";
   Exec(InsertMention("a.example", "https://s.example/1"));
   EXPECT_TRUE(Events().empty());  // PENDING: nothing happened yet
@@ -98,16 +99,18 @@ TEST_F(VerifierPgDeliveryStoreTest, EachMentionChangeQueuesExactlyTheEventThatHa
   Exec("UPDATE mentions SET review = 'HIDDEN' " + where);
   Exec("UPDATE mentions SET review = 'UNREVIEWED' " + where);
   Exec("UPDATE mentions SET state = 'FAILED', reason = 'no_link' " + where);
-  EXPECT_EQ(Events(), (std::vector<std::string>{"mention.verified", "mention.updated",
-                                                "mention.removed", "mention.verified",
-                                                "mention.removed"}));
+  EXPECT_EQ(Events(),
+            (std::vector<std::string>{"mention.verified", "mention.updated", "mention.removed",
+                                      "mention.verified", "mention.removed"}));
   // A new pair that fails; a blocked or erased one is not news; a VERIFIED row deleted is.
   Exec(InsertMention("a.example", "https://s.example/2"));
-  Exec("UPDATE mentions SET state = 'FAILED', reason = 'http_404' "
-       "WHERE source = 'https://s.example/2'");
-  Exec("INSERT INTO mentions (source, target, source_hash, target_hash, target_domain, state, "
-       "reason) VALUES ('https://s.example/3', 'https://a.example/p', sha256('3'), sha256('t'), "
-       "'a.example', 'FAILED', 'blocked')");
+  Exec(
+      "UPDATE mentions SET state = 'FAILED', reason = 'http_404' "
+      "WHERE source = 'https://s.example/2'");
+  Exec(
+      "INSERT INTO mentions (source, target, source_hash, target_hash, target_domain, state, "
+      "reason) VALUES ('https://s.example/3', 'https://a.example/p', sha256('3'), sha256('t'), "
+      "'a.example', 'FAILED', 'blocked')");
   Exec(InsertMention("a.example", "https://s.example/4", "VERIFIED"));
   Exec("DELETE FROM mentions WHERE source = 'https://s.example/4'");
   const std::vector<std::string> events = Events();
@@ -131,10 +134,11 @@ TEST_F(VerifierPgDeliveryStoreTest, OnlyTheSubscribedEventsOfTheSubscribedScopeA
   Subscribe("", {"ingest.accepted"}, "feeds.example");
   Exec(InsertMention("a.example", "https://s.example/1", "VERIFIED"));
   EXPECT_TRUE(Events().empty());
-  Exec("INSERT INTO ingest_items (publisher, item_id, content_hash, canonical_body, "
-       "signature_valid) VALUES ('feeds.example', 'i1', 'h', convert_to('{\"id\":\"i1\"}', "
-       "'UTF8'), true), ('other.example', 'i2', 'h', convert_to('{\"id\":\"i2\"}', 'UTF8'), "
-       "true)");
+  Exec(
+      "INSERT INTO ingest_items (publisher, item_id, content_hash, canonical_body, "
+      "signature_valid) VALUES ('feeds.example', 'i1', 'h', convert_to('{\"id\":\"i1\"}', "
+      "'UTF8'), true), ('other.example', 'i2', 'h', convert_to('{\"id\":\"i2\"}', 'UTF8'), "
+      "true)");
   EXPECT_EQ(Events(), (std::vector<std::string>{"ingest.accepted"}));
   EXPECT_EQ(Count("SELECT count(*) FROM deliveries WHERE body::jsonb -> 'data' ->> 'item_id' = "
                   "'i1' AND body::jsonb -> 'data' -> 'item' ->> 'id' = 'i1'"),
@@ -158,8 +162,7 @@ TEST_F(VerifierPgDeliveryStoreTest, ClaimsLeaseAndRecordAttemptsAndLostLeasesRec
   const std::string subscription = Subscribe("a.example", {"mention.verified"});
   ASSERT_TRUE(store_->QueuePing(subscription, {}).ok());
   ASSERT_TRUE(store_->QueuePing(subscription, {}).ok());
-  absl::StatusOr<std::vector<ClaimedDelivery>> first =
-      store_->Claim("pod-1", 1, absl::Seconds(30));
+  absl::StatusOr<std::vector<ClaimedDelivery>> first = store_->Claim("pod-1", 1, absl::Seconds(30));
   ASSERT_TRUE(first.ok()) << first.status();
   ASSERT_EQ(first->size(), 1u);
   EXPECT_EQ((*first)[0].attempts, 1);
@@ -190,8 +193,9 @@ TEST_F(VerifierPgDeliveryStoreTest, ClaimsLeaseAndRecordAttemptsAndLostLeasesRec
   EXPECT_EQ((*again)[0].attempts, 2);
 
   // pod-2 dies: its lease runs out and the delivery is claimed again.
-  Exec("UPDATE deliveries SET lease_expires_at = now() - interval '1 second' "
-       "WHERE lease_owner = 'pod-2'");
+  Exec(
+      "UPDATE deliveries SET lease_expires_at = now() - interval '1 second' "
+      "WHERE lease_owner = 'pod-2'");
   absl::StatusOr<std::vector<ClaimedDelivery>> taken =
       store_->Claim("pod-4", 10, absl::Seconds(30));
   ASSERT_EQ(taken->size(), 1u);
@@ -262,8 +266,7 @@ TEST_F(VerifierPgDeliveryStoreTest, ReplayQueuesAgainFromTheStartAndADryRunOnlyC
   filter.since.reset();
   filter.dry_run = false;
   EXPECT_EQ(*store_->Replay(filter, {}), 1);
-  absl::StatusOr<std::vector<ClaimedDelivery>> again =
-      store_->Claim("pod-1", 1, absl::Seconds(30));
+  absl::StatusOr<std::vector<ClaimedDelivery>> again = store_->Claim("pod-1", 1, absl::Seconds(30));
   ASSERT_EQ(again->size(), 1u);
   EXPECT_EQ((*again)[0].webhook_id, (*claimed)[0].webhook_id);
   EXPECT_EQ((*again)[0].attempts, 1);

@@ -65,8 +65,7 @@ void DeliveryWorker::Stop() {
   threads_.clear();
 }
 
-prometheus::Counter& DeliveryWorker::Attempts(const std::string& event,
-                                              const std::string& result) {
+prometheus::Counter& DeliveryWorker::Attempts(const std::string& event, const std::string& result) {
   return attempts_.Add({{"event", event}, {"result", result}});
 }
 
@@ -113,14 +112,14 @@ void DeliveryWorker::Loop(bool samples_stats) {
       continue;  // More may be due at once.
     }
     absl::MutexLock lock(&mu_);
-    mu_.AwaitWithTimeout(absl::Condition(
-                             +[](DeliveryWorker* worker) ABSL_EXCLUSIVE_LOCKS_REQUIRED(
-                                  worker->mu_) {
-                               return !worker->completions_.empty() ||
-                                      (worker->stopping_ && worker->in_flight_ == 0);
-                             },
-                             this),
-                         options_.poll_interval);
+    mu_.AwaitWithTimeout(
+        absl::Condition(
+            +[](DeliveryWorker* worker) ABSL_EXCLUSIVE_LOCKS_REQUIRED(worker->mu_) {
+              return !worker->completions_.empty() ||
+                     (worker->stopping_ && worker->in_flight_ == 0);
+            },
+            this),
+        options_.poll_interval);
   }
 }
 
@@ -145,13 +144,13 @@ void DeliveryWorker::Send(store::ClaimedDelivery delivery) {
                   {"webhook-timestamp", absl::StrCat(timestamp)},
                   {"webhook-signature", *std::move(signature)}};
   const std::string url = delivery.url;
-  fetcher_.Post(url, std::move(post), {0, options_.timeout, kMaxAnswerBytes},
-                [this, delivery = std::move(delivery), started](fetch::FetchResult result) mutable {
-                  // On the fetcher's thread: only queue it; a worker thread records it.
-                  absl::MutexLock lock(&mu_);
-                  completions_.push_back(
-                      {std::move(delivery), std::move(result), absl::Now() - started});
-                });
+  fetcher_.Post(
+      url, std::move(post), {0, options_.timeout, kMaxAnswerBytes},
+      [this, delivery = std::move(delivery), started](fetch::FetchResult result) mutable {
+        // On the fetcher's thread: only queue it; a worker thread records it.
+        absl::MutexLock lock(&mu_);
+        completions_.push_back({std::move(delivery), std::move(result), absl::Now() - started});
+      });
 }
 
 void DeliveryWorker::Record(Completion completion) {

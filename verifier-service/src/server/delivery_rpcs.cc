@@ -188,8 +188,7 @@ PORTCULLIS_VERIFIER_RPC(CreateSubscription) {
                response->set_subscription_id(record.id);
                ToProto(record, response->mutable_subscription());
                call.Info("subscription created id={} site={} publisher={} events={}", record.id,
-                         subscription.site, subscription.publisher,
-                         subscription.events.size());
+                         subscription.site, subscription.publisher, subscription.events.size());
                return absl::OkStatus();
              }));
 }
@@ -280,8 +279,7 @@ PORTCULLIS_VERIFIER_RPC(ReplayDeliveries) {
       [](const v1::ReplayDeliveriesRequest& request) { return ValidateReplay(request); },
       OnPool(*deps_.pool,
              [this, response](store::ReplayFilter filter, const RpcCall& call) -> absl::Status {
-               ASSIGN_OR_RETURN(int64_t replayed,
-                                deps_.deliveries->Replay(filter, call.sites()));
+               ASSIGN_OR_RETURN(int64_t replayed, deps_.deliveries->Replay(filter, call.sites()));
                response->set_replayed(replayed);
                response->set_dry_run(filter.dry_run);
                if (!filter.dry_run) {

@@ -16,9 +16,9 @@
 namespace portcullis::verifier::server {
 
 // The event types a subscription may ask for (ping is always delivered).
-inline constexpr const char* kSubscribableEvents[] = {
-    "mention.verified", "mention.updated",  "mention.removed",
-    "mention.failed",   "ingest.accepted", "ingest.quarantined"};
+inline constexpr const char* kSubscribableEvents[] = {"mention.verified", "mention.updated",
+                                                      "mention.removed",  "mention.failed",
+                                                      "ingest.accepted",  "ingest.quarantined"};
 
 // A CreateSubscriptionRequest as the store takes it: exactly one scope (site normalized as AddSite
 // does; publisher 1 to 128 bytes), the URL parsed and checked by `policy` before DNS (a private

@@ -121,7 +121,7 @@ class DeliveryStore {
                                                      const SiteBinding& visible_sites) = 0;
   // Queues a `ping` delivery; NOT_FOUND when unknown (or not visible).
   virtual absl::StatusOr<OutboundDelivery> QueuePing(const std::string& subscription_id,
-                                                   const SiteBinding& visible_sites) = 0;
+                                                     const SiteBinding& visible_sites) = 0;
   // Newest first, at most `limit`.
   virtual absl::StatusOr<std::vector<OutboundDelivery>> ListDeliveries(
       const std::string& subscription_id, int limit, const SiteBinding& visible_sites) = 0;

@@ -7,11 +7,11 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/status/status_macros.h"
 #include "pqxx/nontransaction"
 #include "pqxx/result"
 #include "pqxx/row"
 #include "pqxx/transaction"
-#include "common/status/status_macros.h"
 #include "verifier-service/src/store/site_binding_sql.h"
 
 namespace portcullis::verifier::store {
@@ -19,20 +19,19 @@ namespace {
 
 // A subscription is visible to a caller bound to sites ($n) when it is of one of them; a
 // publisher's only to an unbound caller.
-#define PORTCULLIS_SUBSCRIPTION_VISIBLE(param)                                  \
-  "(" param "::text[] = '{}' OR (s.site IS NOT NULL AND s.site = ANY (" param \
-  "::text[])))"
+#define PORTCULLIS_SUBSCRIPTION_VISIBLE(param) \
+  "(" param "::text[] = '{}' OR (s.site IS NOT NULL AND s.site = ANY (" param "::text[])))"
 
-#define PORTCULLIS_SUBSCRIPTION_COLUMNS                                                       \
-  "s.id::text, coalesce(s.site, ''), coalesce(s.publisher, ''), s.url, s.events::text[], "    \
-  "s.signature_version, encode(s.signing_key, 'hex'), s.state, coalesce(s.disabled_reason, "  \
+#define PORTCULLIS_SUBSCRIPTION_COLUMNS                                                      \
+  "s.id::text, coalesce(s.site, ''), coalesce(s.publisher, ''), s.url, s.events::text[], "   \
+  "s.signature_version, encode(s.signing_key, 'hex'), s.state, coalesce(s.disabled_reason, " \
   "''), (extract(epoch FROM s.created_at) * 1000000)::bigint"
 
-#define PORTCULLIS_DELIVERY_COLUMNS                                                           \
-  "d.id::text, d.subscription_id::text, d.webhook_id, d.event_type, d.state, d.attempts, "    \
-  "coalesce(d.last_status_code, 0), coalesce(d.last_error, ''), "                             \
+#define PORTCULLIS_DELIVERY_COLUMNS                                                             \
+  "d.id::text, d.subscription_id::text, d.webhook_id, d.event_type, d.state, d.attempts, "      \
+  "coalesce(d.last_status_code, 0), coalesce(d.last_error, ''), "                               \
   "coalesce(d.last_latency_ms, 0), (extract(epoch FROM d.next_attempt_at) * 1000000)::bigint, " \
-  "(extract(epoch FROM d.created_at) * 1000000)::bigint, "                                    \
+  "(extract(epoch FROM d.created_at) * 1000000)::bigint, "                                      \
   "(extract(epoch FROM d.delivered_at) * 1000000)::bigint, d.body"
 
 constexpr char kSiteServed[] = "SELECT EXISTS (SELECT 1 FROM sites WHERE domain = $1)";
@@ -54,8 +53,8 @@ constexpr char kRemoveSubscription[] =
     "SELECT (SELECT count(*) FROM gone), (SELECT * FROM counted)";
 
 constexpr char kFindSubscription[] =
-    "SELECT s.id FROM subscriptions s WHERE s.id = $1::uuid AND "
-    PORTCULLIS_SUBSCRIPTION_VISIBLE("$2");
+    "SELECT s.id FROM subscriptions s WHERE s.id = $1::uuid AND " PORTCULLIS_SUBSCRIPTION_VISIBLE(
+        "$2");
 
 constexpr char kInsertPing[] =
     "INSERT INTO deliveries AS d (subscription_id, event_type, body) "
@@ -73,7 +72,7 @@ constexpr char kListDeliveries[] =
 
 // The deliveries a replay takes: one by id, or a subscription's by filter. "Failed" is a
 // delivery that ran out of attempts, or one still pending after a failed attempt.
-#define PORTCULLIS_REPLAY_MATCH                                                              \
+#define PORTCULLIS_REPLAY_MATCH \
   "FROM deliveries d JOIN subscriptions s ON s.id = d.subscription_id "                      \
   "WHERE " PORTCULLIS_SUBSCRIPTION_VISIBLE("$1") " "                                        \
   "  AND ($2 = '' OR d.id = $2::uuid) AND ($3 = '' OR d.subscription_id = $3::uuid) "        \
@@ -88,7 +87,8 @@ constexpr char kCountReplay[] = "SELECT count(*) " PORTCULLIS_REPLAY_MATCH;
 // Queued again from the start: same id and body, a fresh schedule, due now. A leased one keeps
 // its lease (its attempt in flight records its answer, then it is sent again).
 constexpr char kReplay[] =
-    "WITH hit AS (SELECT d.id " PORTCULLIS_REPLAY_MATCH " FOR UPDATE OF d) "
+    "WITH hit AS (SELECT d.id " PORTCULLIS_REPLAY_MATCH
+    " FOR UPDATE OF d) "
     "UPDATE deliveries d SET state = 'pending', attempts = 0, next_attempt_at = now(), "
     "  delivered_at = NULL FROM hit WHERE d.id = hit.id";
 
@@ -237,9 +237,9 @@ absl::StatusOr<std::vector<SubscriptionRecord>> PgDeliveryStore::ListSubscriptio
   std::vector<SubscriptionRecord> records;
   RETURN_IF_ERROR(pool_.Run("list_subscriptions", [&](pqxx::connection& connection) {
     pqxx::nontransaction read(connection);
-    for (const pqxx::row& row : read.exec_params(kListSubscriptions, site,
-                                                 SiteBindingParameter(visible_sites),
-                                                 kMaxSubscriptionsListed)) {
+    for (const pqxx::row& row :
+         read.exec_params(kListSubscriptions, site, SiteBindingParameter(visible_sites),
+                          kMaxSubscriptionsListed)) {
       records.push_back(ReadSubscription(row));
     }
   }));
@@ -268,15 +268,15 @@ absl::StatusOr<int64_t> PgDeliveryStore::RemoveSubscription(const std::string& i
 }
 
 absl::StatusOr<OutboundDelivery> PgDeliveryStore::QueuePing(const std::string& subscription_id,
-                                                          const SiteBinding& visible_sites) {
+                                                            const SiteBinding& visible_sites) {
   if (!IsUuid(subscription_id)) {
     return NoSuchSubscription();
   }
   std::optional<OutboundDelivery> record;
   RETURN_IF_ERROR(pool_.Run("queue_ping", [&](pqxx::connection& connection) {
     pqxx::work transaction(connection);
-    const pqxx::result rows = transaction.exec_params(kInsertPing, subscription_id,
-                                                      SiteBindingParameter(visible_sites));
+    const pqxx::result rows =
+        transaction.exec_params(kInsertPing, subscription_id, SiteBindingParameter(visible_sites));
     if (!rows.empty()) {
       record = ReadDelivery(rows[0]);
     }
@@ -324,9 +324,9 @@ absl::StatusOr<int64_t> PgDeliveryStore::Replay(const ReplayFilter& filter,
     pqxx::work transaction(connection);
     const std::string binding = SiteBindingParameter(visible_sites);
     const std::optional<std::string> since =
-        filter.since.has_value() ? std::optional<std::string>(absl::StrCat(
-                                       absl::ToUnixMicros(*filter.since)))
-                                 : std::nullopt;
+        filter.since.has_value()
+            ? std::optional<std::string>(absl::StrCat(absl::ToUnixMicros(*filter.since)))
+            : std::nullopt;
     const char* since_param = since.has_value() ? since->c_str() : nullptr;
     if (filter.dry_run) {
       count = transaction
@@ -354,8 +354,8 @@ absl::StatusOr<std::vector<ClaimedDelivery>> PgDeliveryStore::Claim(const std::s
   RETURN_IF_ERROR(pool_.Run("claim_deliveries", [&](pqxx::connection& connection) {
     pqxx::work transaction(connection);
     std::vector<std::pair<int64_t, ClaimedDelivery>> rows;
-    for (const pqxx::row& row : ExecPrepared(transaction, kClaim, owner, limit,
-                                             absl::ToInt64Microseconds(lease))) {
+    for (const pqxx::row& row :
+         ExecPrepared(transaction, kClaim, owner, limit, absl::ToInt64Microseconds(lease))) {
       ClaimedDelivery delivery;
       delivery.id = row[0].as<std::string>();
       delivery.webhook_id = row[1].as<std::string>();

@@ -18,7 +18,7 @@ class PgDeliveryStore final : public DeliveryStore {
   absl::StatusOr<int64_t> RemoveSubscription(const std::string& id,
                                              const SiteBinding& visible_sites) override;
   absl::StatusOr<OutboundDelivery> QueuePing(const std::string& subscription_id,
-                                           const SiteBinding& visible_sites) override;
+                                             const SiteBinding& visible_sites) override;
   absl::StatusOr<std::vector<OutboundDelivery>> ListDeliveries(
       const std::string& subscription_id, int limit, const SiteBinding& visible_sites) override;
   absl::StatusOr<int64_t> Replay(const ReplayFilter& filter,
