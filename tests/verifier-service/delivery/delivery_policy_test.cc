@@ -16,7 +16,7 @@ fetch::FetchResult Answered(fetch::FetchOutcome outcome, int status,
   return result;
 }
 
-TEST(DeliveryPolicyTest, TheScheduleTriplesFromFiveSecondsToTenHoursAndSpansMoreThanADay) {
+TEST(VerifierDeliveryPolicyTest, TheScheduleTriplesFromFiveSecondsToTenHoursAndSpansMoreThanADay) {
   EXPECT_EQ(ScheduledDelay(1), absl::Seconds(5));
   EXPECT_EQ(ScheduledDelay(2), absl::Seconds(15));
   EXPECT_EQ(ScheduledDelay(3), absl::Seconds(45));
@@ -30,13 +30,13 @@ TEST(DeliveryPolicyTest, TheScheduleTriplesFromFiveSecondsToTenHoursAndSpansMore
   EXPECT_GT(span, absl::Hours(24)) << span;
 }
 
-TEST(DeliveryPolicyTest, JitterIsAtMostTwentyPercentEitherWay) {
+TEST(VerifierDeliveryPolicyTest, JitterIsAtMostTwentyPercentEitherWay) {
   EXPECT_EQ(ScheduledDelay(2, 1), absl::Seconds(18));
   EXPECT_EQ(ScheduledDelay(2, -1), absl::Seconds(12));
   EXPECT_EQ(ScheduledDelay(2, 5), absl::Seconds(18));  // clamped
 }
 
-TEST(DeliveryPolicyTest, RetryAfterReadsSecondsAndHttpDates) {
+TEST(VerifierDeliveryPolicyTest, RetryAfterReadsSecondsAndHttpDates) {
   EXPECT_EQ(ParseRetryAfter("2", kNow), absl::Seconds(2));
   EXPECT_EQ(ParseRetryAfter(" 120 ", kNow), absl::Seconds(120));
   EXPECT_EQ(ParseRetryAfter("Tue, 02 Dec 2025 10:41:00 GMT", kNow), absl::Seconds(60));
@@ -48,14 +48,14 @@ TEST(DeliveryPolicyTest, RetryAfterReadsSecondsAndHttpDates) {
   }
 }
 
-TEST(DeliveryPolicyTest, RetryAfterIsClampedToOneSecondAndOneDay) {
+TEST(VerifierDeliveryPolicyTest, RetryAfterIsClampedToOneSecondAndOneDay) {
   EXPECT_EQ(ClampRetryAfter(absl::ZeroDuration()), absl::Seconds(1));
   EXPECT_EQ(ClampRetryAfter(-absl::Hours(1)), absl::Seconds(1));  // a date in the past
   EXPECT_EQ(ClampRetryAfter(absl::Seconds(2)), absl::Seconds(2));
   EXPECT_EQ(ClampRetryAfter(absl::Hours(48)), absl::Hours(24));
 }
 
-TEST(DeliveryPolicyTest, TwoXxDeliversFourTenDisablesEverythingElseRetries) {
+TEST(VerifierDeliveryPolicyTest, TwoXxDeliversFourTenDisablesEverythingElseRetries) {
   EXPECT_EQ(Judge(Answered(fetch::FetchOutcome::kOk, 204)).result, AttemptResult::kDelivered);
   const AttemptVerdict gone = Judge(Answered(fetch::FetchOutcome::kGone, 410));
   EXPECT_EQ(gone.result, AttemptResult::kGone);
@@ -76,7 +76,7 @@ TEST(DeliveryPolicyTest, TwoXxDeliversFourTenDisablesEverythingElseRetries) {
   }
 }
 
-TEST(DeliveryPolicyTest, DecideFollowsTheScheduleOrTheDestinationsRetryAfter) {
+TEST(VerifierDeliveryPolicyTest, DecideFollowsTheScheduleOrTheDestinationsRetryAfter) {
   const AttemptVerdict server_error = Judge(Answered(fetch::FetchOutcome::kHttp5xx, 503));
   NextStep step = Decide(1, server_error, std::nullopt, kNow, 0);
   EXPECT_EQ(step.state, "pending");
@@ -95,7 +95,7 @@ TEST(DeliveryPolicyTest, DecideFollowsTheScheduleOrTheDestinationsRetryAfter) {
   EXPECT_EQ(step.next_attempt_at, kNow + absl::Seconds(5));
 }
 
-TEST(DeliveryPolicyTest, TheLastAttemptFailsForGoodAndGoneDisables) {
+TEST(VerifierDeliveryPolicyTest, TheLastAttemptFailsForGoodAndGoneDisables) {
   const AttemptVerdict server_error = Judge(Answered(fetch::FetchOutcome::kHttp5xx, 500));
   EXPECT_EQ(Decide(kMaxAttempts - 1, server_error, std::nullopt, kNow, 0).state, "pending");
   const NextStep last = Decide(kMaxAttempts, server_error, std::string("2"), kNow, 0);

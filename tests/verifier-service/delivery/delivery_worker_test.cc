@@ -109,9 +109,9 @@ store::ClaimedDelivery Delivery(const std::string& id, const std::string& url, i
   return delivery;
 }
 
-class DeliveryWorkerTest : public ::testing::Test {
+class VerifierDeliveryWorkerTest : public ::testing::Test {
  protected:
-  DeliveryWorkerTest()
+  VerifierDeliveryWorkerTest()
       : resolver_(
             [](absl::string_view) -> absl::StatusOr<std::vector<net::IpAddress>> {
               return std::vector<net::IpAddress>{*net::IpAddress::Parse("93.184.216.34")};
@@ -189,7 +189,7 @@ class DeliveryWorkerTest : public ::testing::Test {
   prometheus::Registry registry_;
 };
 
-TEST_F(DeliveryWorkerTest, PostsTheSignedBodyAndRecordsADelivery) {
+TEST_F(VerifierDeliveryWorkerTest, PostsTheSignedBodyAndRecordsADelivery) {
   Answer("/ok", 204);
   store_.Add(Delivery("1", "http://hooks.example/ok"));
   std::unique_ptr<DeliveryWorker> worker = StartWorker();
@@ -219,7 +219,7 @@ TEST_F(DeliveryWorkerTest, PostsTheSignedBodyAndRecordsADelivery) {
             1);
 }
 
-TEST_F(DeliveryWorkerTest, EachAnswerDecidesTheNextStep) {
+TEST_F(VerifierDeliveryWorkerTest, EachAnswerDecidesTheNextStep) {
   Answer("/busy", 503, "2");
   Answer("/gone", 410);
   Answer("/bad", 400);

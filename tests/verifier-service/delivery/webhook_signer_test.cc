@@ -16,7 +16,7 @@ const char kVectors[] = PORTCULLIS_SHARED_TESTDATA_DIR "/standard-webhooks/vecto
 std::string Text(const json::value& value) { return std::string(value.as_string()); }
 
 // Every published v1 signing vector (Standard Webhooks and svix), signed as a delivery is.
-TEST(DeliveryWebhookSignerTest, SignsThePublishedV1Vectors) {
+TEST(VerifierDeliveryWebhookSignerTest, SignsThePublishedV1Vectors) {
   PORTCULLIS_READ_SHARED_TESTDATA_OR_SKIP(text, kVectors);
   const json::value vectors = json::parse(text);
   testing::VectorTally tally;
@@ -37,7 +37,7 @@ TEST(DeliveryWebhookSignerTest, SignsThePublishedV1Vectors) {
 }
 
 // The derived v1a vector (RFC 8032 test key 1 over sw-sign-1's content), and its public key.
-TEST(DeliveryWebhookSignerTest, SignsTheDerivedV1aVectorAndPublishesItsPublicKey) {
+TEST(VerifierDeliveryWebhookSignerTest, SignsTheDerivedV1aVectorAndPublishesItsPublicKey) {
   PORTCULLIS_READ_SHARED_TESTDATA_OR_SKIP(text, kVectors);
   const json::value vectors = json::parse(text);
   const json::value& v1a = vectors.at("derived_v1a_vector");
@@ -51,7 +51,7 @@ TEST(DeliveryWebhookSignerTest, SignsTheDerivedV1aVectorAndPublishesItsPublicKey
   EXPECT_EQ(PublicKeyOf(*key), Text(v1a.at("whpk")));
 }
 
-TEST(DeliveryWebhookSignerTest, RefusesMissingDoubledAndMalformedKeysWithoutEchoingThem) {
+TEST(VerifierDeliveryWebhookSignerTest, RefusesMissingDoubledAndMalformedKeysWithoutEchoingThem) {
   const std::string secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
   const std::string seed = "whsk_nWGxne/9WmC6hEr0kuwsxERJxWl7MmkZcDusAxyuf2A=";
   for (const auto& [given_secret, given_key] : std::vector<std::pair<std::string, std::string>>{

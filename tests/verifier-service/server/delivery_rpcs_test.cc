@@ -20,13 +20,13 @@ v1::CreateSubscriptionRequest SiteRequest(const std::string& url) {
   return request;
 }
 
-class DeliveryRpcsTest : public ::testing::Test {
+class VerifierDeliveryRpcsTest : public ::testing::Test {
  protected:
   fetch::EgressPolicy policy_;
   auth::Caller unbound_;
 };
 
-TEST_F(DeliveryRpcsTest, AValidSiteSubscriptionIsNormalized) {
+TEST_F(VerifierDeliveryRpcsTest, AValidSiteSubscriptionIsNormalized) {
   absl::StatusOr<store::NewSubscription> subscription =
       ValidateCreateSubscription(SiteRequest("https://Hooks.Example/in?x=1"), unbound_, policy_);
   ASSERT_TRUE(subscription.ok()) << subscription.status();
@@ -38,7 +38,7 @@ TEST_F(DeliveryRpcsTest, AValidSiteSubscriptionIsNormalized) {
   EXPECT_EQ(subscription->signing_key.size(), 24u);
 }
 
-TEST_F(DeliveryRpcsTest, PrivateAndSpecialDestinationsAreRefusedAsPermissionDenied) {
+TEST_F(VerifierDeliveryRpcsTest, PrivateAndSpecialDestinationsAreRefusedAsPermissionDenied) {
   for (const char* url :
        {"http://169.254.169.254/", "http://127.0.0.1/hook", "http://10.0.0.8/", "http://[::1]/",
         "http://localhost/hook", "http://0x7f.1/", "http://93.184.216.34:22/"}) {
@@ -53,7 +53,7 @@ TEST_F(DeliveryRpcsTest, PrivateAndSpecialDestinationsAreRefusedAsPermissionDeni
   }
 }
 
-TEST_F(DeliveryRpcsTest, ScopesEventsAndKeysAreChecked) {
+TEST_F(VerifierDeliveryRpcsTest, ScopesEventsAndKeysAreChecked) {
   v1::CreateSubscriptionRequest both = SiteRequest("https://hooks.example/");
   both.set_publisher("feeds.example");
   EXPECT_TRUE(
@@ -85,7 +85,7 @@ TEST_F(DeliveryRpcsTest, ScopesEventsAndKeysAreChecked) {
       absl::IsPermissionDenied(ValidateCreateSubscription(publisher, bound, policy_).status()));
 }
 
-TEST_F(DeliveryRpcsTest, ReplayTakesAnIdOrASubscriptionWithFilters) {
+TEST_F(VerifierDeliveryRpcsTest, ReplayTakesAnIdOrASubscriptionWithFilters) {
   v1::ReplayDeliveriesRequest request;
   EXPECT_TRUE(absl::IsInvalidArgument(ValidateReplay(request).status()));
   request.set_subscription_id("5b0f8c3e-8a8e-4c57-9a51-1f6f0b2d9c11");
