@@ -47,12 +47,14 @@ class FakeDeliveryStore final : public store::DeliveryStore {
     }
     return claimed;
   }
-  absl::StatusOr<bool> RecordAttempt(const std::string& owner,
-                                     const store::AttemptRecord& attempt) override {
+  absl::StatusOr<int> RecordAttempts(const std::string& owner,
+                                     absl::Span<const store::AttemptRecord> attempts) override {
     absl::MutexLock lock(&mu_);
-    attempts_.push_back(attempt);
-    recorded_by_.push_back(owner);
-    return true;
+    for (const store::AttemptRecord& attempt : attempts) {
+      attempts_.push_back(attempt);
+      recorded_by_.push_back(owner);
+    }
+    return static_cast<int>(attempts.size());
   }
   absl::StatusOr<store::DeliveryQueueStats> QueueStats(int64_t) override {
     absl::MutexLock lock(&mu_);

@@ -236,7 +236,8 @@ class NullDeliveryStore final : public store::DeliveryStore {
                                                             absl::Duration) override {
     return absl::UnimplementedError("not used");
   }
-  absl::StatusOr<bool> RecordAttempt(const std::string&, const store::AttemptRecord&) override {
+  absl::StatusOr<int> RecordAttempts(const std::string&,
+                                     absl::Span<const store::AttemptRecord>) override {
     return absl::UnimplementedError("not used");
   }
   absl::StatusOr<store::DeliveryQueueStats> QueueStats(int64_t) override {

@@ -183,8 +183,8 @@ TEST_F(VerifierPgDeliveryStoreTest, ClaimsLeaseAndRecordAttemptsAndLostLeasesRec
   retry.next_attempt_at = absl::Now() - absl::Seconds(1);
   retry.status_code = 503;
   retry.latency = absl::Milliseconds(12);
-  EXPECT_FALSE(*store_->RecordAttempt("pod-2", retry));  // not pod-2's
-  EXPECT_TRUE(*store_->RecordAttempt("pod-1", retry));
+  EXPECT_EQ(*store_->RecordAttempts("pod-2", {retry}), 0);  // not pod-2's
+  EXPECT_EQ(*store_->RecordAttempts("pod-1", {retry}), 1);
   absl::StatusOr<std::vector<ClaimedDelivery>> again =
       store_->Claim("pod-3", 10, absl::Seconds(30));
   ASSERT_EQ(again->size(), 1u);
@@ -227,7 +227,7 @@ TEST_F(VerifierPgDeliveryStoreTest, GoneDisablesTheSubscriptionAndFailsWhatItHad
   gone.next_attempt_at = absl::Now();
   gone.status_code = 410;
   gone.disable_reason = "destination answered 410 Gone";
-  ASSERT_TRUE(*store_->RecordAttempt("pod-1", gone));
+  ASSERT_EQ(*store_->RecordAttempts("pod-1", {gone}), 1);
   absl::StatusOr<std::vector<SubscriptionRecord>> listed = store_->ListSubscriptions("", {});
   ASSERT_EQ(listed->size(), 1u);
   EXPECT_EQ((*listed)[0].state, "disabled");
@@ -251,7 +251,7 @@ TEST_F(VerifierPgDeliveryStoreTest, ReplayQueuesAgainFromTheStartAndADryRunOnlyC
   failed.state = "failed";
   failed.next_attempt_at = absl::Now();
   failed.status_code = 500;
-  ASSERT_TRUE(*store_->RecordAttempt("pod-1", failed));
+  ASSERT_EQ(*store_->RecordAttempts("pod-1", {failed}), 1);
   ReplayFilter filter;
   filter.subscription_id = subscription;
   filter.failed_only = true;

@@ -84,9 +84,7 @@ void DeliveryWorker::Loop(bool samples_stats) {
         return;
       }
     }
-    for (Completion& completion : done) {
-      Record(std::move(completion));
-    }
+    Record(done);
     if (samples_stats && absl::Now() >= next_stats) {
       SampleStats();
       next_stats = absl::Now() + options_.stats_interval;
@@ -153,35 +151,43 @@ void DeliveryWorker::Send(store::ClaimedDelivery delivery) {
       });
 }
 
-void DeliveryWorker::Record(Completion completion) {
-  const store::ClaimedDelivery& delivery = completion.delivery;
-  const AttemptVerdict verdict = Judge(completion.result);
+void DeliveryWorker::Record(const std::deque<Completion>& done) {
+  if (done.empty()) {
+    return;
+  }
   static thread_local absl::BitGen random;
-  const NextStep step = Decide(delivery.attempts, verdict, completion.result.retry_after,
-                               absl::Now(), absl::Uniform(random, -1.0, 1.0));
-  store::AttemptRecord attempt;
-  attempt.delivery_id = delivery.id;
-  attempt.subscription_id = delivery.subscription_id;
-  attempt.state = step.state;
-  attempt.next_attempt_at = step.next_attempt_at;
-  attempt.status_code = completion.result.status;
-  attempt.error = verdict.error;
-  attempt.latency = completion.latency;
-  attempt.disable_reason = step.disable_reason;
-  Attempts(delivery.event_type, verdict.label).Increment();
-  absl::StatusOr<bool> recorded = store_.RecordAttempt(options_.owner, attempt);
+  std::vector<store::AttemptRecord> attempts;
+  attempts.reserve(done.size());
+  for (const Completion& completion : done) {
+    const store::ClaimedDelivery& delivery = completion.delivery;
+    const AttemptVerdict verdict = Judge(completion.result);
+    const NextStep step = Decide(delivery.attempts, verdict, completion.result.retry_after,
+                                 absl::Now(), absl::Uniform(random, -1.0, 1.0));
+    store::AttemptRecord attempt;
+    attempt.delivery_id = delivery.id;
+    attempt.subscription_id = delivery.subscription_id;
+    attempt.state = step.state;
+    attempt.next_attempt_at = step.next_attempt_at;
+    attempt.status_code = completion.result.status;
+    attempt.error = verdict.error;
+    attempt.latency = completion.latency;
+    attempt.disable_reason = step.disable_reason;
+    Attempts(delivery.event_type, verdict.label).Increment();
+    if (step.disable_reason.has_value()) {
+      logging::Warn("deliveries: subscription={} disabled: {}", delivery.subscription_id,
+                    *step.disable_reason);
+    }
+    attempts.push_back(std::move(attempt));
+  }
+  // One transaction (one commit) for every answer this pass took.
+  absl::StatusOr<int> recorded = store_.RecordAttempts(options_.owner, attempts);
   if (!recorded.ok()) {
-    // The lease runs out and the delivery is sent again (same webhook-id).
-    logging::Warn("deliveries: cannot record attempt delivery={} result={}: {}", delivery.id,
-                  verdict.label, std::string(recorded.status().message()));
-  } else if (step.disable_reason.has_value() && *recorded) {
-    logging::Warn("deliveries: subscription={} disabled: {}", delivery.subscription_id,
-                  *step.disable_reason);
+    // Their leases run out and they are sent again (same webhook-id).
+    logging::Warn("deliveries: cannot record {} attempts: {}", attempts.size(),
+                  std::string(recorded.status().message()));
   }
-  {
-    absl::MutexLock lock(&mu_);
-    --in_flight_;
-  }
+  absl::MutexLock lock(&mu_);
+  in_flight_ -= static_cast<int>(done.size());
 }
 
 void DeliveryWorker::SampleStats() {

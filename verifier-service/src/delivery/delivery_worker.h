@@ -73,7 +73,8 @@ class DeliveryWorker {
 
   void Loop(bool samples_stats);
   void Send(store::ClaimedDelivery delivery);
-  void Record(Completion completion);
+  // Decides each answer's next step and records them all in one transaction.
+  void Record(const std::deque<Completion>& done);
   void SampleStats();
   prometheus::Counter& Attempts(const std::string& event, const std::string& result);
 

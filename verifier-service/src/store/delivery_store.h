@@ -17,6 +17,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "absl/types/span.h"
 #include "verifier-service/src/store/site_binding.h"
 
 namespace portcullis::verifier::store {
@@ -132,9 +133,10 @@ class DeliveryStore {
   // Claims up to `limit` due deliveries of active subscriptions for `owner`, for `lease`.
   virtual absl::StatusOr<std::vector<ClaimedDelivery>> Claim(const std::string& owner, int limit,
                                                              absl::Duration lease) = 0;
-  // Records an attempt of a delivery `owner` holds (a lost lease records nothing: false).
-  virtual absl::StatusOr<bool> RecordAttempt(const std::string& owner,
-                                             const AttemptRecord& attempt) = 0;
+  // Records attempts of deliveries `owner` holds, in one transaction: how many were recorded
+  // (one whose lease `owner` lost records nothing).
+  virtual absl::StatusOr<int> RecordAttempts(const std::string& owner,
+                                             absl::Span<const AttemptRecord> attempts) = 0;
   virtual absl::StatusOr<DeliveryQueueStats> QueueStats(int64_t cap) = 0;
 };
 

@@ -379,17 +379,25 @@ absl::StatusOr<std::vector<ClaimedDelivery>> PgDeliveryStore::Claim(const std::s
   return claimed;
 }
 
-absl::StatusOr<bool> PgDeliveryStore::RecordAttempt(const std::string& owner,
-                                                    const AttemptRecord& attempt) {
-  bool recorded = false;
-  RETURN_IF_ERROR(pool_.Run("record_delivery_attempt", [&](pqxx::connection& connection) {
+absl::StatusOr<int> PgDeliveryStore::RecordAttempts(const std::string& owner,
+                                                    absl::Span<const AttemptRecord> attempts) {
+  int recorded = 0;
+  if (attempts.empty()) {
+    return recorded;
+  }
+  RETURN_IF_ERROR(pool_.Run("record_delivery_attempts", [&](pqxx::connection& connection) {
+    recorded = 0;
     pqxx::work transaction(connection);
-    recorded = ExecPrepared(transaction, kRecord, attempt.delivery_id, owner, attempt.state,
-                            absl::ToUnixMicros(attempt.next_attempt_at), attempt.status_code,
-                            attempt.error, absl::ToInt64Milliseconds(attempt.latency))
-                   .affected_rows() == 1;
-    if (recorded && attempt.disable_reason.has_value()) {
-      ExecPrepared(transaction, kDisable, attempt.subscription_id, *attempt.disable_reason);
+    for (const AttemptRecord& attempt : attempts) {
+      const bool mine =
+          ExecPrepared(transaction, kRecord, attempt.delivery_id, owner, attempt.state,
+                       absl::ToUnixMicros(attempt.next_attempt_at), attempt.status_code,
+                       attempt.error, absl::ToInt64Milliseconds(attempt.latency))
+              .affected_rows() == 1;
+      if (mine && attempt.disable_reason.has_value()) {
+        ExecPrepared(transaction, kDisable, attempt.subscription_id, *attempt.disable_reason);
+      }
+      recorded += mine ? 1 : 0;
     }
     transaction.commit();
   }));

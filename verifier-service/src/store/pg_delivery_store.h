@@ -25,8 +25,8 @@ class PgDeliveryStore final : public DeliveryStore {
                                  const SiteBinding& visible_sites) override;
   absl::StatusOr<std::vector<ClaimedDelivery>> Claim(const std::string& owner, int limit,
                                                      absl::Duration lease) override;
-  absl::StatusOr<bool> RecordAttempt(const std::string& owner,
-                                     const AttemptRecord& attempt) override;
+  absl::StatusOr<int> RecordAttempts(const std::string& owner,
+                                     absl::Span<const AttemptRecord> attempts) override;
   absl::StatusOr<DeliveryQueueStats> QueueStats(int64_t cap) override;
 
  private:
