@@ -386,8 +386,35 @@ TEST(VerifierConfigTest, TokenValues) {
   }
 }
 
+TEST(VerifierConfigTest, DeliverySettingsHaveDefaultsAndTheLeaseOutlastsAnAttempt) {
+  absl::StatusOr<VerifierConfig> defaults = Build(Defaults());
+  ASSERT_TRUE(defaults.ok()) << defaults.status();
+  EXPECT_EQ(defaults->delivery_workers, 2);
+  EXPECT_EQ(defaults->delivery_timeout, absl::Seconds(10));
+  EXPECT_EQ(defaults->delivery_max_per_destination, 4);
+  EXPECT_EQ(defaults->delivery_lease, absl::Seconds(60));
+  config::Texts flags = Defaults();
+  flags["delivery_workers"] = "0";
+  flags["delivery_timeout"] = "2s";
+  flags["delivery_lease"] = "3s";
+  flags["delivery_max_per_destination"] = "1";
+  absl::StatusOr<VerifierConfig> set = Build(flags);
+  ASSERT_TRUE(set.ok()) << set.status();
+  EXPECT_EQ(set->delivery_workers, 0);
+  EXPECT_EQ(set->delivery_lease, absl::Seconds(3));
+  flags["delivery_lease"] = "2s";
+  const absl::Status short_lease = Build(flags).status();
+  EXPECT_TRUE(absl::IsInvalidArgument(short_lease));
+  EXPECT_NE(short_lease.message().find("--delivery_lease (DELIVERY_LEASE)"),
+            absl::string_view::npos)
+      << short_lease;
+  flags = Defaults();
+  flags["delivery_timeout"] = "5m";
+  EXPECT_TRUE(absl::IsInvalidArgument(Build(flags).status()));
+}
+
 TEST(VerifierConfigTest, EveryDeclaredSettingParsesItsDefault) {
-  config::test_support::ExpectEveryDeclaredSettingParsesItsDefault(58);
+  config::test_support::ExpectEveryDeclaredSettingParsesItsDefault(62);
 }
 
 // A bad value of each type, given as a flag or in the environment: the same one line, naming the

@@ -54,13 +54,25 @@ ABSL_FLAG(bool, undo, false, "`erase`: remove that erasure's tombstones");
 ABSL_FLAG(std::string, keep_drops, "",
           "`publisher add|set`: keep dropped deliveries for re-evaluation this long (e.g. 7d, "
           "36h), or off");
-ABSL_FLAG(std::string, publisher, "", "`drops list|reevaluate`: the publisher whose drops");
+ABSL_FLAG(std::string, publisher, "",
+          "`drops list|reevaluate`: the publisher whose drops; `subscription add`: deliver this "
+          "publisher's ingest.* events");
 ABSL_FLAG(std::string, reason, "", "`drops list|reevaluate`: only drops of this reason");
 ABSL_FLAG(std::string, since, "",
-          "`drops list|reevaluate`: only drops received since this RFC 3339 time, or this long "
-          "ago (e.g. 24h, 2d)");
+          "`drops list|reevaluate`, `delivery replay`: only drops received (deliveries created) "
+          "since this RFC 3339 time, or this long ago (e.g. 24h, 2d)");
 ABSL_FLAG(std::string, trust, "",
           "`c2pa verify`: a PEM file of the trust anchors a C2PA signer must chain to");
+
+ABSL_FLAG(std::string, url, "", "`subscription add`: the destination URL");
+ABSL_FLAG(std::string, events, "",
+          "`subscription add`: the event types, separated by commas (mention.verified, "
+          "mention.updated, mention.removed, mention.failed, ingest.accepted, ingest.quarantined)");
+ABSL_FLAG(std::string, secret, "", "`subscription add`: a whsec_ secret (v1 HMAC signatures)");
+ABSL_FLAG(std::string, signing_key, "",
+          "`subscription add`: a whsk_ Ed25519 signing key (v1a signatures)");
+ABSL_FLAG(std::string, subscription, "", "`delivery list|replay`: the subscription id");
+ABSL_FLAG(bool, failed, false, "`delivery replay`: only deliveries that failed");
 
 ABSL_FLAG(std::string, moderation, "",
           "`site set`: the site's moderation policy: off, first-time-authors or all");
@@ -167,6 +179,14 @@ int main(int argc, char** argv) {
       .drops_reason = absl::GetFlag(FLAGS_reason),
       .drops_since = absl::GetFlag(FLAGS_since),
       .c2pa_trust = absl::GetFlag(FLAGS_trust),
+      .subscription_publisher = absl::GetFlag(FLAGS_publisher),
+      .subscription_url = absl::GetFlag(FLAGS_url),
+      .subscription_events = absl::GetFlag(FLAGS_events),
+      .subscription_secret = absl::GetFlag(FLAGS_secret),
+      .subscription_signing_key = absl::GetFlag(FLAGS_signing_key),
+      .delivery_subscription = absl::GetFlag(FLAGS_subscription),
+      .delivery_failed = absl::GetFlag(FLAGS_failed),
+      .delivery_since = absl::GetFlag(FLAGS_since),
   };
   const absl::StatusOr<std::string> token = portcullis::cli::ResolveToken(
       absl::GetFlag(FLAGS_token_file), Env("PORTCULLIS_TOKEN"), Env("PORTCULLIS_TOKEN_FILE"));

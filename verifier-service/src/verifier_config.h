@@ -121,6 +121,14 @@ struct VerifierConfig {
   // so a token created or revoked on another verifier takes effect here within it.
   std::string tokens_file;
   absl::Duration token_refresh_interval = absl::Seconds(10);
+  // Outbound deliveries (issue 20): threads sending the outbox (0: none in this pod; events are
+  // still queued), the deadline of one attempt, attempts in flight to one destination host at
+  // once, and the lease of a claimed delivery (a killed pod's are sent again after it; longer
+  // than the deadline).
+  int delivery_workers = 2;
+  absl::Duration delivery_timeout = absl::Seconds(10);
+  int delivery_max_per_destination = 4;
+  absl::Duration delivery_lease = absl::Seconds(60);
 };
 
 }  // namespace portcullis::verifier

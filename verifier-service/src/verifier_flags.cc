@@ -1,7 +1,7 @@
 // The verifier's settings, each declared once: flag, type, environment variable, default and
 // validation (common/config/setting.h); and the one step that builds the VerifierConfig from them.
 //
-// STYLE.md has flags defined only in main.cc. These 56 are the exception: with their help texts
+// STYLE.md has flags defined only in main.cc. These 62 are the exception: with their help texts
 // they are some 190 lines, and main.cc is to stay a short read (parse, build, run, shut down), so
 // they live here, beside the config they fill, in a library only main and its tests link.
 #include "verifier-service/src/verifier_flags.h"
@@ -247,6 +247,29 @@ PORTCULLIS_SETTING(
     "revoked on another verifier takes effect here within it (env TOKEN_REFRESH_INTERVAL).");
 
 PORTCULLIS_SETTING(
+    int, delivery_workers, "DELIVERY_WORKERS", "2",
+    config::WholeNumber<int>(0, 64, "a whole number from 0 to 64"),
+    "Threads sending outbound deliveries (subscriptions' events); an attempt holds no thread "
+    "while its receiver answers; 0: this verifier sends none (events are still queued) "
+    "(env DELIVERY_WORKERS).");
+PORTCULLIS_SETTING(
+    absl::Duration, delivery_timeout, "DELIVERY_TIMEOUT", "10s",
+    Positive().Check([](absl::Duration d) { return d >= absl::Milliseconds(100) &&
+                                                   d <= absl::Minutes(1); },
+                     "from 100ms to 1m"),
+    "Deadline of one outbound delivery attempt, connect to last byte; a slower receiver's "
+    "attempt is retried later (env DELIVERY_TIMEOUT).");
+PORTCULLIS_SETTING(
+    int, delivery_max_per_destination, "DELIVERY_MAX_PER_DESTINATION", "4", Count<int>(1000),
+    "Outbound delivery attempts in flight to one destination host at once; more wait "
+    "(env DELIVERY_MAX_PER_DESTINATION).");
+PORTCULLIS_SETTING(
+    absl::Duration, delivery_lease, "DELIVERY_LEASE", "60s",
+    Positive().Check([](absl::Duration d) { return d >= absl::Seconds(1); }, "at least 1s"),
+    "Lease of a claimed outbound delivery, longer than --delivery_timeout: a killed "
+    "verifier's deliveries are sent again (same webhook-id) after it (env DELIVERY_LEASE).");
+
+PORTCULLIS_SETTING(
     std::string, approval_rule_relay_hosts, "APPROVAL_RULE_RELAY_HOSTS",
     "brid.gy,bsky.app,facebook.com,instagram.com,medium.com,reddit.com,twitter.com,x.com",
     config::AnyText().Check(
@@ -329,6 +352,13 @@ absl::StatusOr<VerifierConfig> BuildVerifierConfig(const config::Texts& command_
   config.tokens_file = absl::GetFlag(FLAGS_tokens_file);
   config.token_refresh_interval = absl::GetFlag(FLAGS_token_refresh_interval);
   config.verify_now_concurrency = absl::GetFlag(FLAGS_verify_now_concurrency);
+  config.delivery_workers = absl::GetFlag(FLAGS_delivery_workers);
+  config.delivery_timeout = absl::GetFlag(FLAGS_delivery_timeout);
+  config.delivery_max_per_destination = absl::GetFlag(FLAGS_delivery_max_per_destination);
+  config.delivery_lease = absl::GetFlag(FLAGS_delivery_lease);
+  if (config.delivery_lease <= config.delivery_timeout) {
+    return portcullis_setting_delivery_lease.Refuse("longer than --delivery_timeout");
+  }
   config.max_verifications_in_flight = absl::GetFlag(FLAGS_max_verifications_in_flight);
   // The source is fetched within the fetcher's maximums; the rel=author page within its own
   // limits, with at most one redirect (and never more than the fetcher allows).

@@ -164,6 +164,48 @@ TEST_F(VerifierSafeFetcherTest, FetchesHtmlAndPinsTheCheckedAnswer) {
   EXPECT_EQ(resolver_.lookups(), 1);
 }
 
+// Outbound deliveries (issue 20) go through the same guard as a POST.
+TEST_F(VerifierSafeFetcherTest, PostsThroughTheSameChecksAndAnyTwoXxIsOk) {
+  absl::StatusOr<std::unique_ptr<SafeFetcher>> fetcher =
+      SafeFetcher::Create({}, &policy_, &resolver_, &http_);
+  ASSERT_TRUE(fetcher.ok());
+  const auto post = [&](absl::string_view url, int max_redirects) {
+    std::optional<FetchResult> result;
+    (*fetcher)->Post(url, OutboundPost{R"({"type":"ping"})", {{"webhook-id", "msg_1"}}},
+                     {max_redirects, absl::Seconds(2), 4096},
+                     [&](FetchResult done) { result = std::move(done); });
+    return result.value_or(FetchResult{});
+  };
+  responses_ = {Response(204, "application/json")};
+  FetchResult result = post("http://a.test/hook", 0);
+  EXPECT_EQ(result.outcome, FetchOutcome::kOk) << result.detail;
+  EXPECT_EQ(result.status, 204);
+  ASSERT_EQ(requests_.size(), 1u);
+  EXPECT_EQ(requests_[0].method, "POST");
+  EXPECT_EQ(requests_[0].post_body, R"({"type":"ping"})");
+  EXPECT_THAT(requests_[0].headers,
+              ElementsAre(std::pair<std::string, std::string>("webhook-id", "msg_1")));
+  EXPECT_TRUE(requests_[0].body_media_types.empty());
+  EXPECT_LE(requests_[0].timeout, absl::Seconds(2));
+  // The same refusals as a fetch: a private answer is never connected to.
+  result = post("http://internal.test/hook", 0);
+  EXPECT_EQ(result.outcome, FetchOutcome::kForbiddenAddress);
+  result = post("http://169.254.169.254/", 0);
+  EXPECT_EQ(result.outcome, FetchOutcome::kForbiddenAddress);
+  EXPECT_EQ(requests_.size(), 1u);
+  // No redirects for deliveries; 410 and 503 keep their status and Retry-After.
+  responses_ = {Response(302, "text/html", "http://b.test/")};
+  EXPECT_EQ(post("http://a.test/hook", 0).outcome, FetchOutcome::kTooManyRedirects);
+  HttpResponse busy = Response(503);
+  busy.retry_after = "2";
+  responses_ = {Response(410), busy};
+  EXPECT_EQ(post("http://a.test/hook", 0).outcome, FetchOutcome::kGone);
+  result = post("http://a.test/hook", 0);
+  EXPECT_EQ(result.outcome, FetchOutcome::kHttp5xx);
+  EXPECT_EQ(result.retry_after, std::optional<std::string>("2"));
+  EXPECT_EQ(requests_.size(), 4u);
+}
+
 TEST_F(VerifierSafeFetcherTest, Follows301Then302Then200OneLookupPerHop) {
   responses_ = {Response(301, "text/html", "http://b.test/one"),
                 Response(302, "text/html", "/two?x=1"), Response(200)};

@@ -180,6 +180,33 @@ std::vector<RpcCase> EveryRpc() {
                                 r.set_source_host("never-erased.example");
                                 r.set_dry_run(true);
                               }))},
+      {"CreateSubscription", kAdminAccess,
+       Unary(&Stub::CreateSubscription, Make<v1::CreateSubscriptionRequest>([](auto& r) {
+               r.set_site("a.example");
+               r.set_url("http://93.184.216.34/hook");
+               r.add_events("mention.verified");
+               r.set_secret("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw");
+             }))},
+      {"ListSubscriptions", kAdminAccess,
+       Unary(&Stub::ListSubscriptions, Make<v1::ListSubscriptionsRequest>(
+                                           [](auto& r) { r.set_site("a.example"); }))},
+      {"RemoveSubscription", kAdminAccess,
+       Unary(&Stub::RemoveSubscription, Make<v1::RemoveSubscriptionRequest>([](auto& r) {
+               r.set_subscription_id("00000000-0000-4000-8000-000000000000");
+             }))},
+      {"SendTestEvent", kAdminAccess,
+       Unary(&Stub::SendTestEvent, Make<v1::SendTestEventRequest>([](auto& r) {
+               r.set_subscription_id("00000000-0000-4000-8000-000000000000");
+             }))},
+      {"ListDeliveries", kAdminAccess,
+       Unary(&Stub::ListDeliveries, Make<v1::ListDeliveriesRequest>([](auto& r) {
+               r.set_subscription_id("00000000-0000-4000-8000-000000000000");
+             }))},
+      {"ReplayDeliveries", kAdminAccess,
+       Unary(&Stub::ReplayDeliveries, Make<v1::ReplayDeliveriesRequest>([](auto& r) {
+               r.set_subscription_id("00000000-0000-4000-8000-000000000000");
+               r.set_dry_run(true);
+             }))},
       {"ListAcceptedItems", kUnboundAdminAccess,
        Unary(&Stub::ListAcceptedItems, v1::ListAcceptedItemsRequest())},
       {"UpdatePublisher", kUnboundAdminAccess,

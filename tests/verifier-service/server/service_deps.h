@@ -214,6 +214,44 @@ class NullErasureStore final : public store::ErasureStore {
   }
 };
 
+class NullDeliveryStore final : public store::DeliveryStore {
+ public:
+  absl::StatusOr<store::SubscriptionRecord> CreateSubscription(
+      const store::NewSubscription&, const store::SiteBinding&) override {
+    return absl::UnimplementedError("not used");
+  }
+  absl::StatusOr<std::vector<store::SubscriptionRecord>> ListSubscriptions(
+      const std::string&, const store::SiteBinding&) override {
+    return absl::UnimplementedError("not used");
+  }
+  absl::StatusOr<int64_t> RemoveSubscription(const std::string&,
+                                             const store::SiteBinding&) override {
+    return absl::UnimplementedError("not used");
+  }
+  absl::StatusOr<store::OutboundDelivery> QueuePing(const std::string&,
+                                                  const store::SiteBinding&) override {
+    return absl::UnimplementedError("not used");
+  }
+  absl::StatusOr<std::vector<store::OutboundDelivery>> ListDeliveries(
+      const std::string&, int, const store::SiteBinding&) override {
+    return absl::UnimplementedError("not used");
+  }
+  absl::StatusOr<int64_t> Replay(const store::ReplayFilter&, const store::SiteBinding&) override {
+    return absl::UnimplementedError("not used");
+  }
+  absl::StatusOr<std::vector<store::ClaimedDelivery>> Claim(const std::string&, int,
+                                                            absl::Duration) override {
+    return absl::UnimplementedError("not used");
+  }
+  absl::StatusOr<int> RecordAttempts(const std::string&,
+                                     absl::Span<const store::AttemptRecord>) override {
+    return absl::UnimplementedError("not used");
+  }
+  absl::StatusOr<store::DeliveryQueueStats> QueueStats(int64_t) override {
+    return absl::UnimplementedError("not used");
+  }
+};
+
 class NullJobStore final : public store::JobStore {
  public:
   absl::StatusOr<std::vector<store::JobRecord>> Claim(const std::string&, int,
@@ -297,6 +335,7 @@ struct ServiceParts {
     deps.verify_now.verifier = &verifier;
     deps.verify_now.pool = &verify_now_pool;
     deps.erasures = &erasures;
+    deps.deliveries = &deliveries;
   }
 
   // The service over `deps` (a SafeFetcher over deps.resolver and `http` unless deps.fetcher is
@@ -338,6 +377,7 @@ struct ServiceParts {
   NullJobStore jobs;
   NullVerifier verifier;
   NullErasureStore erasures;
+  NullDeliveryStore deliveries;
   server::VerifierServiceDeps deps;
 };
 

@@ -9,6 +9,7 @@
 #include "grpcpp/support/channel_arguments.h"
 #include "portcullis/verifier/v1/verifier.grpc.pb.h"
 #include "tools/portcullis/src/block_commands.h"
+#include "tools/portcullis/src/delivery_commands.h"
 #include "tools/portcullis/src/mention_transfer_commands.h"
 #include "tools/portcullis/src/moderation_commands.h"
 #include "tools/portcullis/src/lifecycle_commands.h"
@@ -88,7 +89,7 @@ std::string Usage() {
          "                                 every case ran, however many failed (a report); no\n"
          "                                 case, or a crash, is still a failure\n" +
          IngestUsage() + BlockUsage() + ModerationUsage() + MentionTransferUsage() +
-         TokenUsage() + LifecycleUsage() + C2paUsage() +
+         TokenUsage() + LifecycleUsage() + C2paUsage() + DeliveryUsage() +
          "The verifier defaults to $PORTCULLIS_VERIFIER, else 127.0.0.1:50051. Every call to it\n"
          "carries an API token: --token_file=PATH, else $PORTCULLIS_TOKEN, else the file named by\n"
          "$PORTCULLIS_TOKEN_FILE (scripts/up prints the export line).\n";
@@ -280,6 +281,9 @@ int Run(const std::vector<std::string>& args, const CliOptions& options, std::os
   }
   if (args[0] == "token") {
     return RunTokenCommand(args, options, out, err);
+  }
+  if (const std::optional<int> delivery = RunDeliveryCommand(args, options, out, err)) {
+    return *delivery;
   }
   if (args[0] == "erase") {
     return RunEraseCommand(args, options, out, err);

@@ -81,6 +81,16 @@ struct CliOptions {
   std::string drops_since;
   // `c2pa verify`: --trust, a PEM file of trust anchors (empty: none).
   std::string c2pa_trust;
+  // Outbound deliveries (issue 20): `subscription add --publisher --url --events --secret |
+  // --signing-key` (--site above), `delivery list|replay --subscription [--failed] [--since]`.
+  std::string subscription_publisher;
+  std::string subscription_url;
+  std::string subscription_events;
+  std::string subscription_secret;
+  std::string subscription_signing_key;
+  std::string delivery_subscription;
+  bool delivery_failed = false;
+  std::string delivery_since;
 };
 
 // The token the CLI presents: the file named by --token_file (`flag_token_file`) when given,

@@ -209,8 +209,17 @@ class CurlHttpClient::Loop {
     // "::ADDRESS:PORT": any host and port of this transfer goes to the checked address.
     transfer.connect_to.reset(curl_slist_append(
         nullptr, absl::StrCat("::", address, ":", request.url.effective_port()).c_str()));
-    transfer.headers.reset(
-        curl_slist_append(nullptr, absl::StrCat("Accept: ", kAcceptHeader).c_str()));
+    curl_slist* headers = nullptr;
+    for (const auto& [name, value] : request.headers) {
+      headers = curl_slist_append(headers, absl::StrCat(name, ": ", value).c_str());
+    }
+    if (request.headers.empty()) {
+      headers = curl_slist_append(headers, absl::StrCat("Accept: ", kAcceptHeader).c_str());
+    }
+    if (request.method == "POST") {
+      headers = curl_slist_append(headers, "Expect:");  // no 100-continue round trip
+    }
+    transfer.headers.reset(headers);
     const long timeout_ms =
         std::max<long>(1, static_cast<long>(absl::ToInt64Milliseconds(request.timeout)));
     const long low_speed_seconds =
@@ -226,7 +235,13 @@ class CurlHttpClient::Loop {
     set(CURLOPT_PRIVATE, static_cast<void*>(&transfer));
     set(CURLOPT_ERRORBUFFER, transfer.error);
     set(CURLOPT_NOSIGNAL, 1L);
-    set(CURLOPT_HTTPGET, 1L);
+    if (request.method == "POST") {
+      set(CURLOPT_POST, 1L);
+      set(CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(request.post_body.size()));
+      set(CURLOPT_POSTFIELDS, request.post_body.data());
+    } else {
+      set(CURLOPT_HTTPGET, 1L);
+    }
     set(CURLOPT_PROTOCOLS_STR, "http,https");
     set(CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
     set(CURLOPT_FOLLOWLOCATION, 0L);

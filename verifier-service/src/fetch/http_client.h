@@ -1,6 +1,7 @@
 #pragma once
 
-// HttpClient: one HTTP GET to an address that was already checked. The interface where the
+// HttpClient: one HTTP GET (or, for outbound deliveries, POST) to an address that was already
+// checked. The interface where the
 // connection starts; CurlHttpClient is the real one, tests use recording fakes.
 //
 // A client follows no redirects, sends no cookies and no credentials, and connects to
@@ -9,6 +10,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/functional/any_invocable.h"
@@ -37,6 +39,12 @@ struct HttpRequest {
   // A body is read only for a 2xx response whose media type (lowercase, without parameters) is
   // one of these; any other response ends after its headers, with body_skipped set.
   std::vector<std::string> body_media_types = {"text/html", "application/xhtml+xml"};
+  // "GET", or "POST" with `post_body` (outbound deliveries, issue 20).
+  std::string method = "GET";
+  std::string post_body;
+  // Extra request headers ("Name", "value"), e.g. a delivery's Content-Type and signature. The
+  // GET's Accept header is sent only when none is given here.
+  std::vector<std::pair<std::string, std::string>> headers;
 };
 
 struct HttpResponse {

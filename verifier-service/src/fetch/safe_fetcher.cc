@@ -203,6 +203,8 @@ struct SafeFetcher::FetchState {
   // The address slot held by the connection in flight ("" when none).
   std::string address_slot;
   bool holds_global = false;
+  // Set for Post: the request is a POST of this, and any 2xx is kOk.
+  std::optional<OutboundPost> post;
   FetchResult result;
 };
 
@@ -287,7 +289,18 @@ void SafeFetcher::Fetch(absl::string_view input, Callback done) {
 }
 
 void SafeFetcher::Fetch(absl::string_view input, FetchLimits limits, Callback done) {
+  Start(input, limits, std::nullopt, std::move(done));
+}
+
+void SafeFetcher::Post(absl::string_view input, OutboundPost post, FetchLimits limits,
+                       Callback done) {
+  Start(input, limits, std::move(post), std::move(done));
+}
+
+void SafeFetcher::Start(absl::string_view input, FetchLimits limits,
+                        std::optional<OutboundPost> post, Callback done) {
   auto fetch = std::make_shared<FetchState>();
+  fetch->post = std::move(post);
   fetch->limits.max_redirects = std::clamp(limits.max_redirects, 0, config_.max_redirects);
   fetch->limits.total_timeout =
       std::clamp(limits.total_timeout, absl::ZeroDuration(), config_.total_timeout);
@@ -389,6 +402,12 @@ void SafeFetcher::ConnectPinned(std::shared_ptr<FetchState> fetch, const net::Ip
   request.low_speed_bytes_per_second = config_.low_speed_bytes_per_second;
   request.low_speed_time = config_.low_speed_time;
   request.max_body_bytes = fetch->limits.max_body_bytes;
+  if (fetch->post.has_value()) {
+    request.method = "POST";
+    request.post_body = fetch->post->body;
+    request.headers = fetch->post->headers;
+    request.body_media_types.clear();  // a receiver's answer body is never read
+  }
   http_->Fetch(std::move(request), [this, fetch](absl::StatusOr<HttpResponse> response) mutable {
     Responded(std::move(fetch), std::move(response));
   });
@@ -459,6 +478,10 @@ void SafeFetcher::Responded(std::shared_ptr<FetchState> fetch,
     }
     fetch->current = *std::move(next);
     StartHop(std::move(fetch));
+    return;
+  }
+  if (code >= 200 && code < 300 && fetch->post.has_value()) {
+    Finish(std::move(fetch), FetchOutcome::kOk, "");
     return;
   }
   if (code >= 200 && code < 300) {

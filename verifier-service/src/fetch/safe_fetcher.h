@@ -17,6 +17,8 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/functional/any_invocable.h"
 #include "absl/status/statusor.h"
@@ -114,6 +116,13 @@ struct FetchLimits {
   int64_t max_body_bytes = 1 << 20;
 };
 
+// An outbound delivery's request (issue 20): POSTed through the same guard as any fetch.
+struct OutboundPost {
+  std::string body;
+  // Sent as given ("Content-Type", "webhook-id", ...).
+  std::vector<std::pair<std::string, std::string>> headers;
+};
+
 class SafeFetcher {
  public:
   using Callback = absl::AnyInvocable<void(FetchResult) &&>;
@@ -133,6 +142,12 @@ class SafeFetcher {
   void Fetch(absl::string_view url, Callback done);
   // The same within `limits`, each clamped to the config's (never above it).
   void Fetch(absl::string_view url, FetchLimits limits, Callback done);
+  // POSTs `post` to `url` within `limits` (clamped as Fetch's), through the same checks, pinning
+  // and per-host limits. A 2xx of any content type is kOk (its body is not read); redirects count
+  // against limits.max_redirects (0 for deliveries: a 3xx ends kTooManyRedirects); every other
+  // status ends as it does for a fetch (kGone, kHttp429, kHttp5xx, kHttp4xx), with `status` and
+  // `retry_after` set.
+  void Post(absl::string_view url, OutboundPost post, FetchLimits limits, Callback done);
   // The config's limits: the most any fetch gets.
   FetchLimits max_limits() const {
     return {config_.max_redirects, config_.total_timeout, config_.max_body_bytes};
@@ -147,6 +162,8 @@ class SafeFetcher {
   SafeFetcher(SafeFetcherConfig config, const EgressPolicy* policy, Resolver* resolver,
               HttpClient* http, FetchObserver* observer, const Clock* clock);
 
+  void Start(absl::string_view url, FetchLimits limits, std::optional<OutboundPost> post,
+             Callback done);
   void StartHop(std::shared_ptr<FetchState> fetch);
   void Resolved(std::shared_ptr<FetchState> fetch,
                 absl::StatusOr<std::vector<net::IpAddress>> answers);

@@ -131,6 +131,7 @@ absl::Status VerifierServer::OpenDatabase() {
   moderation_store_ = std::make_unique<store::PgModerationStore>(*db_pool_);
   public_mentions_ = std::make_unique<store::PgPublicMentionStore>(*db_pool_);
   erasure_store_ = std::make_unique<store::PgErasureStore>(*db_pool_);
+  delivery_store_ = std::make_unique<store::PgDeliveryStore>(*db_pool_);
   return absl::OkStatus();
 }
 
@@ -207,6 +208,7 @@ absl::Status VerifierServer::BuildService() {
   deps.moderation = moderation_store_.get();
   deps.approval_rule_relay_hosts = config_.approval_rule_relay_hosts;
   deps.erasures = erasure_store_.get();
+  deps.deliveries = delivery_store_.get();
   deps.token_store = token_store_.get();
   deps.policy = egress_policy_.get();
   deps.resolver = resolver_.get();
@@ -310,6 +312,19 @@ absl::Status VerifierServer::StartFetcher() {
     return absl::InvalidArgumentError(absl::StrCat("fetch limits: ", fetcher.status().message()));
   }
   fetcher_ = *std::move(fetcher);
+  fetch::SafeFetcherConfig delivery_config = config_.fetcher;
+  delivery_config.max_redirects = 0;
+  delivery_config.total_timeout = config_.delivery_timeout;
+  delivery_config.max_per_host = config_.delivery_max_per_destination;
+  delivery_config.max_per_address = config_.delivery_max_per_destination;
+  absl::StatusOr<std::unique_ptr<fetch::SafeFetcher>> delivery_fetcher =
+      fetch::SafeFetcher::Create(delivery_config, egress_policy_.get(), resolver_.get(),
+                                 http_client_.get());  // not counted as verification fetches
+  if (!delivery_fetcher.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("delivery limits: ", delivery_fetcher.status().message()));
+  }
+  delivery_fetcher_ = *std::move(delivery_fetcher);
   if (egress_policy_->allow_list_active()) {
     logging::Warn(
         "EGRESS ALLOW LIST ACTIVE (--egress_allow_cidrs): the fetcher may connect to addresses "
@@ -363,6 +378,7 @@ void VerifierServer::StopFetcher() {
   resolver_.reset();
   http_client_.reset();
   fetcher_.reset();
+  delivery_fetcher_.reset();
 }
 
 VerifierServer::~VerifierServer() {
@@ -464,6 +480,19 @@ void VerifierServer::StartWorkers() {
   if (stopping_) {
     return;
   }
+  if (config_.delivery_workers > 0) {
+    delivery::DeliveryWorkerOptions delivery_options;
+    delivery_options.owner = queue::MakeWorkerOwner() + "/deliveries";
+    delivery_options.threads = config_.delivery_workers;
+    delivery_options.timeout = config_.delivery_timeout;
+    delivery_options.lease = config_.delivery_lease;
+    delivery_worker_ = std::make_unique<delivery::DeliveryWorker>(
+        *delivery_store_, *delivery_fetcher_, *registry_, std::move(delivery_options));
+    delivery_worker_->Start();
+  } else {
+    logging::Warn("outbound deliveries DISABLED here (--delivery_workers=0): events are queued "
+                  "and sent by verifiers with --delivery_workers above 0");
+  }
   if (config_.workers == 0) {
     logging::Warn(
         "verification workers DISABLED (--workers=0): mentions are accepted and queued durably "
@@ -538,6 +567,9 @@ void VerifierServer::Shutdown() {
   // and are recorded; claimed, unstarted jobs go back to the queue.
   if (worker_ != nullptr) {
     worker_->Stop();
+  }
+  if (delivery_worker_ != nullptr) {
+    delivery_worker_->Stop();  // Attempts in flight are answered (their deadline) and recorded.
   }
   if (verify_now_pool_ != nullptr) {
     verify_now_pool_->Stop();  // Verifications in progress finish and are recorded.

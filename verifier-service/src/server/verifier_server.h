@@ -14,6 +14,7 @@
 #include "grpcpp/server.h"
 #include "prometheus/exposer.h"
 #include "prometheus/registry.h"
+#include "verifier-service/src/delivery/delivery_worker.h"
 #include "verifier-service/src/fetch/cares_resolver.h"
 #include "verifier-service/src/fetch/curl_http_client.h"
 #include "verifier-service/src/fetch/egress_policy.h"
@@ -37,6 +38,7 @@
 #include "verifier-service/src/store/mention_writer.h"
 #include "verifier-service/src/store/pg_mention_store.h"
 #include "verifier-service/src/store/pg_blocklist_store.h"
+#include "verifier-service/src/store/pg_delivery_store.h"
 #include "verifier-service/src/store/pg_moderation_store.h"
 #include "verifier-service/src/store/pg_public_mention_store.h"
 #include "verifier-service/src/store/pg_erasure_store.h"
@@ -177,6 +179,13 @@ class VerifierServer {
   std::unique_ptr<fetch::CaresResolver> resolver_;
   std::unique_ptr<fetch::CurlHttpClient> http_client_;
   std::unique_ptr<fetch::SafeFetcher> fetcher_;
+  // Outbound deliveries (issue 20): their store, their own fetcher over the same policy, resolver
+  // and HTTP client (its per-host cap is --delivery_max_per_destination, its deadline
+  // --delivery_timeout, no redirects), and the worker, started once the schema is ready and
+  // stopped before the fetchers.
+  std::unique_ptr<store::PgDeliveryStore> delivery_store_;
+  std::unique_ptr<fetch::SafeFetcher> delivery_fetcher_;
+  std::unique_ptr<delivery::DeliveryWorker> delivery_worker_;
   // The real verification pipeline, when Start was given no verifier; after the fetcher.
   std::unique_ptr<verification::SafePageFetcher> page_fetcher_;
   std::unique_ptr<verification::HtmlSourceAnalyzer> source_analyzer_;

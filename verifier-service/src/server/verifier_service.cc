@@ -28,6 +28,7 @@ absl::StatusOr<std::unique_ptr<VerifierService>> VerifierService::Create(
       {deps.verify_now.verifier, "verify_now.verifier"},
       {deps.verify_now.pool, "verify_now.pool"},
       {deps.erasures, "erasures"},
+      {deps.deliveries, "deliveries"},
   };
   for (const auto& [dependency, name] : required) {
     if (dependency == nullptr) {

@@ -15,6 +15,7 @@
 #include "verifier-service/src/server/unary_rpc.h"
 #include "verifier-service/src/server/verify_now_rpcs.h"
 #include "verifier-service/src/store/blocklist_store.h"
+#include "verifier-service/src/store/delivery_store.h"
 #include "verifier-service/src/store/erasure_store.h"
 #include "verifier-service/src/store/ingest_store.h"
 #include "verifier-service/src/store/mention_store.h"
@@ -56,6 +57,8 @@ struct VerifierServiceDeps {
   VerifyNowBackend verify_now;
   // Erase (issue 17).
   store::ErasureStore* erasures = nullptr;
+  // Subscriptions and deliveries (issue 20).
+  store::DeliveryStore* deliveries = nullptr;
 };
 
 // portcullis.verifier.v1.Verifier on the gRPC callback API. Every RPC goes through
@@ -290,6 +293,31 @@ class VerifierService final : public portcullis::verifier::v1::Verifier::Callbac
       grpc::CallbackServerContext* context,
       const portcullis::verifier::v1::ReevaluateDropsRequest* request,
       portcullis::verifier::v1::ReevaluateDropsResponse* response) override;
+  // delivery_rpcs.cc (issue 20)
+  grpc::ServerUnaryReactor* CreateSubscription(
+      grpc::CallbackServerContext* context,
+      const portcullis::verifier::v1::CreateSubscriptionRequest* request,
+      portcullis::verifier::v1::CreateSubscriptionResponse* response) override;
+  grpc::ServerUnaryReactor* ListSubscriptions(
+      grpc::CallbackServerContext* context,
+      const portcullis::verifier::v1::ListSubscriptionsRequest* request,
+      portcullis::verifier::v1::ListSubscriptionsResponse* response) override;
+  grpc::ServerUnaryReactor* RemoveSubscription(
+      grpc::CallbackServerContext* context,
+      const portcullis::verifier::v1::RemoveSubscriptionRequest* request,
+      portcullis::verifier::v1::RemoveSubscriptionResponse* response) override;
+  grpc::ServerUnaryReactor* SendTestEvent(
+      grpc::CallbackServerContext* context,
+      const portcullis::verifier::v1::SendTestEventRequest* request,
+      portcullis::verifier::v1::SendTestEventResponse* response) override;
+  grpc::ServerUnaryReactor* ListDeliveries(
+      grpc::CallbackServerContext* context,
+      const portcullis::verifier::v1::ListDeliveriesRequest* request,
+      portcullis::verifier::v1::ListDeliveriesResponse* response) override;
+  grpc::ServerUnaryReactor* ReplayDeliveries(
+      grpc::CallbackServerContext* context,
+      const portcullis::verifier::v1::ReplayDeliveriesRequest* request,
+      portcullis::verifier::v1::ReplayDeliveriesResponse* response) override;
 
  private:
   explicit VerifierService(const VerifierServiceDeps& deps) : deps_(deps) {}
