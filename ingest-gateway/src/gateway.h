@@ -5,6 +5,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "ingest-gateway/src/avatar_proxy.h"
 #include "ingest-gateway/src/gateway_config.h"
 #include "ingest-gateway/src/gateway_metrics.h"
 #include "ingest-gateway/src/http/http_server.h"
@@ -80,6 +81,8 @@ class Gateway {
   MentionsFeed mentions_;
   ReviewPage review_page_;
   WebmentionIoApi webmention_io_;
+  // The avatar proxy (issue 17); its cache is shared with the calls in flight.
+  AvatarProxy avatars_;
   http::Router public_router_;
   http::Router admin_router_;
   std::unique_ptr<http::HttpServer> http_server_;

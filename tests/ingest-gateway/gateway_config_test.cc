@@ -223,7 +223,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadFlag{"trusted_proxies", [](config::Texts& f) { f["trusted_proxies"] = "10.0.0.1/8"; }}));
 
 TEST(GatewayConfigTest, EveryDeclaredSettingParsesItsDefault) {
-  config::test_support::ExpectEveryDeclaredSettingParsesItsDefault(29);
+  config::test_support::ExpectEveryDeclaredSettingParsesItsDefault(33);
 }
 
 // A bad value of each type, given as a flag or in the environment: the same one line, naming the

@@ -17,6 +17,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/functional/any_invocable.h"
 #include "absl/status/statusor.h"
@@ -43,7 +44,7 @@ enum class FetchOutcome {
   kTooManyRedirects,        // more than max_redirects
   kBadRedirect,             // a 3xx without a Location
   kTooLarge,                // body over the cap (decoded)
-  kUnsupportedContentType,  // a 2xx that is not text/html or application/xhtml+xml
+  kUnsupportedContentType,  // a 2xx not of FetchLimits::media_types (HTML by default)
   kHttp4xx,                 // a 4xx other than 410 and 429 (and any other unexpected status)
   kGone,                    // 410
   kTlsFailed,               // the certificate does not verify for the host
@@ -112,6 +113,9 @@ struct FetchLimits {
   int max_redirects = 3;
   absl::Duration total_timeout = absl::Seconds(5);
   int64_t max_body_bytes = 1 << 20;
+  // The media types (lowercase, without parameters) whose 2xx body is read; any other is
+  // kUnsupportedContentType. HTML by default; the avatar proxy asks for image types.
+  std::vector<std::string> media_types = {"text/html", "application/xhtml+xml"};
 };
 
 class SafeFetcher {
@@ -135,7 +139,9 @@ class SafeFetcher {
   void Fetch(absl::string_view url, FetchLimits limits, Callback done);
   // The config's limits: the most any fetch gets.
   FetchLimits max_limits() const {
-    return {config_.max_redirects, config_.total_timeout, config_.max_body_bytes};
+    return {.max_redirects = config_.max_redirects,
+            .total_timeout = config_.total_timeout,
+            .max_body_bytes = config_.max_body_bytes};
   }
 
   const SafeFetcherConfig& config() const { return config_; }

@@ -291,6 +291,12 @@ class VerifierService final : public portcullis::verifier::v1::Verifier::Callbac
       const portcullis::verifier::v1::ReevaluateDropsRequest* request,
       portcullis::verifier::v1::ReevaluateDropsResponse* response) override;
 
+  // avatar_rpcs.cc (issue 17)
+  grpc::ServerUnaryReactor* FetchAvatar(
+      grpc::CallbackServerContext* context,
+      const portcullis::verifier::v1::FetchAvatarRequest* request,
+      portcullis::verifier::v1::FetchAvatarResponse* response) override;
+
  private:
   explicit VerifierService(const VerifierServiceDeps& deps) : deps_(deps) {}
 
