@@ -72,10 +72,15 @@ class AvatarProxyTest : public StackTest {
 
   std::string Photo(const std::string& path) const { return origin_->origin() + path; }
 
-  // A VERIFIED reply to `target` whose author's photo is `photo`, recorded as a worker would.
-  void Verified(const std::string& source, const std::string& target, const std::string& photo) {
+  // A VERIFIED reply to `target` whose author's photo is `photo`, recorded as a worker would;
+  // sets `id` to the mention's id when given.
+  void Verified(const std::string& source, const std::string& target, const std::string& photo,
+                std::string* id = nullptr) {
     const testing::HttpResult accepted = stack_->PostWebmention(source, target);
     ASSERT_EQ(accepted.status, 202) << accepted.body << accepted.error;
+    if (id != nullptr) {
+      *id = std::string(json::parse(accepted.body).at("mention_id").as_string());
+    }
     auto pool = verifier::store::PgConnectionPool::Create(
         {database_->connection_string(), 1, absl::Seconds(5), absl::Seconds(5)});
     ASSERT_TRUE(pool.ok()) << pool.status();
@@ -124,10 +129,20 @@ class AvatarProxyTest : public StackTest {
 };
 
 TEST_F(AvatarProxyTest, FeedsReferenceTheProxyOnlyForSitesThatTurnItOn) {
-  Verified("https://alice.example/1", kBobTarget, Photo("/alice.png"));
+  std::string id;
+  Verified("https://alice.example/1", kBobTarget, Photo("/alice.png"), &id);
   Verified("https://alice.example/2", kCarolTarget, Photo("/carol.png"));
   EXPECT_EQ(FeedPhoto(Get("/mentions?site=bob.example").body), Photo("/alice.png"))
       << "off by default: the remote URL";
+  const auto status_photo = [&] {
+    const testing::HttpResult status =
+        Get(absl::StrCat("/webmention/status/", id), {{"Accept", "application/json"}});
+    EXPECT_EQ(status.status, 200) << status.body;
+    json::error_code ec;
+    const json::value body = json::parse(status.body, ec);
+    return ec ? std::string() : std::string(body.at("author").at("photo").as_string());
+  };
+  EXPECT_EQ(status_photo(), Photo("/alice.png"));
 
   // Moderation first, then the proxy alone: the policy stays as it was.
   json::value set = Cli({"site", "set", "bob.example", "--moderation=all"});
@@ -147,6 +162,8 @@ TEST_F(AvatarProxyTest, FeedsReferenceTheProxyOnlyForSitesThatTurnItOn) {
   EXPECT_EQ(FeedPhoto(Get("/api/mentions.jf2?domain=bob.example").body), proxied);
   EXPECT_EQ(FeedPhoto(Get("/mentions?site=carol.example").body), Photo("/carol.png"))
       << "another site keeps the remote URL";
+  EXPECT_EQ(status_photo(), absl::StrCat("/avatar/", HashOf(Photo("/alice.png"))))
+      << "the status page points at the proxy too (relative: it is the gateway's own page)";
   EXPECT_EQ(origin_->requests("/alice.png"), 0) << "rendering a feed fetches nothing";
 
   Cli({"site", "set", "bob.example", "--avatar-proxy=off"});
