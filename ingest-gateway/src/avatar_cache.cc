@@ -28,8 +28,8 @@ void AvatarCache::Put(absl::string_view hash, CachedAvatar avatar, absl::Time no
   if (size > limits_.max_bytes || limits_.max_entries == 0) {
     return;
   }
-  lru_.push_front(Entry{std::string(hash),
-                        std::make_shared<const CachedAvatar>(std::move(avatar)), now});
+  lru_.push_front(
+      Entry{std::string(hash), std::make_shared<const CachedAvatar>(std::move(avatar)), now});
   index_.emplace(std::string(hash), lru_.begin());
   bytes_ += size;
   while (lru_.size() > limits_.max_entries || bytes_ > limits_.max_bytes) {

@@ -75,8 +75,8 @@ void AvatarProxy::Handle(const http::HttpRequest& request, http::Respond respond
   }
   // Only what reaches the verifier counts against the client's rate.
   if (limits_.per_client != nullptr) {
-    const std::string key = ClientKey(request.client_address, request.headers.Get("X-Forwarded-For"),
-                                      limits_.trusted_proxies);
+    const std::string key = ClientKey(
+        request.client_address, request.headers.Get("X-Forwarded-For"), limits_.trusted_proxies);
     const absl::Duration wait = limits_.per_client->Acquire(key, now);
     if (wait > absl::ZeroDuration()) {
       respond(RateLimitedResponse(wait, "address"));

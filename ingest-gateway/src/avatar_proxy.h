@@ -47,8 +47,8 @@ class AvatarProxy {
  public:
   // `verifier` and the limiter must outlive the proxy; the cache is shared with the calls in
   // flight.
-  AvatarProxy(VerifierClient& verifier, std::shared_ptr<AvatarCache> cache,
-              int retry_after_seconds, RateLimits limits = {})
+  AvatarProxy(VerifierClient& verifier, std::shared_ptr<AvatarCache> cache, int retry_after_seconds,
+              RateLimits limits = {})
       : verifier_(verifier),
         cache_(std::move(cache)),
         retry_after_seconds_(retry_after_seconds),

@@ -12,12 +12,12 @@
 #include "ingest-gateway/src/http/router.h"
 #include "ingest-gateway/src/ingest_handler.h"
 #include "ingest-gateway/src/mentions_feed.h"
-#include "ingest-gateway/src/webmention_io_api.h"
 #include "ingest-gateway/src/readiness.h"
 #include "ingest-gateway/src/review_client.h"
 #include "ingest-gateway/src/review_page.h"
 #include "ingest-gateway/src/verifier_client.h"
 #include "ingest-gateway/src/webmention_handlers.h"
+#include "ingest-gateway/src/webmention_io_api.h"
 #include "prometheus/registry.h"
 
 namespace portcullis::gateway {

@@ -8,8 +8,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "gtest/gtest.h"
 #include "common/crypto/sha256.h"
+#include "gtest/gtest.h"
 #include "tests/integration/fixture.h"
 #include "tests/support/child_process.h"
 #include "tools/portcullis/src/page_origin.h"
@@ -26,7 +26,8 @@ constexpr char kBobTarget[] = "https://bob.example/post";
 constexpr char kCarolTarget[] = "https://carol.example/post";
 
 // A small PNG-looking body (the proxy checks the declared type, not the bytes).
-const std::string kPng = std::string("\x89PNG\r\n\x1a\n\0\0\0\rIHDR", 16) + std::string(300, '\x01');
+const std::string kPng =
+    std::string("\x89PNG\r\n\x1a\n\0\0\0\rIHDR", 16) + std::string(300, '\x01');
 
 cli::PageResponse Image(std::string body, std::string type = "image/png") {
   cli::PageResponse response;
@@ -110,8 +111,7 @@ class AvatarProxyTest : public StackTest {
 
   testing::HttpResult Get(const std::string& path,
                           const std::map<std::string, std::string>& headers = {}) {
-    return testing::SendHttp(stack_->http_port(), "GET", path, "", "", absl::Seconds(10),
-                             headers);
+    return testing::SendHttp(stack_->http_port(), "GET", path, "", "", absl::Seconds(10), headers);
   }
 
   // The photo of the only entry of a feed body.
@@ -156,8 +156,7 @@ TEST_F(AvatarProxyTest, FeedsReferenceTheProxyOnlyForSitesThatTurnItOn) {
   const json::value sites = Cli({"site", "list"});
   EXPECT_NE(json::serialize(sites).find("\"avatar_proxy\":true"), std::string::npos) << sites;
 
-  const std::string proxied =
-      absl::StrCat(kBaseUrl, "/avatar/", HashOf(Photo("/alice.png")));
+  const std::string proxied = absl::StrCat(kBaseUrl, "/avatar/", HashOf(Photo("/alice.png")));
   EXPECT_EQ(FeedPhoto(Get("/mentions?site=bob.example").body), proxied);
   EXPECT_EQ(FeedPhoto(Get("/api/mentions.jf2?domain=bob.example").body), proxied);
   EXPECT_EQ(FeedPhoto(Get("/mentions?site=carol.example").body), Photo("/carol.png"))
@@ -180,8 +179,7 @@ TEST_F(AvatarProxyTest, ServesTheImageOnceFromTheOriginThenFromTheCache) {
   EXPECT_EQ(first.body, kPng);
   EXPECT_EQ(first.Header("content-type"), "image/png");
   EXPECT_EQ(first.Header("x-content-type-options"), "nosniff");
-  EXPECT_NE(first.Header("content-security-policy").find("default-src 'none'"),
-            std::string::npos);
+  EXPECT_NE(first.Header("content-security-policy").find("default-src 'none'"), std::string::npos);
   EXPECT_NE(first.Header("cache-control").find("max-age="), std::string::npos);
   EXPECT_EQ(origin_->requests("/alice.png"), 1);
 

@@ -436,7 +436,8 @@ TEST_F(VerifierPgPublicMentionStoreTest, AProxiedPhotoIsFoundByItsHashOnlyWhenSh
   EXPECT_EQ(public_->FindProxiedPhoto(hash, {}).status().code(), absl::StatusCode::kNotFound)
       << "the proxy is off by default";
   PgModerationStore moderation(*pool_);
-  absl::StatusOr<SiteRecord> on = moderation.SetSiteSettings("b.example", {.avatar_proxy = true}, {});
+  absl::StatusOr<SiteRecord> on =
+      moderation.SetSiteSettings("b.example", {.avatar_proxy = true}, {});
   ASSERT_TRUE(on.ok()) << on.status();
   EXPECT_TRUE(on->avatar_proxy);
   EXPECT_EQ(on->moderation, "off");
@@ -464,11 +465,13 @@ TEST_F(VerifierPgPublicMentionStoreTest, AProxiedPhotoIsFoundByItsHashOnlyWhenSh
   // A new photo: the old hash is gone, the new one found.
   Exec("UPDATE mentions SET author_photo = 'https://a.example/new.png' WHERE id = '" + id + "'");
   EXPECT_EQ(public_->FindProxiedPhoto(hash, {}).status().code(), absl::StatusCode::kNotFound);
-  EXPECT_TRUE(public_->FindProxiedPhoto(crypto::ToHex(crypto::Sha256("https://a.example/new.png")), {})
-                  .ok());
+  EXPECT_TRUE(
+      public_->FindProxiedPhoto(crypto::ToHex(crypto::Sha256("https://a.example/new.png")), {})
+          .ok());
 
   // Moderation changes alone leave the proxy on.
-  absl::StatusOr<SiteRecord> moderated = moderation.SetModeration("b.example", Moderation::kAll, {});
+  absl::StatusOr<SiteRecord> moderated =
+      moderation.SetModeration("b.example", Moderation::kAll, {});
   ASSERT_TRUE(moderated.ok()) << moderated.status();
   EXPECT_TRUE(moderated->avatar_proxy);
   EXPECT_EQ(moderated->moderation, "all");

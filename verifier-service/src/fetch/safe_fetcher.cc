@@ -466,9 +466,8 @@ void SafeFetcher::Responded(std::shared_ptr<FetchState> fetch,
   }
   if (code >= 200 && code < 300) {
     const std::vector<std::string>& allowed = fetch->limits.media_types;
-    if (response->body_skipped ||
-        std::find(allowed.begin(), allowed.end(), MediaTypeOf(response->content_type)) ==
-            allowed.end()) {
+    if (response->body_skipped || std::find(allowed.begin(), allowed.end(),
+                                            MediaTypeOf(response->content_type)) == allowed.end()) {
       Finish(std::move(fetch), FetchOutcome::kUnsupportedContentType,
              absl::StrCat("content type \"", response->content_type, "\" is not ",
                           absl::StrJoin(allowed, " or ")));

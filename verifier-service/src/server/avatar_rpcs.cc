@@ -53,9 +53,8 @@ absl::Status AvatarAnswer(fetch::FetchResult result, v1::FetchAvatarResponse* re
     return absl::OkStatus();
   }
   if (result.outcome == fetch::FetchOutcome::kCancelled || fetch::IsTransient(result.outcome)) {
-    return absl::UnavailableError(
-        absl::StrCat("avatar fetch failed (", fetch::FetchOutcomeName(result.outcome),
-                     "), retry later"));
+    return absl::UnavailableError(absl::StrCat(
+        "avatar fetch failed (", fetch::FetchOutcomeName(result.outcome), "), retry later"));
   }
   return absl::FailedPreconditionError(
       absl::StrCat("avatar not served: ", fetch::FetchOutcomeName(result.outcome)));
@@ -73,24 +72,22 @@ PORTCULLIS_VERIFIER_RPC(FetchAvatar) {
           absl::StatusOr<std::string> photo =
               deps_.public_mentions->FindProxiedPhoto(hash, shared->call().sites());
           if (!photo.ok()) {
-            std::move(*shared)(StoreStatus(photo.status(), shared->call()));
+            std::move (*shared)(StoreStatus(photo.status(), shared->call()));
             return;
           }
-          deps_.fetcher->Fetch(*photo, AvatarFetchLimits(),
-                               [response, shared](fetch::FetchResult result) {
-                                 const fetch::FetchOutcome outcome = result.outcome;
-                                 const absl::Status status =
-                                     AvatarAnswer(std::move(result), response);
-                                 if (!status.ok()) {
-                                   shared->call().Info(
-                                       "avatar refused outcome={}",
-                                       std::string(fetch::FetchOutcomeName(outcome)));
-                                 }
-                                 std::move(*shared)(status);
-                               });
+          deps_.fetcher->Fetch(
+              *photo, AvatarFetchLimits(), [response, shared](fetch::FetchResult result) {
+                const fetch::FetchOutcome outcome = result.outcome;
+                const absl::Status status = AvatarAnswer(std::move(result), response);
+                if (!status.ok()) {
+                  shared->call().Info("avatar refused outcome={}",
+                                      std::string(fetch::FetchOutcomeName(outcome)));
+                }
+                std::move (*shared)(status);
+              });
         });
         if (!queued) {
-          std::move(*shared)(absl::UnavailableError("verifier overloaded, retry later"));
+          std::move (*shared)(absl::UnavailableError("verifier overloaded, retry later"));
         }
       }));
 }

@@ -134,12 +134,11 @@ absl::StatusOr<SiteRecord> PgModerationStore::SetSiteSettings(const std::string&
   bool found = false;
   absl::Status status = pool_.Run("set_moderation", [&](pqxx::connection& connection) {
     pqxx::work transaction(connection);
-    const pqxx::result rows =
-        transaction.exec_params(
-            kModerationSetPolicy, domain,
-            change.moderation ? std::optional<std::string>(ModerationName(*change.moderation))
-                              : std::nullopt,
-            SiteBindingParameter(visible_sites), change.avatar_proxy);
+    const pqxx::result rows = transaction.exec_params(
+        kModerationSetPolicy, domain,
+        change.moderation ? std::optional<std::string>(ModerationName(*change.moderation))
+                          : std::nullopt,
+        SiteBindingParameter(visible_sites), change.avatar_proxy);
     found = !rows.empty();
     if (!found) {
       return;

@@ -5,8 +5,8 @@
 
 namespace portcullis::verifier::store {
 
-// ModerationStore on PostgreSQL (migrations/0008_moderation.sql: sites.moderation, 0015: sites.avatar_proxy; the review
-// columns of mentions, approval_rules).
+// ModerationStore on PostgreSQL (migrations/0008_moderation.sql: sites.moderation, 0015:
+// sites.avatar_proxy; the review columns of mentions, approval_rules).
 class PgModerationStore final : public ModerationStore {
  public:
   // `pool` must outlive the store.
