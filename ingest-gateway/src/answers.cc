@@ -35,7 +35,7 @@ constexpr AnswerRow VerifierRow(Answer answer, absl::StatusCode code, absl::stri
 // {"error": <code>, "error_description": <description>}; /ingest errors after the item was read
 // add "item_id" and "content_hash", 422 adds "field". Every response also carries X-Request-Id
 // (the server), every /mentions response the CORS headers (mentions_feed.cc).
-constexpr std::array<AnswerRow, 56> kAnswers = {{
+constexpr std::array<AnswerRow, 60> kAnswers = {{
     // ---- POST /webmention (webmention_handlers.cc) ----
     {A::kWebmentionAccepted, 202, "accepted", "", kLocation, "",
      "the verifier stored the pair (new, or PENDING/VERIFIED/FAILED already); body names the "
@@ -76,6 +76,16 @@ constexpr std::array<AnswerRow, 56> kAnswers = {{
     {A::kFeedPreflight, 204, "", "", kNoHeaders, "", "CORS preflight"},
     {A::kInvalidFeedQuery, 400, "invalid_request", "", kNoHeaders, "",
      "target/site missing, given twice, or invalid: the sentence of ParseFeedQuery"},
+    // ---- GET /avatar/{hash} (avatar_proxy.h) ----
+    {A::kAvatar, 200, "", "", kNoHeaders, "",
+     "the image (ETag, Cache-Control: public, nosniff, CSP default-src 'none')"},
+    {A::kAvatarNotModified, 304, "", "", kNoHeaders, "", "If-None-Match matches the image's ETag"},
+    {A::kAvatarNotFound, 404, "not_found", "No avatar has this address.", kNoHeaders, "",
+     "the hash is malformed, or no shown mention of a proxying site has this photo"},
+    {A::kAvatarRefused, 502, "bad_gateway",
+     "The author's host did not send an image this proxy serves.", kNoHeaders, "",
+     "the photo is not a JPEG, PNG, GIF, WebP or AVIF image, is over 512 KiB, or its host refused "
+     "or is not allowed"},
     // ---- the review page on the admin listener (review_page.cc; HTML, never JSON) ----
     {A::kReviewPage, 200, "", "", kNoHeaders, "",
      "the review queue of a site, for the token in the HttpOnly SameSite=Strict cookie"},
@@ -238,6 +248,16 @@ Answer VerifierFailure(absl::StatusCode code) {
 Answer GetMentionFailure(absl::StatusCode code) {
   if (code == absl::StatusCode::kNotFound || code == absl::StatusCode::kInvalidArgument) {
     return A::kMentionNotFound;
+  }
+  return VerifierFailure(code);
+}
+
+Answer AvatarFailure(absl::StatusCode code) {
+  if (code == absl::StatusCode::kNotFound || code == absl::StatusCode::kInvalidArgument) {
+    return A::kAvatarNotFound;
+  }
+  if (code == absl::StatusCode::kFailedPrecondition) {
+    return A::kAvatarRefused;
   }
   return VerifierFailure(code);
 }

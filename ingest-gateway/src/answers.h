@@ -42,6 +42,11 @@ enum class Answer {
   kFeedNotModified,
   kFeedPreflight,
   kInvalidFeedQuery,
+  // GET /avatar/{hash} (avatar_proxy.h)
+  kAvatar,
+  kAvatarNotModified,
+  kAvatarNotFound,
+  kAvatarRefused,
   // GET /admin/review and its POSTs (review_page.cc), on the admin listener only
   kReviewPage,
   kReviewLogin,
@@ -148,6 +153,11 @@ Answer VerifierFailure(absl::StatusCode code);
 // GetMention's failures: an id the verifier does not know, or cannot read as an id, is no such
 // mention (kMentionNotFound); anything else as VerifierFailure.
 Answer GetMentionFailure(absl::StatusCode code);
+
+// FetchAvatar's failures: a hash the verifier does not know, or cannot read, is no such avatar
+// (kAvatarNotFound); FAILED_PRECONDITION (the author's host sent no acceptable image) is
+// kAvatarRefused; anything else as VerifierFailure.
+Answer AvatarFailure(absl::StatusCode code);
 
 // The verifier's status as the gateway passes it on (status::FromGrpcStatus), except
 // UNAUTHENTICATED: it refuses the gateway's own token, never the sender's request — a

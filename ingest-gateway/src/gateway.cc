@@ -88,13 +88,19 @@ Gateway::Gateway(const GatewayConfig& config, std::unique_ptr<VerifierClient> ve
       ingest_(*verifier_, {.max_body_bytes = config.ingest_max_body_bytes,
                            .retry_after_seconds = config.retry_after_seconds,
                            .accepted_duplicate_ttl = kAcceptedDuplicateCacheTtl}),
-      mentions_(*verifier_, config.retry_after_seconds,
-                RateLimits{.per_client = &client_limiter_,
-                           .trusted_proxies = config.trusted_proxies}),
+      mentions_(
+          *verifier_, config.retry_after_seconds,
+          RateLimits{.per_client = &client_limiter_, .trusted_proxies = config.trusted_proxies},
+          config.public_base_url),
       review_page_(*review_client_, crypto::RandomHex(32)),
-      webmention_io_(*verifier_, config.retry_after_seconds,
-                     RateLimits{.per_client = &client_limiter_,
-                                .trusted_proxies = config.trusted_proxies}),
+      webmention_io_(
+          *verifier_, config.retry_after_seconds,
+          RateLimits{.per_client = &client_limiter_, .trusted_proxies = config.trusted_proxies},
+          config.public_base_url),
+      avatars_(
+          *verifier_, std::make_shared<AvatarCache>(config.avatar_cache),
+          config.retry_after_seconds,
+          RateLimits{.per_client = &client_limiter_, .trusted_proxies = config.trusted_proxies}),
       public_router_(&metrics_),
       admin_router_(nullptr) {
   public_router_.Add("POST", kWebmentionPath,
@@ -116,6 +122,11 @@ Gateway::Gateway(const GatewayConfig& config, std::unique_ptr<VerifierClient> ve
   public_router_.Add("GET", kMentionsPath,
                      [this](const http::HttpRequest& request, http::Respond respond) {
                        mentions_.Handle(request, std::move(respond));
+                     });
+  // The avatar proxy (issue 17): images of proxying sites' authors, cached.
+  public_router_.Add("GET", kAvatarRoute,
+                     [this](const http::HttpRequest& request, http::Respond respond) {
+                       avatars_.Handle(request, std::move(respond));
                      });
   public_router_.Add("OPTIONS", kMentionsPath, [](const http::HttpRequest&, http::Respond respond) {
     respond(MentionsPreflightResponse());

@@ -5,18 +5,19 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "ingest-gateway/src/avatar_proxy.h"
 #include "ingest-gateway/src/gateway_config.h"
 #include "ingest-gateway/src/gateway_metrics.h"
 #include "ingest-gateway/src/http/http_server.h"
 #include "ingest-gateway/src/http/router.h"
 #include "ingest-gateway/src/ingest_handler.h"
 #include "ingest-gateway/src/mentions_feed.h"
-#include "ingest-gateway/src/webmention_io_api.h"
 #include "ingest-gateway/src/readiness.h"
 #include "ingest-gateway/src/review_client.h"
 #include "ingest-gateway/src/review_page.h"
 #include "ingest-gateway/src/verifier_client.h"
 #include "ingest-gateway/src/webmention_handlers.h"
+#include "ingest-gateway/src/webmention_io_api.h"
 #include "prometheus/registry.h"
 
 namespace portcullis::gateway {
@@ -80,6 +81,8 @@ class Gateway {
   MentionsFeed mentions_;
   ReviewPage review_page_;
   WebmentionIoApi webmention_io_;
+  // The avatar proxy (issue 17); its cache is shared with the calls in flight.
+  AvatarProxy avatars_;
   http::Router public_router_;
   http::Router admin_router_;
   std::unique_ptr<http::HttpServer> http_server_;

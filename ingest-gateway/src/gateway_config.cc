@@ -1,6 +1,6 @@
 // The gateway's settings, each declared once: flag, type, environment variable, default and
 // validation (common/config/setting.h); and GatewayConfig::FromFlags, which builds the config
-// from them. STYLE.md has flags defined only in main.cc; these 29 live here instead so that
+// from them. STYLE.md has flags defined only in main.cc; these 33 live here instead so that
 // main.cc stays a short read (parse, build, run, drain), and only main and its tests link them.
 #include "ingest-gateway/src/gateway_config.h"
 
@@ -8,6 +8,7 @@
 
 #include "absl/flags/flag.h"
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "boost/asio/ip/address.hpp"
@@ -91,6 +92,20 @@ config::Parser<config::HostPort> Listen() {
         }
         return parsed;
       });
+}
+
+// An absolute http(s) URL without query, fragment, spaces or a trailing '/', or empty.
+bool IsPublicBaseUrl(const std::string& url) {
+  if (url.empty()) {
+    return true;
+  }
+  const bool web = absl::StartsWith(url, "https://") || absl::StartsWith(url, "http://");
+  const size_t scheme_end = url.find("://") + 3;
+  return web && url.size() > scheme_end && url.size() <= 512 && url.back() != '/' &&
+         std::none_of(url.begin(), url.end(), [](char c) {
+           const auto byte = static_cast<unsigned char>(c);
+           return byte <= 0x20 || byte >= 0x7f || c == '?' || c == '#' || c == '"' || c == '\\';
+         });
 }
 
 bool IsGrpcTarget(const std::string& target) {
@@ -194,6 +209,25 @@ PORTCULLIS_SETTING(
     "how often the TLS files are read again, so renewed certificates are used without a "
     "restart; at least 1s [VERIFIER_TLS_RELOAD_INTERVAL]");
 
+PORTCULLIS_SETTING(
+    std::string, public_base_url, "PUBLIC_BASE_URL", "",
+    config::AnyText().Check(IsPublicBaseUrl,
+                            "an absolute http(s) URL without a trailing '/', query or fragment, "
+                            "such as https://mentions.example, or empty"),
+    "the gateway's public URL as readers reach it (e.g. https://mentions.example); the jf2 "
+    "feeds point proxied author photos at <it>/avatar/<hash>; empty: a relative /avatar/<hash> "
+    "[PUBLIC_BASE_URL]");
+PORTCULLIS_SETTING(size_t, avatar_cache_entries, "AVATAR_CACHE_ENTRIES", "256",
+                   Integer<size_t>(0, 100000),
+                   "avatar proxy: images kept in memory at most (least recently used go "
+                   "first); 0 keeps none [AVATAR_CACHE_ENTRIES]");
+PORTCULLIS_SETTING(uint64_t, avatar_cache_bytes, "AVATAR_CACHE_BYTES", "16777216",
+                   Integer<uint64_t>(0, uint64_t{4} * 1024 * 1024 * 1024),
+                   "avatar proxy: image bytes kept in memory at most [AVATAR_CACHE_BYTES]");
+PORTCULLIS_SETTING(absl::Duration, avatar_cache_ttl, "AVATAR_CACHE_TTL", "1h", Duration(false),
+                   "avatar proxy: how long a fetched image is served from memory before it is "
+                   "fetched again [AVATAR_CACHE_TTL]");
+
 namespace portcullis::gateway {
 
 absl::StatusOr<GatewayConfig> GatewayConfig::FromFlags(const config::Texts& command_line,
@@ -224,6 +258,10 @@ absl::StatusOr<GatewayConfig> GatewayConfig::FromFlags(const config::Texts& comm
   config.rate_limit_max_keys = absl::GetFlag(FLAGS_rate_limit_max_keys);
   config.trusted_proxies = absl::GetFlag(FLAGS_trusted_proxies).cidrs;
   config.ingest_max_body_bytes = absl::GetFlag(FLAGS_ingest_max_body_bytes);
+  config.public_base_url = absl::GetFlag(FLAGS_public_base_url);
+  config.avatar_cache = {.max_entries = absl::GetFlag(FLAGS_avatar_cache_entries),
+                         .max_bytes = absl::GetFlag(FLAGS_avatar_cache_bytes),
+                         .ttl = absl::GetFlag(FLAGS_avatar_cache_ttl)};
   const std::string token_file = absl::GetFlag(FLAGS_verifier_token_file);
   if (token_file.empty()) {
     return absl::InvalidArgumentError(

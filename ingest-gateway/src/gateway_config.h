@@ -10,6 +10,7 @@
 #include "common/config/setting.h"
 #include "common/grpc/channel_credentials.h"
 #include "common/net/cidr.h"
+#include "ingest-gateway/src/avatar_cache.h"
 
 namespace portcullis::gateway {
 
@@ -52,6 +53,11 @@ struct GatewayConfig {
   // must carry, and the gateway's client certificate for mutual TLS; the files are re-read every
   // reload interval. The files themselves are checked when the gateway is created.
   grpc_tls::ClientTlsOptions verifier_tls;
+  // Where the public feeds point proxied author photos: "<public_base_url>/avatar/<hash>"
+  // (absolute, no trailing '/'); empty: a path relative to the gateway.
+  std::string public_base_url;
+  // The avatar proxy's in-memory cache (issue 17).
+  AvatarCacheLimits avatar_cache;
 
   // Sets every gateway setting (gateway_config.cc) from `command_line` (by flag name, as
   // config::ParseCommandLine returns it), else its environment variable, else its default, then

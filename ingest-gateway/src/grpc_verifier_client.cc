@@ -358,4 +358,14 @@ void GrpcVerifierClient::ListMentionChanges(absl::string_view request_id,
       });
 }
 
+void GrpcVerifierClient::FetchAvatar(absl::string_view request_id,
+                                     const verifier::v1::FetchAvatarRequest& request,
+                                     FetchAvatarCallback callback) {
+  Invoke<verifier::v1::FetchAvatarResponse>(
+      request_id, request, std::move(callback),
+      [this](auto* context, auto* req, auto* resp, auto done) {
+        stub_->async()->FetchAvatar(context, req, resp, std::move(done));
+      });
+}
+
 }  // namespace portcullis::gateway

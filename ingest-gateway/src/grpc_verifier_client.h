@@ -78,6 +78,8 @@ class GrpcVerifierClient final : public VerifierClient {
   void ListMentionChanges(absl::string_view request_id,
                           const verifier::v1::ListMentionChangesRequest& request,
                           ListMentionChangesCallback callback) override;
+  void FetchAvatar(absl::string_view request_id, const verifier::v1::FetchAvatarRequest& request,
+                   FetchAvatarCallback callback) override;
 
  private:
   // Starts one unary call: `start(context, request, response, done)` issues it on the stub; the

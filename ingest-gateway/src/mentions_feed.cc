@@ -15,6 +15,7 @@
 #include "common/crypto/sha256.h"
 #include "common/logging/log.h"
 #include "ingest-gateway/src/answers.h"
+#include "ingest-gateway/src/avatar_proxy.h"
 #include "ingest-gateway/src/form_decoding.h"
 #include "ingest-gateway/src/rate_limiter.h"
 
@@ -198,7 +199,7 @@ absl::string_view WmProperty(v1::MentionType type) {
   }
 }
 
-boost::json::object Jf2Entry(const v1::Mention& mention) {
+boost::json::object Jf2Entry(const v1::Mention& mention, absl::string_view public_base_url) {
   boost::json::object entry;
   entry["type"] = "entry";
   if (mention.has_author()) {
@@ -206,7 +207,9 @@ boost::json::object Jf2Entry(const v1::Mention& mention) {
     author["type"] = "card";
     SetIfPresent(author, "name", mention.author().name());
     SetIfPresent(author, "url", WebUrlOrEmpty(mention.author().url()));
-    SetIfPresent(author, "photo", WebUrlOrEmpty(mention.author().photo()));
+    const std::string proxied = ProxiedPhotoUrl(mention.author(), public_base_url);
+    SetIfPresent(author, "photo",
+                 proxied.empty() ? WebUrlOrEmpty(mention.author().photo()) : proxied);
     if (author.size() > 1) {
       entry["author"] = std::move(author);
     }
@@ -231,14 +234,15 @@ boost::json::object Jf2Entry(const v1::Mention& mention) {
   return entry;
 }
 
-std::string RenderJf2Feed(const v1::ListMentionsResponse& page, absl::string_view next_url) {
+std::string RenderJf2Feed(const v1::ListMentionsResponse& page, absl::string_view next_url,
+                          absl::string_view public_base_url) {
   boost::json::object feed;
   feed["type"] = "feed";
   boost::json::array children;
   for (const v1::Mention& mention : page.mentions()) {
     // The verifier was asked for VERIFIED only; nothing else is ever served.
     if (mention.state() == v1::MENTION_STATE_VERIFIED) {
-      children.emplace_back(Jf2Entry(mention));
+      children.emplace_back(Jf2Entry(mention, public_base_url));
     }
   }
   feed["children"] = std::move(children);
@@ -305,7 +309,7 @@ void MentionsFeed::Handle(const http::HttpRequest& request, http::Respond respon
   verifier_.ListMentions(
       request.request_id, ToListRequest(*query),
       [respond = std::move(respond), request_id = request.request_id,
-       retry_after = retry_after_seconds_, query = *query,
+       retry_after = retry_after_seconds_, query = *query, base = public_base_url_,
        if_none_match](absl::StatusOr<v1::ListMentionsResponse> result) {
         if (!result.ok()) {
           if (result.status().code() != absl::StatusCode::kInvalidArgument) {
@@ -320,7 +324,7 @@ void MentionsFeed::Handle(const http::HttpRequest& request, http::Respond respon
         const std::string next = result->next_page_token().empty()
                                      ? std::string()
                                      : NextPageUrl(query, result->next_page_token());
-        std::string body = RenderJf2Feed(*result, next);
+        std::string body = RenderJf2Feed(*result, next, base);
         const std::string etag = StrongEtag(body);
         HttpResponse response;
         AddFeedCorsHeaders(response);

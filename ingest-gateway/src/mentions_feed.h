@@ -49,12 +49,14 @@ std::string NextPageUrl(const FeedQuery& query, absl::string_view next_page_toke
 // "in-reply-to", "like-of", "repost-of", "bookmark-of", "rsvp" or "mention-of".
 absl::string_view WmProperty(verifier::v1::MentionType type);
 
-// One mention as a jf2 entry; empty strings are left out.
-boost::json::object Jf2Entry(const verifier::v1::Mention& mention);
+// One mention as a jf2 entry; empty strings are left out. The author's photo is the avatar
+// proxy's URL (ProxiedPhotoUrl, under `public_base_url`) when the mention's site proxies photos.
+boost::json::object Jf2Entry(const verifier::v1::Mention& mention,
+                             absl::string_view public_base_url = "");
 
 // The feed body: {"type":"feed","children":[...]} plus "next" when `next_url` is not empty.
 std::string RenderJf2Feed(const verifier::v1::ListMentionsResponse& page,
-                          absl::string_view next_url);
+                          absl::string_view next_url, absl::string_view public_base_url = "");
 
 // A strong entity tag for `body`: a quoted SHA-256 hex digest.
 std::string StrongEtag(absl::string_view body);
@@ -72,10 +74,13 @@ http::HttpResponse MentionsPreflightResponse();
 class MentionsFeed {
  public:
   // `verifier` and the limiters must outlive the feed.
-  MentionsFeed(VerifierClient& verifier, int retry_after_seconds, RateLimits limits = {})
+  // `public_base_url`: where the feed points proxied author photos (ProxiedPhotoUrl).
+  MentionsFeed(VerifierClient& verifier, int retry_after_seconds, RateLimits limits = {},
+               std::string public_base_url = "")
       : verifier_(verifier),
         retry_after_seconds_(retry_after_seconds),
-        limits_(std::move(limits)) {}
+        limits_(std::move(limits)),
+        public_base_url_(std::move(public_base_url)) {}
 
   // GET /mentions: 200 jf2 feed (ETag, Link rel=next, Cache-Control, CORS); 304 when
   // If-None-Match matches; 400 for a missing or invalid parameter; 429 over the client's rate;
@@ -86,6 +91,7 @@ class MentionsFeed {
   VerifierClient& verifier_;
   const int retry_after_seconds_;
   const RateLimits limits_;
+  const std::string public_base_url_;
 };
 
 }  // namespace portcullis::gateway

@@ -26,6 +26,8 @@ class VerifierClient {
       std::function<void(absl::StatusOr<verifier::v1::CountPublicMentionsResponse>)>;
   using ListMentionChangesCallback =
       std::function<void(absl::StatusOr<verifier::v1::ListMentionChangesResponse>)>;
+  using FetchAvatarCallback =
+      std::function<void(absl::StatusOr<verifier::v1::FetchAvatarResponse>)>;
 
   virtual ~VerifierClient() = default;
 
@@ -50,6 +52,10 @@ class VerifierClient {
   virtual void ListMentionChanges(absl::string_view request_id,
                                   const verifier::v1::ListMentionChangesRequest& request,
                                   ListMentionChangesCallback callback) = 0;
+  // The avatar proxy (issue 17).
+  virtual void FetchAvatar(absl::string_view request_id,
+                           const verifier::v1::FetchAvatarRequest& request,
+                           FetchAvatarCallback callback) = 0;
 };
 
 }  // namespace portcullis::gateway

@@ -15,6 +15,7 @@
 #include "boost/json/object.hpp"
 #include "common/logging/log.h"
 #include "ingest-gateway/src/answers.h"
+#include "ingest-gateway/src/avatar_proxy.h"
 #include "ingest-gateway/src/form_decoding.h"
 #include "ingest-gateway/src/status_page.h"
 
@@ -216,7 +217,10 @@ void WebmentionHandlers::Status(const HttpRequest& request, http::Respond respon
                            boost::json::object author;
                            author["name"] = Json(mention.author().name());
                            author["url"] = Json(mention.author().url());
-                           author["photo"] = Json(mention.author().photo());
+                           // A proxying site's status shows the proxy, relative to us.
+                           const std::string proxied = ProxiedPhotoUrl(mention.author(), "");
+                           author["photo"] =
+                               Json(proxied.empty() ? mention.author().photo() : proxied);
                            body["author"] = std::move(author);
                          }
                          body["verified_at"] = Rfc3339(mention.verified_at());

@@ -325,8 +325,8 @@ absl::StatusOr<v1::ListMentionChangesRequest> ParseApiChangesQuery(absl::string_
   return request;
 }
 
-boost::json::object ApiJf2Entry(const v1::Mention& mention) {
-  boost::json::object entry = Jf2Entry(mention);
+boost::json::object ApiJf2Entry(const v1::Mention& mention, absl::string_view public_base_url) {
+  boost::json::object entry = Jf2Entry(mention, public_base_url);
   // webmention.io's card always has its three fields.
   boost::json::object author;
   author["type"] = "card";
@@ -351,7 +351,8 @@ boost::json::object ApiJf2Entry(const v1::Mention& mention) {
   return entry;
 }
 
-std::string RenderApiMentions(const v1::ListPublicMentionsResponse& page) {
+std::string RenderApiMentions(const v1::ListPublicMentionsResponse& page,
+                              absl::string_view public_base_url) {
   boost::json::object feed;
   feed["type"] = "feed";
   feed["name"] = "Webmentions";
@@ -359,7 +360,7 @@ std::string RenderApiMentions(const v1::ListPublicMentionsResponse& page) {
   for (const v1::Mention& mention : page.mentions()) {
     // The verifier reads the public's mentions only; nothing else is ever served.
     if (mention.state() == v1::MENTION_STATE_VERIFIED) {
-      children.emplace_back(ApiJf2Entry(mention));
+      children.emplace_back(ApiJf2Entry(mention, public_base_url));
     }
   }
   feed["children"] = std::move(children);
@@ -380,7 +381,8 @@ std::string RenderApiCount(const v1::CountPublicMentionsResponse& counts) {
   return boost::json::serialize(body);
 }
 
-std::string RenderApiChanges(const v1::ListMentionChangesResponse& page) {
+std::string RenderApiChanges(const v1::ListMentionChangesResponse& page,
+                             absl::string_view public_base_url) {
   boost::json::array children;
   for (const v1::MentionChange& change : page.changes()) {
     if (change.deleted() || change.mention().state() != v1::MENTION_STATE_VERIFIED) {
@@ -389,7 +391,7 @@ std::string RenderApiChanges(const v1::ListMentionChangesResponse& page) {
       gone["deleted"] = true;
       children.emplace_back(std::move(gone));
     } else {
-      children.emplace_back(ApiJf2Entry(change.mention()));
+      children.emplace_back(ApiJf2Entry(change.mention(), public_base_url));
     }
   }
   boost::json::object body;
@@ -428,7 +430,9 @@ void WebmentionIoApi::Mentions(const http::HttpRequest& request, http::Respond r
       ApiAnswerWith<v1::ListPublicMentionsResponse>(
           std::move(respond), std::string(request.request_id), retry_after_seconds_,
           IfNoneMatchOf(request), kMentionsFeedMaxAgeSeconds,
-          [](const v1::ListPublicMentionsResponse& page) { return RenderApiMentions(page); }));
+          [base = public_base_url_](const v1::ListPublicMentionsResponse& page) {
+            return RenderApiMentions(page, base);
+          }));
 }
 
 void WebmentionIoApi::Count(const http::HttpRequest& request, http::Respond respond) const {
@@ -463,7 +467,9 @@ void WebmentionIoApi::Changes(const http::HttpRequest& request, http::Respond re
       ApiAnswerWith<v1::ListMentionChangesResponse>(
           std::move(respond), std::string(request.request_id), retry_after_seconds_,
           IfNoneMatchOf(request), 0,
-          [](const v1::ListMentionChangesResponse& page) { return RenderApiChanges(page); }));
+          [base = public_base_url_](const v1::ListMentionChangesResponse& page) {
+            return RenderApiChanges(page, base);
+          }));
 }
 
 }  // namespace portcullis::gateway

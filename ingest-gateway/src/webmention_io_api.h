@@ -58,24 +58,31 @@ std::optional<absl::Time> ParseSinceTime(absl::string_view text);
 
 // One mention as webmention.io's jf2 entry: /mentions' entry with a numeric wm-id, the target
 // under the entry's property ("in-reply-to": target, ...), wm-protocol and wm-private.
-boost::json::object ApiJf2Entry(const verifier::v1::Mention& mention);
+// Proxied author photos as Jf2Entry points them.
+boost::json::object ApiJf2Entry(const verifier::v1::Mention& mention,
+                                absl::string_view public_base_url = "");
 
 // {"type":"feed","name":"Webmentions","children":[...]}.
-std::string RenderApiMentions(const verifier::v1::ListPublicMentionsResponse& page);
+std::string RenderApiMentions(const verifier::v1::ListPublicMentionsResponse& page,
+                              absl::string_view public_base_url = "");
 
 // {"count":N,"type":{"like":…,"mention":…,"reply":…,"repost":…,"bookmark":…,"rsvp":…}}.
 std::string RenderApiCount(const verifier::v1::CountPublicMentionsResponse& counts);
 
 // {"children":[entry | {"wm-id":N,"deleted":true}, ...],"next":"CURSOR"}.
-std::string RenderApiChanges(const verifier::v1::ListMentionChangesResponse& page);
+std::string RenderApiChanges(const verifier::v1::ListMentionChangesResponse& page,
+                             absl::string_view public_base_url = "");
 
 class WebmentionIoApi {
  public:
   // `verifier` and the limiter must outlive the API.
-  WebmentionIoApi(VerifierClient& verifier, int retry_after_seconds, RateLimits limits = {})
+  // `public_base_url`: where the entries point proxied author photos (ProxiedPhotoUrl).
+  WebmentionIoApi(VerifierClient& verifier, int retry_after_seconds, RateLimits limits = {},
+                  std::string public_base_url = "")
       : verifier_(verifier),
         retry_after_seconds_(retry_after_seconds),
-        limits_(std::move(limits)) {}
+        limits_(std::move(limits)),
+        public_base_url_(std::move(public_base_url)) {}
 
   // 200 JSON (ETag, Cache-Control, CORS), 304 when If-None-Match matches, 400 invalid_request
   // for a bad parameter, 429 over the client's rate, 503 + Retry-After when the verifier is
@@ -91,6 +98,7 @@ class WebmentionIoApi {
   VerifierClient& verifier_;
   const int retry_after_seconds_;
   const RateLimits limits_;
+  const std::string public_base_url_;
 };
 
 }  // namespace portcullis::gateway

@@ -84,6 +84,19 @@ class FakeVerifierClient final : public VerifierClient {
     callback(changes_result);
   }
 
+  void FetchAvatar(absl::string_view request_id, const verifier::v1::FetchAvatarRequest& request,
+                   FetchAvatarCallback callback) override {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      avatar_requests.push_back(request);
+      request_ids.emplace_back(request_id);
+    }
+    callback(avatar_result);
+  }
+
+  absl::StatusOr<verifier::v1::FetchAvatarResponse> avatar_result =
+      absl::UnavailableError("not configured");
+  std::vector<verifier::v1::FetchAvatarRequest> avatar_requests;
   absl::StatusOr<verifier::v1::SubmitMentionResponse> submit_result =
       absl::UnavailableError("not configured");
   absl::StatusOr<verifier::v1::GetMentionResponse> get_result =

@@ -136,6 +136,38 @@ TEST(GatewayConfigTest, IngestBodyCapIsAtMostOneMebibyte) {
   }
 }
 
+// Issue 17: the avatar proxy's settings.
+TEST(GatewayConfigTest, AvatarCacheAndPublicBaseUrl) {
+  config::Texts flags = ValidFlags();
+  absl::StatusOr<GatewayConfig> config = Build(flags);
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->public_base_url, "");
+  EXPECT_EQ(config->avatar_cache.max_entries, 256u);
+  EXPECT_EQ(config->avatar_cache.max_bytes, 16u * 1024 * 1024);
+  EXPECT_EQ(config->avatar_cache.ttl, absl::Hours(1));
+  flags["public_base_url"] = "https://mentions.example/wm";
+  flags["avatar_cache_entries"] = "0";
+  flags["avatar_cache_bytes"] = "1024";
+  flags["avatar_cache_ttl"] = "5m";
+  config = Build(flags);
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->public_base_url, "https://mentions.example/wm");
+  EXPECT_EQ(config->avatar_cache.max_entries, 0u);
+  EXPECT_EQ(config->avatar_cache.max_bytes, 1024u);
+  EXPECT_EQ(config->avatar_cache.ttl, absl::Minutes(5));
+  for (const char* bad : {"mentions.example", "https://mentions.example/", "ftp://m.example",
+                          "https://m.example/?a=b", "https://m.example/#x", "https://",
+                          "https://m example"}) {
+    flags["public_base_url"] = bad;
+    config = Build(flags);
+    EXPECT_FALSE(config.ok()) << bad;
+    EXPECT_THAT(config.status().message(), HasSubstr("--public_base_url")) << bad;
+  }
+  flags["public_base_url"] = "";
+  flags["avatar_cache_ttl"] = "0s";
+  EXPECT_THAT(Build(flags).status().message(), HasSubstr("--avatar_cache_ttl"));
+}
+
 TEST(GatewayConfigTest, ZeroTurnsThePerAddressConnectionCapOff) {
   config::Texts flags = ValidFlags();
   flags["max_connections_per_address"] = "0";
@@ -223,7 +255,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadFlag{"trusted_proxies", [](config::Texts& f) { f["trusted_proxies"] = "10.0.0.1/8"; }}));
 
 TEST(GatewayConfigTest, EveryDeclaredSettingParsesItsDefault) {
-  config::test_support::ExpectEveryDeclaredSettingParsesItsDefault(29);
+  config::test_support::ExpectEveryDeclaredSettingParsesItsDefault(33);
 }
 
 // A bad value of each type, given as a flag or in the environment: the same one line, naming the

@@ -139,6 +139,41 @@ TEST_F(GatewayMentionsFeedTest, OnlyWebUrlsAreServedAsLinks) {
   EXPECT_EQ(Jf2Entry(VerifiedReply()).at("author").at("url"), "https://alice.example/");
 }
 
+// Issue 17: a proxying site's author photo is the gateway's /avatar/<hash>, under the public
+// base URL when one is configured; other sites keep the remote URL.
+TEST_F(GatewayMentionsFeedTest, AProxyingSitesPhotoIsTheAvatarProxy) {
+  const std::string hash(64, 'c');
+  v1::Mention mention = VerifiedReply();
+  mention.mutable_author()->set_photo_proxy_hash(hash);
+  const std::string absolute = "https://mentions.example/avatar/" + hash;
+  const std::string relative = "/avatar/" + hash;
+  EXPECT_EQ(Jf2Entry(mention, "https://mentions.example").at("author").at("photo"),
+            absolute.c_str());
+  EXPECT_EQ(Jf2Entry(mention).at("author").at("photo"), relative.c_str());
+  EXPECT_EQ(Jf2Entry(VerifiedReply(), "https://mentions.example").at("author").at("photo"),
+            "https://alice.example/a.jpg");
+  mention.mutable_author()->set_photo_proxy_hash("../../etc");
+  EXPECT_EQ(Jf2Entry(mention, "https://mentions.example").at("author").at("photo"),
+            "https://alice.example/a.jpg")
+      << "only a well-formed hash is put in a URL";
+
+  MentionsFeed feed(verifier_, 7, {}, "https://mentions.example");
+  v1::ListMentionsResponse page;
+  *page.add_mentions() = VerifiedReply();
+  page.mutable_mentions(0)->mutable_author()->set_photo_proxy_hash(hash);
+  verifier_.list_result = page;
+  http::HttpRequest request;
+  request.method = "GET";
+  request.path = "/mentions";
+  request.query = "site=bob.example";
+  std::optional<http::HttpResponse> got;
+  feed.Handle(request, [&](http::HttpResponse response) { got = std::move(response); });
+  ASSERT_TRUE(got.has_value());
+  EXPECT_EQ(got->status, 200);
+  EXPECT_THAT(got->body, HasSubstr("\"photo\":\"https://mentions.example/avatar/" + hash));
+  EXPECT_THAT(got->body, Not(HasSubstr("alice.example/a.jpg")));
+}
+
 TEST_F(GatewayMentionsFeedTest, NeverServesAMentionThatIsNotVerified) {
   v1::ListMentionsResponse page;
   *page.add_mentions() = VerifiedReply();

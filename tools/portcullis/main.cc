@@ -76,6 +76,9 @@ ABSL_FLAG(bool, failed, false, "`delivery replay`: only deliveries that failed")
 
 ABSL_FLAG(std::string, moderation, "",
           "`site set`: the site's moderation policy: off, first-time-authors or all");
+ABSL_FLAG(std::string, avatar_proxy, "",
+          "`site set`: on or off: the public feeds reference author photos through the "
+          "gateway's /avatar/ proxy");
 ABSL_FLAG(std::string, note, "", "`review approve|reject|hide|unhide`: a note kept with the review");
 ABSL_FLAG(std::string, author_url, "",
           "`rule add`: approve every mention by this author URL; `erase`: erase the mentions by it");
@@ -164,6 +167,7 @@ int main(int argc, char** argv) {
       .token_scopes = absl::GetFlag(FLAGS_scopes),
       .token_sites = sites,
       .moderation = absl::GetFlag(FLAGS_moderation),
+      .avatar_proxy = absl::GetFlag(FLAGS_avatar_proxy),
       .review_note = absl::GetFlag(FLAGS_note),
       .rule_author_url = absl::GetFlag(FLAGS_author_url),
       .rule_source_prefix = absl::GetFlag(FLAGS_source_prefix),

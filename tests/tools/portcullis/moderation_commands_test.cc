@@ -92,6 +92,20 @@ TEST_F(ModerationCommandsTest, SiteSetSendsThePolicy) {
       << out_.str();
 }
 
+// Issue 17: --avatar-proxy alone sends no moderation (the verifier leaves it as it is).
+TEST_F(ModerationCommandsTest, SiteSetSendsOnlyTheGivenSettings) {
+  CliOptions options;
+  options.avatar_proxy = "on";
+  ASSERT_EQ(Run({"site", "set", "bob.example"}, options), 0) << err_.str();
+  EXPECT_EQ(fake_.last_settings.moderation(), v1::MODERATION_UNSPECIFIED);
+  ASSERT_TRUE(fake_.last_settings.has_avatar_proxy());
+  EXPECT_TRUE(fake_.last_settings.avatar_proxy());
+  options.avatar_proxy = "maybe";
+  EXPECT_NE(Run({"site", "set", "bob.example"}, options), 0);
+  EXPECT_NE(err_.str().find("--avatar-proxy is on or off"), std::string::npos) << err_.str();
+  EXPECT_NE(Run({"site", "set", "bob.example"}, CliOptions{}), 0);
+}
+
 TEST_F(ModerationCommandsTest, ReviewListPrintsEveryPageAsOneMentionsArray) {
   CliOptions options;
   options.list_site = "bob.example";

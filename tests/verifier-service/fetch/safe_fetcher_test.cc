@@ -322,6 +322,32 @@ TEST_F(VerifierSafeFetcherTest, StatusClasses) {
   EXPECT_EQ(outcome_of(absl::FailedPreconditionError("cert")).outcome, FetchOutcome::kTlsFailed);
 }
 
+// Issue 17: a fetch may ask for other media types (the avatar proxy: images); the body is read,
+// and accepted, only for those, and HTML is then refused like any other type.
+TEST_F(VerifierSafeFetcherTest, AFetchTakesTheMediaTypesItAsksFor) {
+  absl::StatusOr<std::unique_ptr<SafeFetcher>> fetcher =
+      SafeFetcher::Create({}, &policy_, &resolver_, &http_);
+  ASSERT_TRUE(fetcher.ok()) << fetcher.status();
+  FetchLimits images = (*fetcher)->max_limits();
+  images.media_types = {"image/png", "image/jpeg"};
+  const auto fetch = [&](HttpResponse response) {
+    responses_ = {std::move(response)};
+    std::optional<FetchResult> result;
+    (*fetcher)->Fetch("http://a.test/a.png", images,
+                      [&](FetchResult done) { result = std::move(done); });
+    EXPECT_TRUE(result.has_value());
+    return result.value_or(FetchResult{});
+  };
+  const FetchResult png = fetch(Response(200, "image/png"));
+  EXPECT_EQ(png.outcome, FetchOutcome::kOk);
+  ASSERT_FALSE(requests_.empty());
+  EXPECT_THAT(requests_.back().body_media_types, ::testing::ElementsAre("image/png", "image/jpeg"));
+  const FetchResult html = fetch(Response(200, "text/html"));
+  EXPECT_EQ(html.outcome, FetchOutcome::kUnsupportedContentType);
+  EXPECT_EQ(html.detail, "content type \"text/html\" is not image/png or image/jpeg");
+  EXPECT_TRUE(html.body.empty());
+}
+
 TEST_F(VerifierSafeFetcherTest, DnsFailures) {
   EXPECT_EQ(Run("http://nowhere.test/").outcome, FetchOutcome::kDnsNotFound);
   EXPECT_FALSE(IsTransient(FetchOutcome::kDnsNotFound));

@@ -278,6 +278,11 @@ std::vector<RpcCase> EveryRpc() {
                r.set_domain("a.example");
                r.set_moderation(v1::MODERATION_OFF);
              }))},
+      // A hash no mention has: NOT_FOUND after the scope check, nothing fetched.
+      {"FetchAvatar", kReadAccess,
+       Unary(&Stub::FetchAvatar, Make<v1::FetchAvatarRequest>([](auto& r) {
+               r.set_hash(std::string(64, 'a'));
+             }))},
   };
 }
 

@@ -131,7 +131,8 @@ TEST(VerifierModerationRpcTest, SiteSettingsNeedAPolicyAndMapBothWays) {
   request.set_moderation(v1::MODERATION_FIRST_TIME_AUTHORS);
   absl::StatusOr<SiteSettings> settings = ValidateSiteSettings(request, Reviewer());
   ASSERT_TRUE(settings.ok()) << settings.status();
-  EXPECT_EQ(settings->moderation, store::Moderation::kFirstTimeAuthors);
+  EXPECT_EQ(settings->change.moderation, store::Moderation::kFirstTimeAuthors);
+  EXPECT_FALSE(settings->change.avatar_proxy.has_value());
   for (const auto& [name, proto] :
        std::vector<std::pair<std::string, v1::Moderation>>{
            {"off", v1::MODERATION_OFF},
@@ -140,6 +141,24 @@ TEST(VerifierModerationRpcTest, SiteSettingsNeedAPolicyAndMapBothWays) {
            {"sometimes", v1::MODERATION_UNSPECIFIED}}) {
     EXPECT_EQ(ModerationToProto(name), proto) << name;
   }
+}
+
+// Issue 17: one setting changes without resending the other.
+TEST(VerifierModerationRpcTest, SiteSettingsChangeOnlyWhatIsGiven) {
+  v1::SetSiteSettingsRequest request;
+  request.set_domain("bob.example");
+  request.set_avatar_proxy(true);
+  absl::StatusOr<SiteSettings> settings = ValidateSiteSettings(request, Reviewer());
+  ASSERT_TRUE(settings.ok()) << settings.status();
+  EXPECT_FALSE(settings->change.moderation.has_value());
+  EXPECT_EQ(settings->change.avatar_proxy, true);
+  request.set_avatar_proxy(false);
+  settings = ValidateSiteSettings(request, Reviewer());
+  ASSERT_TRUE(settings.ok()) << settings.status();
+  EXPECT_EQ(settings->change.avatar_proxy, false);
+  request.set_moderation(static_cast<v1::Moderation>(42));
+  EXPECT_EQ(ValidateSiteSettings(request, Reviewer()).status().code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 TEST(VerifierModerationRpcTest, ReadOnlyCallersReadWhatThePublicSeesAndCannotAskByReview) {

@@ -63,6 +63,10 @@ class NullPublicMentionStore final : public store::PublicMentionStore {
                                              const auth::SiteBinding&) override {
     return Unused();
   }
+  absl::StatusOr<std::string> FindProxiedPhoto(absl::string_view,
+                                               const auth::SiteBinding&) override {
+    return Unused();
+  }
 };
 
 class NullSiteStore final : public store::SiteStore {
@@ -111,8 +115,9 @@ class NullBlocklistStore final : public store::BlocklistStore {
 
 class NullModerationStore final : public store::ModerationStore {
  public:
-  absl::StatusOr<store::SiteRecord> SetModeration(const std::string&, store::Moderation,
-                                                  const auth::SiteBinding&) override {
+  absl::StatusOr<store::SiteRecord> SetSiteSettings(const std::string&,
+                                                    const store::SiteSettingsChange&,
+                                                    const auth::SiteBinding&) override {
     return Unused();
   }
   absl::Status Review(absl::string_view, store::ReviewAction, const std::string&,

@@ -13,6 +13,7 @@
 #include "tests/support/test_database.h"
 #include "tests/verifier-service/store/served_site_fixture.h"
 #include "verifier-service/src/store/pg_blocklist_store.h"
+#include "verifier-service/src/store/pg_moderation_store.h"
 
 namespace portcullis::verifier::store {
 namespace {
@@ -419,6 +420,61 @@ TEST(VerifierChangeCursorTest, RoundTripsAndRefusesStrangers) {
   for (const char* bad : {"1", "1.2.3", "a.b", "-1.2", "1.-2", "99999999999999999999.1"}) {
     EXPECT_FALSE(DecodeChangeCursor(bad).ok()) << bad;
   }
+}
+
+// Issue 17: the avatar proxy's lookup. The hash is kept by the database whenever the photo is
+// written; only a shown mention of a site with the proxy on gives its photo URL away.
+TEST_F(VerifierPgPublicMentionStoreTest, AProxiedPhotoIsFoundByItsHashOnlyWhenShownAndOn) {
+  PORTCULLIS_CREATE_TEST_DATABASE_OR_SKIP(database);
+  OpenPublic(database->connection_string());
+  const std::string photo = "https://a.example/me.png";
+  const std::string hash = crypto::ToHex(crypto::Sha256(photo));
+  const std::string id = Submit("https://a.example/1", "https://b.example/post");
+  Verify(id, "reply");
+  Exec("UPDATE mentions SET author_photo = '" + photo + "' WHERE id = '" + id + "'");
+
+  EXPECT_EQ(public_->FindProxiedPhoto(hash, {}).status().code(), absl::StatusCode::kNotFound)
+      << "the proxy is off by default";
+  PgModerationStore moderation(*pool_);
+  absl::StatusOr<SiteRecord> on =
+      moderation.SetSiteSettings("b.example", {.avatar_proxy = true}, {});
+  ASSERT_TRUE(on.ok()) << on.status();
+  EXPECT_TRUE(on->avatar_proxy);
+  EXPECT_EQ(on->moderation, "off");
+  absl::StatusOr<std::string> found = public_->FindProxiedPhoto(hash, {});
+  ASSERT_TRUE(found.ok()) << found.status();
+  EXPECT_EQ(*found, photo);
+  EXPECT_EQ(public_->FindProxiedPhoto(hash, {"c.example"}).status().code(),
+            absl::StatusCode::kNotFound)
+      << "outside the caller's binding";
+
+  // The mention rows carry the hash for the feeds.
+  PublicMentionQuery query;
+  query.domain = "b.example";
+  absl::StatusOr<std::vector<StoredMention>> listed = public_->ListPublic(query, {});
+  ASSERT_TRUE(listed.ok()) << listed.status();
+  ASSERT_EQ(listed->size(), 1u);
+  EXPECT_EQ((*listed)[0].photo_proxy_hash, hash);
+
+  // Not shown any more (hidden): not found.
+  Exec("UPDATE mentions SET review = 'HIDDEN' WHERE id = '" + id + "'");
+  EXPECT_EQ(public_->FindProxiedPhoto(hash, {}).status().code(), absl::StatusCode::kNotFound);
+  Exec("UPDATE mentions SET review = 'UNREVIEWED' WHERE id = '" + id + "'");
+  ASSERT_TRUE(public_->FindProxiedPhoto(hash, {}).ok());
+
+  // A new photo: the old hash is gone, the new one found.
+  Exec("UPDATE mentions SET author_photo = 'https://a.example/new.png' WHERE id = '" + id + "'");
+  EXPECT_EQ(public_->FindProxiedPhoto(hash, {}).status().code(), absl::StatusCode::kNotFound);
+  EXPECT_TRUE(
+      public_->FindProxiedPhoto(crypto::ToHex(crypto::Sha256("https://a.example/new.png")), {})
+          .ok());
+
+  // Moderation changes alone leave the proxy on.
+  absl::StatusOr<SiteRecord> moderated =
+      moderation.SetModeration("b.example", Moderation::kAll, {});
+  ASSERT_TRUE(moderated.ok()) << moderated.status();
+  EXPECT_TRUE(moderated->avatar_proxy);
+  EXPECT_EQ(moderated->moderation, "all");
 }
 
 }  // namespace

@@ -61,6 +61,8 @@ struct CliOptions {
   // Moderation (issue 16): `site set --moderation`, `review … --note`, `rule add --author-url |
   // --source-prefix [--dry-run]` (`review list` and `rule` take --site and --state above).
   std::string moderation;
+  // Avatar proxy (issue 17): `site set --avatar-proxy=on|off` (empty: not given).
+  std::string avatar_proxy;
   std::string review_note;
   std::string rule_author_url;
   std::string rule_source_prefix;

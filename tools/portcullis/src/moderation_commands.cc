@@ -157,10 +157,12 @@ int RunRule(const std::vector<std::string>& args, const CliOptions& options,
 }  // namespace
 
 std::string ModerationUsage() {
-  return "  site set DOMAIN --moderation=off|first-time-authors|all\n"
+  return "  site set DOMAIN [--moderation=off|first-time-authors|all] [--avatar-proxy=on|off]\n"
          "                                 which VERIFIED mentions the public sees: all (off,\n"
          "                                 the default), those of authors approved before, or\n"
-         "                                 approved ones only\n"
+         "                                 approved ones only; whether the public feeds show\n"
+         "                                 author photos through the gateway's /avatar/ proxy\n"
+         "                                 (off by default). Only what is given changes.\n"
          "  review list --site DOMAIN [--state=unreviewed|approved|rejected|hidden]\n"
          "                                 the review queue (default: unreviewed)\n"
          "  review approve|reject|hide|unhide ID [--note=TEXT]\n"
@@ -186,14 +188,29 @@ std::optional<int> RunModerationCommand(const std::vector<std::string>& args,
     return ModerationUsageError("missing " + args[0] + " command", err);
   }
   std::optional<v1::Moderation> moderation;
+  std::optional<bool> avatar_proxy;
   if (site_set) {
     if (args.size() != 3) {
       return ModerationUsageError("wrong number of arguments for 'site set'", err);
     }
-    moderation = ModerationArgument(options.moderation);
-    if (!moderation) {
-      return ModerationUsageError(
-          "--moderation is off, first-time-authors or all, not '" + options.moderation + "'", err);
+    if (options.moderation.empty() && options.avatar_proxy.empty()) {
+      return ModerationUsageError("'site set' needs --moderation or --avatar-proxy", err);
+    }
+    if (!options.moderation.empty()) {
+      moderation = ModerationArgument(options.moderation);
+      if (!moderation) {
+        return ModerationUsageError(
+            "--moderation is off, first-time-authors or all, not '" + options.moderation + "'",
+            err);
+      }
+    }
+    if (options.avatar_proxy == "on") {
+      avatar_proxy = true;
+    } else if (options.avatar_proxy == "off") {
+      avatar_proxy = false;
+    } else if (!options.avatar_proxy.empty()) {
+      return ModerationUsageError("--avatar-proxy is on or off, not '" + options.avatar_proxy + "'",
+                                  err);
     }
   }
   auto channel = DialVerifier(options, err);
@@ -204,7 +221,12 @@ std::optional<int> RunModerationCommand(const std::vector<std::string>& args,
   if (site_set) {
     v1::SetSiteSettingsRequest request;
     request.set_domain(args[2]);
-    request.set_moderation(*moderation);
+    if (moderation) {
+      request.set_moderation(*moderation);
+    }
+    if (avatar_proxy) {
+      request.set_avatar_proxy(*avatar_proxy);
+    }
     return CallAndPrint<v1::SetSiteSettingsRequest, v1::SetSiteSettingsResponse>(
         *stub, &v1::Verifier::StubInterface::SetSiteSettings, options, request, out, err);
   }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
 
 namespace portcullis::verifier::fetch {
@@ -306,6 +307,7 @@ void SafeFetcher::Start(absl::string_view input, FetchLimits limits,
       std::clamp(limits.total_timeout, absl::ZeroDuration(), config_.total_timeout);
   fetch->limits.max_body_bytes =
       std::clamp<int64_t>(limits.max_body_bytes, 0, config_.max_body_bytes);
+  fetch->limits.media_types = std::move(limits.media_types);
   fetch->input = std::string(input);
   fetch->done = std::move(done);
   fetch->result.final_url = fetch->input;
@@ -402,6 +404,7 @@ void SafeFetcher::ConnectPinned(std::shared_ptr<FetchState> fetch, const net::Ip
   request.low_speed_bytes_per_second = config_.low_speed_bytes_per_second;
   request.low_speed_time = config_.low_speed_time;
   request.max_body_bytes = fetch->limits.max_body_bytes;
+  request.body_media_types = fetch->limits.media_types;
   if (fetch->post.has_value()) {
     request.method = "POST";
     request.post_body = fetch->post->body;
@@ -485,17 +488,12 @@ void SafeFetcher::Responded(std::shared_ptr<FetchState> fetch,
     return;
   }
   if (code >= 200 && code < 300) {
-    if (response->body_skipped) {
+    const std::vector<std::string>& allowed = fetch->limits.media_types;
+    if (response->body_skipped || std::find(allowed.begin(), allowed.end(),
+                                            MediaTypeOf(response->content_type)) == allowed.end()) {
       Finish(std::move(fetch), FetchOutcome::kUnsupportedContentType,
-             absl::StrCat("content type \"", response->content_type,
-                          "\" is not text/html or application/xhtml+xml"));
-      return;
-    }
-    const std::string media = MediaTypeOf(response->content_type);
-    if (media != "text/html" && media != "application/xhtml+xml") {
-      Finish(std::move(fetch), FetchOutcome::kUnsupportedContentType,
-             absl::StrCat("content type \"", response->content_type,
-                          "\" is not text/html or application/xhtml+xml"));
+             absl::StrCat("content type \"", response->content_type, "\" is not ",
+                          absl::StrJoin(allowed, " or ")));
       return;
     }
     result.body = std::move(response->body);

@@ -45,7 +45,7 @@ enum class FetchOutcome {
   kTooManyRedirects,        // more than max_redirects
   kBadRedirect,             // a 3xx without a Location
   kTooLarge,                // body over the cap (decoded)
-  kUnsupportedContentType,  // a 2xx that is not text/html or application/xhtml+xml
+  kUnsupportedContentType,  // a 2xx not of FetchLimits::media_types (HTML by default)
   kHttp4xx,                 // a 4xx other than 410 and 429 (and any other unexpected status)
   kGone,                    // 410
   kTlsFailed,               // the certificate does not verify for the host
@@ -114,6 +114,9 @@ struct FetchLimits {
   int max_redirects = 3;
   absl::Duration total_timeout = absl::Seconds(5);
   int64_t max_body_bytes = 1 << 20;
+  // The media types (lowercase, without parameters) whose 2xx body is read; any other is
+  // kUnsupportedContentType. HTML by default; the avatar proxy asks for image types.
+  std::vector<std::string> media_types = {"text/html", "application/xhtml+xml"};
 };
 
 // An outbound delivery's request (issue 20): POSTed through the same guard as any fetch.
@@ -150,7 +153,9 @@ class SafeFetcher {
   void Post(absl::string_view url, OutboundPost post, FetchLimits limits, Callback done);
   // The config's limits: the most any fetch gets.
   FetchLimits max_limits() const {
-    return {config_.max_redirects, config_.total_timeout, config_.max_body_bytes};
+    return {.max_redirects = config_.max_redirects,
+            .total_timeout = config_.total_timeout,
+            .max_body_bytes = config_.max_body_bytes};
   }
 
   const SafeFetcherConfig& config() const { return config_; }

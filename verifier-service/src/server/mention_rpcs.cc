@@ -290,6 +290,7 @@ void ToProto(const store::StoredMention& mention, v1::Mention* out) {
     author->set_url(content.author_url);
     author->set_photo(content.author_photo);
     author->set_note(content.author_note);
+    author->set_photo_proxy_hash(mention.photo_proxy_hash);
   }
   out->set_name(content.name);
   out->set_published(content.published);

@@ -154,18 +154,26 @@ absl::StatusOr<SiteSettings> ValidateSiteSettings(const v1::SetSiteSettingsReque
   SiteSettings settings;
   ASSIGN_OR_RETURN(settings.domain, ReviewedSite(request.domain(), caller));
   switch (request.moderation()) {
+    case v1::MODERATION_UNSPECIFIED:
+      break;  // Left as it is.
     case v1::MODERATION_OFF:
-      settings.moderation = store::Moderation::kOff;
+      settings.change.moderation = store::Moderation::kOff;
       break;
     case v1::MODERATION_FIRST_TIME_AUTHORS:
-      settings.moderation = store::Moderation::kFirstTimeAuthors;
+      settings.change.moderation = store::Moderation::kFirstTimeAuthors;
       break;
     case v1::MODERATION_ALL:
-      settings.moderation = store::Moderation::kAll;
+      settings.change.moderation = store::Moderation::kAll;
       break;
     default:
       return absl::InvalidArgumentError(
           "moderation must be MODERATION_OFF, MODERATION_FIRST_TIME_AUTHORS or MODERATION_ALL");
+  }
+  if (request.has_avatar_proxy()) {
+    settings.change.avatar_proxy = request.avatar_proxy();
+  }
+  if (!settings.change.moderation.has_value() && !settings.change.avatar_proxy.has_value()) {
+    return absl::InvalidArgumentError("set at least one of moderation and avatar_proxy");
   }
   return settings;
 }
@@ -301,10 +309,11 @@ PORTCULLIS_VERIFIER_RPC(SetSiteSettings) {
       OnPool(*deps_.pool,
              [this, response](SiteSettings settings, const RpcCall& call) -> absl::Status {
                ASSIGN_OR_RETURN(store::SiteRecord site,
-                                deps_.moderation->SetModeration(settings.domain,
-                                                                settings.moderation, call.sites()));
+                                deps_.moderation->SetSiteSettings(settings.domain, settings.change,
+                                                                  call.sites()));
                ToProto(site, response->mutable_site());
-               call.Info("site settings set site={} moderation={}", site.domain, site.moderation);
+               call.Info("site settings set site={} moderation={} avatar_proxy={}", site.domain,
+                         site.moderation, site.avatar_proxy);
                return absl::OkStatus();
              }));
 }

@@ -50,9 +50,10 @@ absl::StatusOr<RuleRequest> ValidateRule(
     const portcullis::verifier::v1::AddApprovalRuleRequest& request, const RelayHosts& relays,
     const auth::Caller& caller);
 
+// The settings a SetSiteSettings request changes (an unset one is left as it is): at least one.
 struct SiteSettings {
   std::string domain;
-  store::Moderation moderation = store::Moderation::kOff;
+  store::SiteSettingsChange change;
 };
 absl::StatusOr<SiteSettings> ValidateSiteSettings(
     const portcullis::verifier::v1::SetSiteSettingsRequest& request, const auth::Caller& caller);

@@ -81,6 +81,7 @@ void ToProto(const store::SiteRecord& site, v1::Site* out) {
   *out->mutable_created_at() = TimestampProto(site.created_at);
   out->set_target_count(site.target_count);
   out->set_moderation(ModerationToProto(site.moderation));
+  out->set_avatar_proxy(site.avatar_proxy);
 }
 
 void ToProto(const store::TargetRecord& record, v1::Target* out) {

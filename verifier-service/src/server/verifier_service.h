@@ -319,6 +319,12 @@ class VerifierService final : public portcullis::verifier::v1::Verifier::Callbac
       const portcullis::verifier::v1::ReplayDeliveriesRequest* request,
       portcullis::verifier::v1::ReplayDeliveriesResponse* response) override;
 
+  // avatar_rpcs.cc (issue 17)
+  grpc::ServerUnaryReactor* FetchAvatar(
+      grpc::CallbackServerContext* context,
+      const portcullis::verifier::v1::FetchAvatarRequest* request,
+      portcullis::verifier::v1::FetchAvatarResponse* response) override;
+
  private:
   explicit VerifierService(const VerifierServiceDeps& deps) : deps_(deps) {}
 

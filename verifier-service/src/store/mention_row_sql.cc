@@ -90,6 +90,7 @@ StoredMention ReadMentionRow(const pqxx::row& row, std::string* state) {
   }
   mention.shown = row[26].as<bool>();
   mention.wm_id = row[27].as<int64_t>();
+  mention.photo_proxy_hash = row[28].as<std::string>();
   return mention;
 }
 

@@ -30,7 +30,8 @@ inline constexpr char kSelectMention[] =
     "CASE WHEN j.attempts > 0 THEN j.attempts ELSE m.attempts END, "
     "m.review, coalesce(m.review_note, ''), coalesce(m.review_reason, ''), "
     "(extract(epoch FROM m.reviewed_at) * 1000000)::bigint, " PORTCULLIS_MENTION_SHOWN ", "
-    "m.wm_id "
+    "m.wm_id, "
+    "CASE WHEN s.avatar_proxy THEN coalesce(m.author_photo_hash, '') ELSE '' END "
     "FROM mentions m LEFT JOIN verification_jobs j ON j.mention_id = m.id "
     PORTCULLIS_MENTION_SITE_JOIN;
 

@@ -80,6 +80,9 @@ struct StoredMention {
   bool shown = false;
   // The numeric id (webmention.io's wm-id): assigned at first insert, increasing, never reused.
   int64_t wm_id = 0;
+  // Avatar proxy (issue 17): the SHA-256 hex of the author photo URL when the mention's site
+  // proxies author photos and there is a photo; empty otherwise.
+  std::string photo_proxy_hash;
 };
 
 // Largest and default page of MentionStore::List.

@@ -22,6 +22,13 @@ enum class Moderation { kOff, kFirstTimeAuthors, kAll };
 const char* ModerationName(Moderation moderation);  // "off", "first-time-authors", "all"
 std::optional<Moderation> ParseModeration(absl::string_view name);
 
+// The site settings one SetSiteSettings call changes; an unset one is left as it is.
+struct SiteSettingsChange {
+  std::optional<Moderation> moderation;
+  // Whether the public feeds reference author photos through the gateway's avatar proxy.
+  std::optional<bool> avatar_proxy;
+};
+
 // What a reviewer does to one mention.
 enum class ReviewAction { kApprove, kReject, kHide, kUnhide };
 const char* ReviewActionName(ReviewAction action);  // "APPROVE", "REJECT", "HIDE", "UNHIDE"
@@ -54,10 +61,17 @@ class ModerationStore {
  public:
   virtual ~ModerationStore() = default;
 
-  // Sets the site's policy. NOT_FOUND when the site is not served.
-  virtual absl::StatusOr<SiteRecord> SetModeration(const std::string& domain,
-                                                   Moderation moderation,
-                                                   const SiteBinding& visible_sites) = 0;
+  // Changes the settings `change` sets and only those, and returns the site. NOT_FOUND when the
+  // site is not served.
+  virtual absl::StatusOr<SiteRecord> SetSiteSettings(const std::string& domain,
+                                                     const SiteSettingsChange& change,
+                                                     const SiteBinding& visible_sites) = 0;
+
+  // Sets the site's policy only.
+  absl::StatusOr<SiteRecord> SetModeration(const std::string& domain, Moderation moderation,
+                                           const SiteBinding& visible_sites) {
+    return SetSiteSettings(domain, {.moderation = moderation}, visible_sites);
+  }
 
   // Applies `action` to the mention (an UPDATE of its row: review state, note, reviewer, time;
   // HIDE keeps the state it replaces for UNHIDE). NOT_FOUND when there is no such mention,

@@ -18,9 +18,11 @@ namespace {
 
 // $1 domain, $2 policy, $3 binding.
 constexpr char kModerationSetPolicy[] =
-    "UPDATE sites SET moderation = $2 WHERE domain = $1 AND " PORTCULLIS_SITE_VISIBLE("domain", "$3")
+    "UPDATE sites SET moderation = coalesce($2, moderation), "
+    "avatar_proxy = coalesce($4::boolean, avatar_proxy) "
+    "WHERE domain = $1 AND " PORTCULLIS_SITE_VISIBLE("domain", "$3")
     " RETURNING " PORTCULLIS_MODERATION_MICROS("created_at") ", "
-    "(SELECT count(*) FROM targets t WHERE t.site_id = sites.id), moderation";
+    "(SELECT count(*) FROM targets t WHERE t.site_id = sites.id), moderation, avatar_proxy";
 
 // One review action ($2 APPROVE / REJECT / HIDE / UNHIDE) on mention $1, in place. HIDE keeps
 // the state it replaces (unless already hidden); UNHIDE restores it (a mention that is not
@@ -121,9 +123,9 @@ const char* ApprovalRuleKindName(ApprovalRuleKind kind) {
   return kind == ApprovalRuleKind::kSourcePrefix ? "SOURCE_PREFIX" : "AUTHOR_URL";
 }
 
-absl::StatusOr<SiteRecord> PgModerationStore::SetModeration(const std::string& domain,
-                                                            Moderation moderation,
-                                                            const SiteBinding& visible_sites) {
+absl::StatusOr<SiteRecord> PgModerationStore::SetSiteSettings(const std::string& domain,
+                                                              const SiteSettingsChange& change,
+                                                              const SiteBinding& visible_sites) {
   if (!SiteVisible(visible_sites, domain)) {
     return SiteNotVisible(domain);
   }
@@ -132,9 +134,11 @@ absl::StatusOr<SiteRecord> PgModerationStore::SetModeration(const std::string& d
   bool found = false;
   absl::Status status = pool_.Run("set_moderation", [&](pqxx::connection& connection) {
     pqxx::work transaction(connection);
-    const pqxx::result rows =
-        transaction.exec_params(kModerationSetPolicy, domain, ModerationName(moderation),
-                                SiteBindingParameter(visible_sites));
+    const pqxx::result rows = transaction.exec_params(
+        kModerationSetPolicy, domain,
+        change.moderation ? std::optional<std::string>(ModerationName(*change.moderation))
+                          : std::nullopt,
+        SiteBindingParameter(visible_sites), change.avatar_proxy);
     found = !rows.empty();
     if (!found) {
       return;
@@ -142,6 +146,7 @@ absl::StatusOr<SiteRecord> PgModerationStore::SetModeration(const std::string& d
     site.created_at = absl::FromUnixMicros(rows[0][0].as<int64_t>());
     site.target_count = rows[0][1].as<int64_t>();
     site.moderation = rows[0][2].as<std::string>();
+    site.avatar_proxy = rows[0][3].as<bool>();
     transaction.commit();
   });
   if (!status.ok()) {

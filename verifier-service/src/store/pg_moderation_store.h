@@ -5,15 +5,16 @@
 
 namespace portcullis::verifier::store {
 
-// ModerationStore on PostgreSQL (migrations/0008_moderation.sql: sites.moderation, the review
-// columns of mentions, approval_rules).
+// ModerationStore on PostgreSQL (migrations/0008_moderation.sql: sites.moderation, 0015:
+// sites.avatar_proxy; the review columns of mentions, approval_rules).
 class PgModerationStore final : public ModerationStore {
  public:
   // `pool` must outlive the store.
   explicit PgModerationStore(PgConnectionPool& pool) : pool_(pool) {}
 
-  absl::StatusOr<SiteRecord> SetModeration(const std::string& domain, Moderation moderation,
-                                           const SiteBinding& visible_sites) override;
+  absl::StatusOr<SiteRecord> SetSiteSettings(const std::string& domain,
+                                             const SiteSettingsChange& change,
+                                             const SiteBinding& visible_sites) override;
   absl::Status Review(absl::string_view mention_id, ReviewAction action, const std::string& note,
                       const std::string& reviewer, const SiteBinding& visible_sites) override;
   absl::StatusOr<AddApprovalRuleResult> AddRule(const ApprovalRuleRecord& rule, bool dry_run,

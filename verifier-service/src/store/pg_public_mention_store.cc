@@ -384,4 +384,33 @@ absl::StatusOr<ImportResult> PgPublicMentionStore::Import(
   return result;
 }
 
+absl::StatusOr<std::string> PgPublicMentionStore::FindProxiedPhoto(
+    absl::string_view photo_hash, const SiteBinding& visible_sites) {
+  // migrations/0015: the hash is kept by a trigger and indexed; the site must have the proxy on
+  // and the mention must be one the public sees now.
+  static constexpr PgStatement kFind{
+      "public_mentions_find_proxied_photo",
+      "SELECT m.author_photo FROM mentions m JOIN sites s ON s.domain = m.target_domain "
+      "WHERE m.author_photo_hash = $1 AND m.author_photo IS NOT NULL AND s.avatar_proxy "
+      "AND " PORTCULLIS_MENTION_SHOWN " "
+      "AND " PORTCULLIS_SITE_VISIBLE("m.target_domain", "$2") " LIMIT 1"};
+  std::optional<std::string> photo;
+  const absl::Status status = pool_.Run("find_proxied_photo", [&](pqxx::connection& connection) {
+    photo.reset();
+    pqxx::nontransaction transaction(connection);
+    const pqxx::result rows = ExecPrepared(transaction, kFind, std::string(photo_hash),
+                                           SiteBindingParameter(visible_sites));
+    if (!rows.empty()) {
+      photo = rows[0][0].as<std::string>();
+    }
+  });
+  if (!status.ok()) {
+    return status;
+  }
+  if (!photo.has_value()) {
+    return absl::NotFoundError("no shown mention of a proxying site has this photo");
+  }
+  return *std::move(photo);
+}
+
 }  // namespace portcullis::verifier::store

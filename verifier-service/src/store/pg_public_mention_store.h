@@ -26,6 +26,8 @@ class PgPublicMentionStore final : public PublicMentionStore {
                                                     const SiteBinding& visible_sites) override;
   absl::StatusOr<ImportResult> Import(absl::Span<const ImportedMention> mentions, bool reverify,
                                       const SiteBinding& visible_sites) override;
+  absl::StatusOr<std::string> FindProxiedPhoto(absl::string_view photo_hash,
+                                               const SiteBinding& visible_sites) override;
 
  private:
   PgConnectionPool& pool_;

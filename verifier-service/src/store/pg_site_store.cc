@@ -23,11 +23,11 @@ constexpr char kAddSite[] =
     "INSERT INTO sites (domain) "
     "SELECT $1::text WHERE " PORTCULLIS_SITE_VISIBLE("$1::text", "$2") " "
     "ON CONFLICT (domain) DO UPDATE SET domain = sites.domain "
-    "RETURNING " PORTCULLIS_MICROS("created_at") ", (xmax = 0), moderation";
+    "RETURNING " PORTCULLIS_MICROS("created_at") ", (xmax = 0), moderation, avatar_proxy";
 
 constexpr char kListSites[] =
     "SELECT s.domain, " PORTCULLIS_MICROS("s.created_at") ", "
-    "(SELECT count(*) FROM targets t WHERE t.site_id = s.id), s.moderation "
+    "(SELECT count(*) FROM targets t WHERE t.site_id = s.id), s.moderation, s.avatar_proxy "
     "FROM sites s WHERE s.domain > $1 AND " PORTCULLIS_SITE_VISIBLE("s.domain", "$3") " "
     "ORDER BY s.domain LIMIT $2";
 
@@ -100,6 +100,7 @@ absl::StatusOr<AddSiteResult> PgSiteStore::AddSite(const std::string& domain,
     result.site.created_at = absl::FromUnixMicros(rows[0][0].as<int64_t>());
     result.created = rows[0][1].as<bool>();
     result.site.moderation = rows[0][2].as<std::string>();
+    result.site.avatar_proxy = rows[0][3].as<bool>();
     transaction.commit();
   });
   if (!status.ok()) {
@@ -121,7 +122,7 @@ absl::StatusOr<std::vector<SiteRecord>> PgSiteStore::ListSites(const std::string
     sites.clear();
     for (const pqxx::row& row : rows) {
       sites.push_back({row[0].as<std::string>(), absl::FromUnixMicros(row[1].as<int64_t>()),
-                       row[2].as<int64_t>(), row[3].as<std::string>()});
+                       row[2].as<int64_t>(), row[3].as<std::string>(), row[4].as<bool>()});
     }
   });
   if (!status.ok()) {

@@ -126,6 +126,12 @@ class PublicMentionStore {
   // `visible_sites` (nothing is stored then).
   virtual absl::StatusOr<ImportResult> Import(absl::Span<const ImportedMention> mentions,
                                               bool reverify, const SiteBinding& visible_sites) = 0;
+
+  // Avatar proxy (issue 17): the author photo URL whose SHA-256 hex is `photo_hash`, when a
+  // mention the public sees, on a site with the avatar proxy on, has it (one index probe).
+  // NOT_FOUND otherwise: only such a URL may ever be fetched for a reader.
+  virtual absl::StatusOr<std::string> FindProxiedPhoto(absl::string_view photo_hash,
+                                                       const SiteBinding& visible_sites) = 0;
 };
 
 }  // namespace portcullis::verifier::store

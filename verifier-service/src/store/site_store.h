@@ -21,6 +21,8 @@ struct SiteRecord {
   int64_t target_count = 0;  // Set by ListSites only.
   // Moderation (issue 16): "off", "first-time-authors" or "all" (moderation_store.h).
   std::string moderation = "off";
+  // Avatar proxy (issue 17): the public feeds reference author photos through the gateway.
+  bool avatar_proxy = false;
 };
 
 // One registered target rule.
