@@ -136,8 +136,8 @@ std::optional<HttpResponse> ReadMedia(const boost::json::value& media, size_t ma
   }
   const boost::json::array& elements = media.as_array();
   if (elements.size() > kMaxMediaElements) {
-    return SchemaViolation("/media", absl::StrCat("media holds more than ", kMaxMediaElements,
-                                                  " elements."));
+    return SchemaViolation("/media",
+                           absl::StrCat("media holds more than ", kMaxMediaElements, " elements."));
   }
   for (size_t i = 0; i < elements.size(); ++i) {
     const std::string path = absl::StrCat("/media/", i);
@@ -147,8 +147,7 @@ std::optional<HttpResponse> ReadMedia(const boost::json::value& media, size_t ma
     const boost::json::object& element = elements[i].as_object();
     const boost::json::value* type = element.if_contains("content_type");
     if (type == nullptr || !type->is_string()) {
-      return SchemaViolation(absl::StrCat(path, "/content_type"),
-                             "content_type must be a string.");
+      return SchemaViolation(absl::StrCat(path, "/content_type"), "content_type must be a string.");
     }
     const absl::string_view content_type = View(type->as_string());
     if (content_type != "image/jpeg" && content_type != "image/png") {
@@ -162,9 +161,9 @@ std::optional<HttpResponse> ReadMedia(const boost::json::value& media, size_t ma
     const absl::string_view encoded = View(data->as_string());
     // Checked before decoding: 4 characters carry 3 bytes.
     if (encoded.size() / 4 * 3 > max_element_bytes + 2) {
-      return SchemaViolation(absl::StrCat(path, "/data"),
-                             absl::StrCat("data decodes to more than ", max_element_bytes,
-                                          " bytes."));
+      return SchemaViolation(
+          absl::StrCat(path, "/data"),
+          absl::StrCat("data decodes to more than ", max_element_bytes, " bytes."));
     }
     absl::StatusOr<std::string> decoded = crypto::DecodeBase64Strict(encoded);
     if (!decoded.ok()) {
@@ -172,9 +171,9 @@ std::optional<HttpResponse> ReadMedia(const boost::json::value& media, size_t ma
                              "data must be standard base64 (RFC 4648), padded, no whitespace.");
     }
     if (decoded->empty() || decoded->size() > max_element_bytes) {
-      return SchemaViolation(absl::StrCat(path, "/data"),
-                             absl::StrCat("data must decode to 1 to ", max_element_bytes,
-                                          " bytes."));
+      return SchemaViolation(
+          absl::StrCat(path, "/data"),
+          absl::StrCat("data must decode to 1 to ", max_element_bytes, " bytes."));
     }
     item->media.push_back({std::string(content_type), *std::move(decoded)});
   }
@@ -319,8 +318,8 @@ std::variant<IngestItem, HttpResponse> ReadIngestItem(const HttpRequest& request
   if (!document->is_object()) {
     return SchemaViolation("", "The item must be a JSON object.");
   }
-  if (std::optional<HttpResponse> violation = ReadKnownMembers(document->as_object(),
-                                                                     max_media_element_bytes, &item)) {
+  if (std::optional<HttpResponse> violation =
+          ReadKnownMembers(document->as_object(), max_media_element_bytes, &item)) {
     return *std::move(violation);
   }
   if (std::optional<HttpResponse> violation = ReadProvenanceHeaders(request.headers, &item)) {
@@ -451,9 +450,9 @@ IngestHandler::IngestHandler(VerifierClient& verifier, Options options)
 }
 
 void IngestHandler::Handle(const HttpRequest& request, http::Respond respond) const {
-  std::variant<IngestItem, HttpResponse> read = ReadIngestItem(
-      request, options_.max_body_bytes,
-      std::min(options_.max_media_element_bytes, kMaxMediaElementBytes));
+  std::variant<IngestItem, HttpResponse> read =
+      ReadIngestItem(request, options_.max_body_bytes,
+                     std::min(options_.max_media_element_bytes, kMaxMediaElementBytes));
   if (HttpResponse* refusal = std::get_if<HttpResponse>(&read)) {
     respond(std::move(*refusal));
     return;

@@ -527,9 +527,8 @@ TEST_F(GatewayIngestHandlerTest, BadMediaIs422NamingTheElement) {
   // Not base64, unpadded, with whitespace, URL-safe alphabet, empty.
   for (const char* data : {"!!!!", "iVBORw", "iVBO Rw==", "_9j_", ""}) {
     ExpectViolation(
-        Request(absl::StrCat(
-            R"({"id":"x","media":[{"content_type":"image/jpeg","data":"/9j/"},)",
-            R"({"content_type":"image/png","data":")", data, R"("}]})")),
+        Request(absl::StrCat(R"({"id":"x","media":[{"content_type":"image/jpeg","data":"/9j/"},)",
+                             R"({"content_type":"image/png","data":")", data, R"("}]})")),
         "/media/1/data");
   }
 }

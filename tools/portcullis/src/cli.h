@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -81,6 +82,10 @@ struct CliOptions {
   std::string drops_since;
   // `c2pa verify`: --trust, a PEM file of trust anchors (empty: none).
   std::string c2pa_trust;
+  // C2PA per publisher (issue 19): `publisher set --require-c2pa-for-media[=true|false]`
+  // (nullopt: not given) and `--c2pa-trust=PEM_FILE|off` (empty: not given).
+  std::optional<bool> require_c2pa_for_media;
+  std::string publisher_c2pa_trust;
 };
 
 // The token the CLI presents: the file named by --token_file (`flag_token_file`) when given,

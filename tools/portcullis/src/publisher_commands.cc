@@ -40,11 +40,19 @@ int AddPublisher(Stub& stub, absl::Duration timeout, const std::string& name,
   return CallAndPrint(stub, &Stub::AddPublisher, timeout, request, &response, out, err);
 }
 
-int UpdatePublisherKeepDrops(Stub& stub, absl::Duration timeout, const std::string& name,
-                             absl::Duration keep_drops, std::ostream& out, std::ostream& err) {
+int UpdatePublisher(Stub& stub, absl::Duration timeout, const std::string& name,
+                    const PublisherChange& change, std::ostream& out, std::ostream& err) {
   v1::UpdatePublisherRequest request;
   request.set_name(name);
-  request.set_keep_drops_seconds(absl::ToInt64Seconds(keep_drops));
+  if (change.keep_drops.has_value()) {
+    request.set_keep_drops_seconds(absl::ToInt64Seconds(*change.keep_drops));
+  }
+  if (change.require_c2pa_for_media.has_value()) {
+    request.set_require_c2pa_for_media(*change.require_c2pa_for_media);
+  }
+  if (change.c2pa_trust.has_value()) {
+    request.set_c2pa_trust(*change.c2pa_trust);
+  }
   v1::UpdatePublisherResponse response;
   return CallAndPrint(stub, &Stub::UpdatePublisher, timeout, request, &response, out, err);
 }

@@ -20,10 +20,12 @@ namespace portcullis::verifier::server {
 absl::StatusOr<store::PublisherSettings> Validate(
     const portcullis::verifier::v1::AddPublisherRequest& request);
 
-// UpdatePublisherRequest: the name, and at least one setting, each in AddPublisher's range.
+// UpdatePublisherRequest: the name, and at least one setting, each in AddPublisher's range;
+// c2pa_trust empty or PEM certificates that all parse, at most kMaxC2paTrustBytes.
+inline constexpr size_t kMaxC2paTrustBytes = 256 * 1024;
 struct PublisherUpdate {
   std::string name;
-  int64_t keep_drops_seconds = 0;
+  store::PublisherSettingsChange change;
 };
 absl::StatusOr<PublisherUpdate> Validate(
     const portcullis::verifier::v1::UpdatePublisherRequest& request);
