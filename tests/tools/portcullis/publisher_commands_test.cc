@@ -225,6 +225,14 @@ TEST_F(PublisherCommandsTest, SetC2paSettingsChangesOnlyWhatIsGiven) {
   ASSERT_EQ(Run({"publisher", "set", "feeds"}, trust), kExitOk) << err_.str();
   EXPECT_TRUE(service_.updated[3].has_c2pa_trust());
   EXPECT_EQ(service_.updated[3].c2pa_trust(), "");
+  // On add too.
+  trust.publisher_c2pa_trust = pem;
+  trust.require_c2pa_for_media = true;
+  ASSERT_EQ(Run({"publisher", "add", "feeds"}, trust), kExitOk) << err_.str();
+  ASSERT_EQ(service_.added.size(), 1u);
+  EXPECT_TRUE(service_.added[0].publisher().require_c2pa_for_media());
+  EXPECT_EQ(service_.added[0].publisher().c2pa_trust(), "-----BEGIN CERTIFICATE-----\nMIIB\n");
+  trust.require_c2pa_for_media.reset();
   // A file that cannot be read: nothing sent.
   trust.publisher_c2pa_trust = absl::StrCat(::testing::TempDir(), "/no-such-anchors.pem");
   EXPECT_EQ(Run({"publisher", "set", "feeds"}, trust), kExitFailed);

@@ -148,6 +148,17 @@ TEST(PublisherAdminRpcTest, UpdatePublisherC2paSettings) {
   update.set_c2pa_trust(std::string(kMaxC2paTrustBytes + 1, 'a'));
   EXPECT_TRUE(absl::IsInvalidArgument(Validate(update).status()));
 
+  // AddPublisher takes both, under the same rules.
+  v1::AddPublisherRequest add;
+  add.mutable_publisher()->set_name("feed.example");
+  add.mutable_publisher()->set_require_c2pa_for_media(true);
+  absl::StatusOr<store::PublisherSettings> settings = Validate(add);
+  ASSERT_TRUE(settings.ok()) << settings.status();
+  EXPECT_TRUE(settings->require_c2pa_for_media);
+  EXPECT_EQ(settings->c2pa_trust, "");
+  add.mutable_publisher()->set_c2pa_trust("not a certificate");
+  EXPECT_TRUE(absl::IsInvalidArgument(Validate(add).status()));
+
   store::PublisherRecord record;
   record.settings.require_c2pa_for_media = true;
   record.settings.c2pa_trust = "-----BEGIN CERTIFICATE-----";

@@ -68,6 +68,12 @@ TEST_F(VerifierPgPublisherStoreTest, UpdateSettingsChangesOnlyWhatIsSet) {
   EXPECT_TRUE((*read)->settings.verified);
   EXPECT_TRUE(
       absl::IsNotFound(store_->UpdateSettings("nobody", {.keep_drops_seconds = 1}).status()));
+
+  PublisherSettings strict{"strict", false, false, 0, 0, true, "PEM"};
+  absl::StatusOr<AddPublisherResult> added = store_->AddPublisher(strict);
+  ASSERT_TRUE(added.ok()) << added.status();
+  EXPECT_TRUE(added->publisher.settings.require_c2pa_for_media);
+  EXPECT_EQ(added->publisher.settings.c2pa_trust, "PEM");
 }
 
 TEST_F(VerifierPgPublisherStoreTest, KeysAreAddedOnceRevokedAndListedWithTheirPublisher) {

@@ -83,7 +83,8 @@ bool IsCi() {
 
 std::string IngestUsage() {
   return "  publisher add NAME [--verified] [--require-signature] [--retention=72h]\n"
-         "                [--keep-drops=7d]  register a feed publisher (idempotent); --keep-drops\n"
+         "                [--keep-drops=7d] [--require-c2pa-for-media] [--c2pa-trust=PEM_FILE]\n"
+         "                                 register a feed publisher (idempotent); --keep-drops\n"
          "                                 keeps its dropped deliveries for `drops reevaluate`\n"
          "  publisher set NAME [--keep-drops=7d|off] [--require-c2pa-for-media[=true|false]]\n"
          "                [--c2pa-trust=PEM_FILE|off]  change only the settings given\n"
@@ -345,7 +346,9 @@ std::optional<int> RunIngestCommand(const std::vector<std::string>& args,
                         {.verified = options.verified,
                          .require_signature = options.require_signature,
                          .retention = options.retention,
-                         .keep_drops = keep_drops},
+                         .keep_drops = keep_drops,
+                         .require_c2pa_for_media = change.require_c2pa_for_media.value_or(false),
+                         .c2pa_trust = change.c2pa_trust.value_or("")},
                         out, err);
   }
   if (verb == "set") {

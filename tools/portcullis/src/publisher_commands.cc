@@ -36,6 +36,8 @@ int AddPublisher(Stub& stub, absl::Duration timeout, const std::string& name,
   publisher->set_require_signature(settings.require_signature);
   publisher->set_retention_seconds(absl::ToInt64Seconds(settings.retention));
   publisher->set_keep_drops_seconds(absl::ToInt64Seconds(settings.keep_drops));
+  publisher->set_require_c2pa_for_media(settings.require_c2pa_for_media);
+  publisher->set_c2pa_trust(settings.c2pa_trust);
   v1::AddPublisherResponse response;
   return CallAndPrint(stub, &Stub::AddPublisher, timeout, request, &response, out, err);
 }

@@ -21,6 +21,9 @@ struct PublisherSettings {
   bool require_signature = false;
   absl::Duration retention = absl::ZeroDuration();
   absl::Duration keep_drops = absl::ZeroDuration();
+  // --require-c2pa-for-media, --c2pa-trust (the PEM text).
+  bool require_c2pa_for_media = false;
+  std::string c2pa_trust;
 };
 
 // `portcullis publisher add NAME [--verified] [--require-signature] [--retention 72h]`

@@ -21,6 +21,21 @@ constexpr int64_t kMaxRetentionSeconds = int64_t{10} * 366 * 24 * 3600;
 constexpr char kPublisherTokenPrefix[] = "p:";
 constexpr size_t kMaxSerializedKeyBytes = 256;
 
+// A publisher's own C2PA anchors: empty, or PEM certificates that all parse, within the cap.
+absl::Status ValidateC2paTrust(const std::string& pem, absl::string_view field) {
+  if (pem.size() > kMaxC2paTrustBytes) {
+    return absl::InvalidArgumentError(absl::StrCat(field, " is over 256 KiB"));
+  }
+  if (!pem.empty()) {
+    if (absl::StatusOr<c2pa::TrustAnchors> anchors = c2pa::TrustAnchors::FromPem(pem);
+        !anchors.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(field, " is not PEM certificates: ", anchors.status().message()));
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<store::PublisherSettings> Validate(const v1::AddPublisherRequest& request) {
@@ -37,9 +52,14 @@ absl::StatusOr<store::PublisherSettings> Validate(const v1::AddPublisherRequest&
     return absl::InvalidArgumentError(
         "publisher.keep_drops_seconds must be from 0 (drops not kept) to ten years");
   }
-  return store::PublisherSettings{publisher.name(), publisher.verified(),
-                                  publisher.require_signature(), publisher.retention_seconds(),
-                                  publisher.keep_drops_seconds()};
+  RETURN_IF_ERROR(ValidateC2paTrust(publisher.c2pa_trust(), "publisher.c2pa_trust"));
+  return store::PublisherSettings{publisher.name(),
+                                  publisher.verified(),
+                                  publisher.require_signature(),
+                                  publisher.retention_seconds(),
+                                  publisher.keep_drops_seconds(),
+                                  publisher.require_c2pa_for_media(),
+                                  publisher.c2pa_trust()};
 }
 
 absl::StatusOr<PublisherUpdate> Validate(const v1::UpdatePublisherRequest& request) {
@@ -61,17 +81,7 @@ absl::StatusOr<PublisherUpdate> Validate(const v1::UpdatePublisherRequest& reque
     update.change.require_c2pa_for_media = request.require_c2pa_for_media();
   }
   if (request.has_c2pa_trust()) {
-    if (request.c2pa_trust().size() > kMaxC2paTrustBytes) {
-      return absl::InvalidArgumentError("c2pa_trust is over 256 KiB");
-    }
-    if (!request.c2pa_trust().empty()) {
-      if (absl::StatusOr<c2pa::TrustAnchors> anchors =
-              c2pa::TrustAnchors::FromPem(request.c2pa_trust());
-          !anchors.ok()) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("c2pa_trust is not PEM certificates: ", anchors.status().message()));
-      }
-    }
+    RETURN_IF_ERROR(ValidateC2paTrust(request.c2pa_trust(), "c2pa_trust"));
     update.change.c2pa_trust = request.c2pa_trust();
   }
   return update;

@@ -15,7 +15,8 @@
 namespace portcullis::verifier::server {
 
 // The rules of AddPublisherRequest: the name (ValidatePublisherName), retention_seconds from 0
-// (the server default) to ten years, keep_drops_seconds from 0 (off) to ten years.
+// (the server default) to ten years, keep_drops_seconds from 0 (off) to ten years, c2pa_trust as
+// UpdatePublisherRequest's.
 // kInvalidArgument naming the field.
 absl::StatusOr<store::PublisherSettings> Validate(
     const portcullis::verifier::v1::AddPublisherRequest& request);

@@ -27,8 +27,8 @@ constexpr char kPublisherColumns[] = PORTCULLIS_PUBLISHER_COLUMNS;
 // a row this statement inserted.
 constexpr char kAddPublisher[] =
     "INSERT INTO publishers (name, verified, require_signature, retention_seconds, "
-    "  keep_drops_seconds) "
-    "VALUES ($1, $2, $3, $4, $5) "
+    "  keep_drops_seconds, require_c2pa_for_media, c2pa_trust) "
+    "VALUES ($1, $2, $3, $4, $5, $6, $7) "
     "ON CONFLICT (name) DO UPDATE SET name = publishers.name "
     "RETURNING " PORTCULLIS_PUBLISHER_COLUMNS ", (xmax = 0)";
 
@@ -156,10 +156,10 @@ absl::StatusOr<AddPublisherResult> PgPublisherStore::AddPublisher(
   AddPublisherResult result;
   absl::Status status = pool_.Run("add_publisher", [&](pqxx::connection& connection) {
     pqxx::work transaction(connection);
-    const pqxx::row row =
-        transaction.exec_params1(kAddPublisher, settings.name, settings.verified,
-                                 settings.require_signature, settings.retention_seconds,
-                                 settings.keep_drops_seconds);
+    const pqxx::row row = transaction.exec_params1(
+        kAddPublisher, settings.name, settings.verified, settings.require_signature,
+        settings.retention_seconds, settings.keep_drops_seconds, settings.require_c2pa_for_media,
+        settings.c2pa_trust);
     std::vector<PublisherRecord> one = {PublisherFromRow(row)};
     LoadKeys(transaction, one);
     result.publisher = std::move(one.front());
