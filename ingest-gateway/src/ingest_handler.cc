@@ -11,6 +11,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "boost/json/object.hpp"
+#include "common/crypto/base64.h"
 #include "common/crypto/sha256.h"
 #include "common/json/jcs.h"
 #include "common/json/strict_parse.h"
@@ -126,8 +127,62 @@ std::optional<HttpResponse> ReadProvenanceHeaders(const http::HeaderMap& headers
   return std::nullopt;
 }
 
+// `media`: an array of at most kMaxMediaElements objects {"content_type", "data"}, the type
+// image/jpeg or image/png, the data strict standard base64 of at most `max_element_bytes`.
+std::optional<HttpResponse> ReadMedia(const boost::json::value& media, size_t max_element_bytes,
+                                      IngestItem* item) {
+  if (!media.is_array()) {
+    return SchemaViolation("/media", "media must be an array of {content_type, data} objects.");
+  }
+  const boost::json::array& elements = media.as_array();
+  if (elements.size() > kMaxMediaElements) {
+    return SchemaViolation("/media",
+                           absl::StrCat("media holds more than ", kMaxMediaElements, " elements."));
+  }
+  for (size_t i = 0; i < elements.size(); ++i) {
+    const std::string path = absl::StrCat("/media/", i);
+    if (!elements[i].is_object()) {
+      return SchemaViolation(path, "Every media element must be an object.");
+    }
+    const boost::json::object& element = elements[i].as_object();
+    const boost::json::value* type = element.if_contains("content_type");
+    if (type == nullptr || !type->is_string()) {
+      return SchemaViolation(absl::StrCat(path, "/content_type"), "content_type must be a string.");
+    }
+    const absl::string_view content_type = View(type->as_string());
+    if (content_type != "image/jpeg" && content_type != "image/png") {
+      return SchemaViolation(absl::StrCat(path, "/content_type"),
+                             "content_type must be image/jpeg or image/png.");
+    }
+    const boost::json::value* data = element.if_contains("data");
+    if (data == nullptr || !data->is_string()) {
+      return SchemaViolation(absl::StrCat(path, "/data"), "data must be a base64 string.");
+    }
+    const absl::string_view encoded = View(data->as_string());
+    // Checked before decoding: 4 characters carry 3 bytes.
+    if (encoded.size() / 4 * 3 > max_element_bytes + 2) {
+      return SchemaViolation(
+          absl::StrCat(path, "/data"),
+          absl::StrCat("data decodes to more than ", max_element_bytes, " bytes."));
+    }
+    absl::StatusOr<std::string> decoded = crypto::DecodeBase64Strict(encoded);
+    if (!decoded.ok()) {
+      return SchemaViolation(absl::StrCat(path, "/data"),
+                             "data must be standard base64 (RFC 4648), padded, no whitespace.");
+    }
+    if (decoded->empty() || decoded->size() > max_element_bytes) {
+      return SchemaViolation(
+          absl::StrCat(path, "/data"),
+          absl::StrCat("data must decode to 1 to ", max_element_bytes, " bytes."));
+    }
+    item->media.push_back({std::string(content_type), *std::move(decoded)});
+  }
+  return std::nullopt;
+}
+
 // Checks the known members of the item object; fills `item`.
-std::optional<HttpResponse> ReadKnownMembers(const boost::json::object& object, IngestItem* item) {
+std::optional<HttpResponse> ReadKnownMembers(const boost::json::object& object,
+                                             size_t max_media_element_bytes, IngestItem* item) {
   const boost::json::value* id = object.if_contains("id");
   if (id == nullptr) {
     return SchemaViolation("/id", "The item has no id.");
@@ -183,6 +238,9 @@ std::optional<HttpResponse> ReadKnownMembers(const boost::json::object& object, 
                                           " bytes, without U+0000."));
     }
   }
+  if (const boost::json::value* media = object.if_contains("media")) {
+    return ReadMedia(*media, max_media_element_bytes, item);
+  }
   return std::nullopt;
 }
 
@@ -216,7 +274,8 @@ HttpResponse ItemError(Answer answer, const IngestItem& item, int retry_after_se
 }  // namespace
 
 std::variant<IngestItem, HttpResponse> ReadIngestItem(const HttpRequest& request,
-                                                      uint64_t max_body_bytes) {
+                                                      uint64_t max_body_bytes,
+                                                      size_t max_media_element_bytes) {
   if (request.body.size() > max_body_bytes) {
     return ErrorAnswer(Answer::kItemTooLarge);
   }
@@ -259,7 +318,8 @@ std::variant<IngestItem, HttpResponse> ReadIngestItem(const HttpRequest& request
   if (!document->is_object()) {
     return SchemaViolation("", "The item must be a JSON object.");
   }
-  if (std::optional<HttpResponse> violation = ReadKnownMembers(document->as_object(), &item)) {
+  if (std::optional<HttpResponse> violation =
+          ReadKnownMembers(document->as_object(), max_media_element_bytes, &item)) {
     return *std::move(violation);
   }
   if (std::optional<HttpResponse> violation = ReadProvenanceHeaders(request.headers, &item)) {
@@ -295,6 +355,11 @@ v1::EvaluateIngestRequest EvaluateRequestFor(const HttpRequest& request, const I
   }
   evaluate.set_digital_source_type(item.digital_source_type);
   evaluate.set_canonical_body(item.canonical_body);
+  for (const IngestMediaElement& element : item.media) {
+    v1::IngestMedia* media = evaluate.add_media();
+    media->set_content_type(element.content_type);
+    media->set_data(element.data);
+  }
   return evaluate;
 }
 
@@ -385,7 +450,9 @@ IngestHandler::IngestHandler(VerifierClient& verifier, Options options)
 }
 
 void IngestHandler::Handle(const HttpRequest& request, http::Respond respond) const {
-  std::variant<IngestItem, HttpResponse> read = ReadIngestItem(request, options_.max_body_bytes);
+  std::variant<IngestItem, HttpResponse> read =
+      ReadIngestItem(request, options_.max_body_bytes,
+                     std::min(options_.max_media_element_bytes, kMaxMediaElementBytes));
   if (HttpResponse* refusal = std::get_if<HttpResponse>(&read)) {
     respond(std::move(*refusal));
     return;

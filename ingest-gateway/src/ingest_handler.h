@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <variant>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
@@ -50,6 +51,10 @@ inline constexpr size_t kMaxProvenanceHeaderBytes = 8192;
 // Largest canonical form: numbers can grow ("1e20" is 100000000000000000000), so a 1 MiB body
 // may canonicalize to several; over this it is answered 413 like an oversized body.
 inline constexpr size_t kMaxCanonicalBodyBytes = 2 * 1024 * 1024;
+// `media` (issue 19): elements per item, and decoded bytes per element (the body cap applies to
+// the whole item as well).
+inline constexpr size_t kMaxMediaElements = 16;
+inline constexpr size_t kMaxMediaElementBytes = 2 * 1024 * 1024;
 
 inline constexpr char kIngestActionHeader[] = "X-Ingest-Action";
 
@@ -68,12 +73,20 @@ inline constexpr ProvenanceHeaderAliases kProvenanceHeaderAliases[] = {
     {"timestamp", {"webhook-timestamp", "svix-timestamp", "X-Provenance-Timestamp"}},
 };
 
+// One element of an item's `media`: {"content_type": "image/jpeg" | "image/png",
+// "data": "<standard base64>"}, decoded.
+struct IngestMediaElement {
+  std::string content_type;
+  std::string data;
+};
+
 // One item, read and canonicalized, ready for EvaluateIngest.
 struct IngestItem {
   std::string publisher;
   std::string item_id;
   std::optional<bool> is_synthetic;
   std::string digital_source_type;
+  std::vector<IngestMediaElement> media;
   std::string canonical_body;  // RFC 8785.
   std::string content_hash;    // Lowercase hex SHA-256 of canonical_body.
   // The Standard Webhooks fields, from kProvenanceHeaderAliases; "" when absent.
@@ -85,9 +98,11 @@ struct IngestItem {
 // Reads `request` as an ingest delivery: the Content-Type, the JSON body (strict I-JSON, see
 // common/json/strict_parse.h), the schema of the known members and X-Provenance-Source. Unknown
 // members are allowed; the provenance headers (kProvenanceHeaderAliases). Either the item or the
-// 400/413/415/422 answer.
-std::variant<IngestItem, http::HttpResponse> ReadIngestItem(const http::HttpRequest& request,
-                                                            uint64_t max_body_bytes);
+// 400/413/415/422 answer. A `media` element decoding to more than `max_media_element_bytes` is a
+// 422 naming it.
+std::variant<IngestItem, http::HttpResponse> ReadIngestItem(
+    const http::HttpRequest& request, uint64_t max_body_bytes,
+    size_t max_media_element_bytes = kMaxMediaElementBytes);
 
 // The EvaluateIngest request for `item` delivered as `request` (the raw body, and the provenance
 // fields ReadIngestItem read).
@@ -137,6 +152,8 @@ class IngestHandler {
  public:
   struct Options {
     uint64_t max_body_bytes = kMaxIngestBodyBytes;
+    // Decoded bytes of one `media` element at most (kMaxMediaElementBytes at most).
+    size_t max_media_element_bytes = kMaxMediaElementBytes;
     int retry_after_seconds = 5;
     // The Retry-After of one transient answer; defaults to JitteredRetryAfter(retry_after_seconds).
     std::function<int()> retry_after;

@@ -481,6 +481,100 @@ TEST_F(GatewayIngestHandlerTest, WrongTypes) {
   ExpectViolation(Request(R"("x")"), "");
 }
 
+// --- media (issue 19) ----------------------------------------------------------------------------
+
+TEST_F(GatewayIngestHandlerTest, MediaIsDecodedAndSentToTheVerifier) {
+  Decide(v1::INGEST_DECISION_ACCEPTED);
+  // "/9j/" is FF D8 FF (a JPEG start); "iVBORw==" is 89 50 4E 47.
+  EXPECT_EQ(Post(R"({"id":"m","media":[{"content_type":"image/jpeg","data":"/9j/"},)"
+                 R"({"content_type":"image/png","data":"iVBORw=="}]})")
+                .status,
+            202);
+  ASSERT_EQ(verifier_.evaluations.size(), 1u);
+  const v1::EvaluateIngestRequest& sent = verifier_.evaluations.back();
+  ASSERT_EQ(sent.media_size(), 2);
+  EXPECT_EQ(sent.media(0).content_type(), "image/jpeg");
+  EXPECT_EQ(sent.media(0).data(), "\xFF\xD8\xFF");
+  EXPECT_EQ(sent.media(1).content_type(), "image/png");
+  EXPECT_EQ(sent.media(1).data(), "\x89PNG");
+  // The media is part of the canonical body, so of the idempotency key.
+  EXPECT_NE(sent.canonical_body().find("/9j/"), std::string::npos);
+}
+
+TEST_F(GatewayIngestHandlerTest, ItemsDifferingOnlyInMediaHaveDifferentHashes) {
+  Decide(v1::INGEST_DECISION_ACCEPTED);
+  ASSERT_EQ(Post(R"({"id":"m","media":[{"content_type":"image/jpeg","data":"/9j/"}]})").status,
+            202);
+  ASSERT_EQ(Post(R"({"id":"m","media":[{"content_type":"image/jpeg","data":"/9j+"}]})").status,
+            202);
+  ASSERT_EQ(verifier_.evaluations.size(), 2u);
+  EXPECT_NE(verifier_.evaluations[0].content_hash(), verifier_.evaluations[1].content_hash());
+}
+
+TEST_F(GatewayIngestHandlerTest, BadMediaIs422NamingTheElement) {
+  ExpectViolation(Request(R"({"id":"x","media":"/9j/"})"), "/media");
+  ExpectViolation(Request(R"({"id":"x","media":{"content_type":"image/png"}})"), "/media");
+  ExpectViolation(Request(R"({"id":"x","media":["/9j/"]})"), "/media/0");
+  ExpectViolation(Request(R"({"id":"x","media":[{"data":"/9j/"}]})"), "/media/0/content_type");
+  ExpectViolation(Request(R"({"id":"x","media":[{"content_type":5,"data":"/9j/"}]})"),
+                  "/media/0/content_type");
+  ExpectViolation(Request(R"({"id":"x","media":[{"content_type":"image/gif","data":"R0lG"}]})"),
+                  "/media/0/content_type");
+  ExpectViolation(Request(R"({"id":"x","media":[{"content_type":"image/jpeg"}]})"),
+                  "/media/0/data");
+  ExpectViolation(Request(R"({"id":"x","media":[{"content_type":"image/jpeg","data":7}]})"),
+                  "/media/0/data");
+  // Not base64, unpadded, with whitespace, URL-safe alphabet, empty.
+  for (const char* data : {"!!!!", "iVBORw", "iVBO Rw==", "_9j_", ""}) {
+    ExpectViolation(
+        Request(absl::StrCat(R"({"id":"x","media":[{"content_type":"image/jpeg","data":"/9j/"},)",
+                             R"({"content_type":"image/png","data":")", data, R"("}]})")),
+        "/media/1/data");
+  }
+}
+
+TEST_F(GatewayIngestHandlerTest, TooManyMediaElementsIs422) {
+  std::string elements;
+  for (size_t i = 0; i <= kMaxMediaElements; ++i) {
+    absl::StrAppend(&elements, i == 0 ? "" : ",", R"({"content_type":"image/jpeg","data":"/9j/"})");
+  }
+  http::HttpRequest request = Request(absl::StrCat(R"({"id":"x","media":[)", elements, "]}"));
+  ExpectViolation(request, "/media");
+  Decide(v1::INGEST_DECISION_ACCEPTED);
+  const size_t cut = elements.rfind(",{");
+  EXPECT_EQ(Post(absl::StrCat(R"({"id":"x","media":[)", elements.substr(0, cut), "]}")).status,
+            202);
+}
+
+TEST_F(GatewayIngestHandlerTest, AMediaElementOverItsOwnCapIs422) {
+  testing::FakeVerifierClient verifier;
+  IngestHandler handler(verifier, {.max_body_bytes = 4096, .max_media_element_bytes = 6});
+  auto post = [&](absl::string_view data) {
+    std::optional<http::HttpResponse> got;
+    handler.Handle(Request(absl::StrCat(R"({"id":"x","media":[{"content_type":"image/jpeg",)",
+                                        R"("data":")", data, R"("}]})")),
+                   [&](http::HttpResponse response) { got = std::move(response); });
+    return got.value_or(http::HttpResponse{});
+  };
+  const http::HttpResponse over = post("AAAAAAAAAA==");  // 7 bytes
+  EXPECT_EQ(over.status, 422);
+  EXPECT_EQ(Member(over, "field"), "/media/0/data");
+  EXPECT_TRUE(verifier.evaluations.empty());
+  v1::EvaluateIngestResponse accepted;
+  accepted.set_decision(v1::INGEST_DECISION_ACCEPTED);
+  verifier.evaluate_result = accepted;
+  EXPECT_EQ(post("AAAAAAAA").status, 202);  // 6 bytes
+}
+
+TEST_F(GatewayIngestHandlerTest, MediaOverTheBodyCapIs413) {
+  // 4 KiB body cap: 4 KiB of base64 does not fit whatever the element cap.
+  EXPECT_EQ(Post(absl::StrCat(R"({"id":"x","media":[{"content_type":"image/jpeg","data":")",
+                              std::string(4096, 'A'), R"("}]})"))
+                .status,
+            413);
+  EXPECT_TRUE(verifier_.evaluations.empty());
+}
+
 TEST_F(GatewayIngestHandlerTest, DuplicateKeysAnywhere) {
   ExpectViolation(Request(R"({"id":"x","id":"y"})"), "/id");
   ExpectViolation(Request(R"({"id":"x","extra":{"k":1,"\u006b":2}})"), "/extra/k");

@@ -1,3 +1,4 @@
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -413,8 +414,30 @@ TEST(VerifierConfigTest, DeliverySettingsHaveDefaultsAndTheLeaseOutlastsAnAttemp
   EXPECT_TRUE(absl::IsInvalidArgument(Build(flags).status()));
 }
 
+TEST(VerifierConfigTest, C2paTrustAnchorsAreReadOnceAndRefusedWhenUnusable) {
+  absl::StatusOr<VerifierConfig> defaults = Build(Defaults());
+  ASSERT_TRUE(defaults.ok()) << defaults.status();
+  EXPECT_EQ(defaults->c2pa_trust_anchors, nullptr);
+
+  const std::string missing = absl::StrCat(::testing::TempDir(), "/no-such-anchors.pem");
+  const std::string garbage = absl::StrCat(::testing::TempDir(), "/garbage-anchors.pem");
+  {
+    std::ofstream file(garbage);
+    file << "-----BEGIN CERTIFICATE-----\nnot a certificate\n-----END CERTIFICATE-----\n";
+  }
+  for (const std::string& path : {missing, garbage}) {
+    config::Texts flags = Defaults();
+    flags["c2pa_trust_anchors"] = path;
+    const absl::Status status = Build(flags).status();
+    EXPECT_TRUE(absl::IsInvalidArgument(status)) << path << ": " << status;
+    EXPECT_NE(status.message().find("--c2pa_trust_anchors (C2PA_TRUST_ANCHORS)"),
+              absl::string_view::npos)
+        << status;
+  }
+}
+
 TEST(VerifierConfigTest, EveryDeclaredSettingParsesItsDefault) {
-  config::test_support::ExpectEveryDeclaredSettingParsesItsDefault(62);
+  config::test_support::ExpectEveryDeclaredSettingParsesItsDefault(63);
 }
 
 // A bad value of each type, given as a flag or in the environment: the same one line, naming the

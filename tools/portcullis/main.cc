@@ -1,6 +1,7 @@
 // The portcullis CLI: client calls to the verifier over gRPC.
 #include <cstdlib>
 #include <iostream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -61,6 +62,12 @@ ABSL_FLAG(std::string, reason, "", "`drops list|reevaluate`: only drops of this 
 ABSL_FLAG(std::string, since, "",
           "`drops list|reevaluate`, `delivery replay`: only drops received (deliveries created) "
           "since this RFC 3339 time, or this long ago (e.g. 24h, 2d)");
+ABSL_FLAG(bool, require_c2pa_for_media, false,
+          "`publisher set`: a media element without a C2PA manifest drops its item "
+          "(--require-c2pa-for-media=false turns it off)");
+ABSL_FLAG(std::string, c2pa_trust, "",
+          "`publisher set`: a PEM file of the publisher's own C2PA trust anchors, or off to "
+          "remove them");
 ABSL_FLAG(std::string, trust, "",
           "`c2pa verify`: a PEM file of the trust anchors a C2PA signer must chain to");
 
@@ -131,6 +138,25 @@ std::vector<std::string> RepeatedFlagValues(int argc, char** argv, const std::st
   return values;
 }
 
+// Whether --NAME (or --noNAME) is on the command line, with or without a value: a bool flag's
+// value alone cannot tell "false" from "not given".
+bool FlagGiven(int argc, char** argv, const std::string& name) {
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "--") break;
+    while (!arg.empty() && arg.front() == '-') {
+      arg.erase(0, 1);
+    }
+    if (arg.rfind("no", 0) == 0 && arg.substr(2) == name) {
+      return true;
+    }
+    if (arg == name || arg.rfind(name + "=", 0) == 0) {
+      return true;
+    }
+  }
+  return false;
+}
+
 std::string Env(const char* name) {
   const char* value = std::getenv(name);
   return value == nullptr ? "" : value;
@@ -191,6 +217,11 @@ int main(int argc, char** argv) {
       .delivery_subscription = absl::GetFlag(FLAGS_subscription),
       .delivery_failed = absl::GetFlag(FLAGS_failed),
       .delivery_since = absl::GetFlag(FLAGS_since),
+      .require_c2pa_for_media =
+          FlagGiven(argc, argv, "require_c2pa_for_media")
+              ? std::optional<bool>(absl::GetFlag(FLAGS_require_c2pa_for_media))
+              : std::nullopt,
+      .publisher_c2pa_trust = absl::GetFlag(FLAGS_c2pa_trust),
   };
   const absl::StatusOr<std::string> token = portcullis::cli::ResolveToken(
       absl::GetFlag(FLAGS_token_file), Env("PORTCULLIS_TOKEN"), Env("PORTCULLIS_TOKEN_FILE"));

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -8,6 +9,7 @@
 #include "absl/time/time.h"
 #include "common/config/listen_address.h"
 #include "common/grpc/channel_credentials.h"
+#include "verifier-service/src/c2pa/trust_anchors.h"
 #include "verifier-service/src/fetch/egress_policy.h"
 #include "verifier-service/src/fetch/safe_fetcher.h"
 #include "verifier-service/src/verification/source_verifier.h"
@@ -129,6 +131,11 @@ struct VerifierConfig {
   absl::Duration delivery_timeout = absl::Seconds(10);
   int delivery_max_per_destination = 4;
   absl::Duration delivery_lease = absl::Seconds(60);
+  // C2PA in ingested media (issue 19): the PEM file of trust anchors every publisher's media
+  // signers may chain to (empty: none), read and parsed once by BuildVerifierConfig; null when
+  // the file is not set.
+  std::string c2pa_trust_anchors_file;
+  std::shared_ptr<const c2pa::TrustAnchors> c2pa_trust_anchors;
 };
 
 }  // namespace portcullis::verifier

@@ -1,21 +1,25 @@
 // The verifier's settings, each declared once: flag, type, environment variable, default and
 // validation (common/config/setting.h); and the one step that builds the VerifierConfig from them.
 //
-// STYLE.md has flags defined only in main.cc. These 62 are the exception: with their help texts
+// STYLE.md has flags defined only in main.cc. These 63 are the exception: with their help texts
 // they are some 190 lines, and main.cc is to stay a short read (parse, build, run, shut down), so
 // they live here, beside the config they fill, in a library only main and its tests link.
 #include "verifier-service/src/verifier_flags.h"
 
 #include <algorithm>
 #include <cstdint>
+#include <fstream>
+#include <memory>
 #include <optional>
+#include <sstream>
 #include <string>
 
 #include "absl/flags/flag.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "absl/time/time.h"
 #include "common/config/setting.h"
-#include "absl/strings/ascii.h"
-#include "absl/strings/str_split.h"
 #include "common/status/status_macros.h"
 #include "verifier-service/src/intake/target_rules.h"
 
@@ -286,7 +290,37 @@ PORTCULLIS_SETTING(
     "Hosts that relay many people's posts (bridges, silos): an approval rule may not name one "
     "of them, or a subdomain, without a path (env APPROVAL_RULE_RELAY_HOSTS).");
 
+PORTCULLIS_SETTING(
+    std::string, c2pa_trust_anchors, "C2PA_TRUST_ANCHORS", "", config::AnyText(),
+    "PEM file of the certificates a C2PA signer of ingested media must chain to (roots or "
+    "intermediates), read once at startup; a publisher may add its own (c2pa_trust); empty: "
+    "only publishers' own anchors (env C2PA_TRUST_ANCHORS).");
+
 namespace portcullis::verifier {
+namespace {
+
+// --c2pa_trust_anchors: the anchors, read and parsed once. INVALID_ARGUMENT naming the flag.
+absl::StatusOr<std::shared_ptr<const c2pa::TrustAnchors>> ReadC2paTrustAnchors(
+    const std::string& path) {
+  if (path.empty()) {
+    return nullptr;
+  }
+  std::ifstream file(path, std::ios::binary);
+  std::stringstream text;
+  text << file.rdbuf();
+  if (!file || file.bad()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(portcullis_setting_c2pa_trust_anchors.Name(), ": cannot read ", path));
+  }
+  absl::StatusOr<c2pa::TrustAnchors> anchors = c2pa::TrustAnchors::FromPem(text.str());
+  if (!anchors.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(portcullis_setting_c2pa_trust_anchors.Name(),
+                                                   ": ", path, ": ", anchors.status().message()));
+  }
+  return std::make_shared<const c2pa::TrustAnchors>(*std::move(anchors));
+}
+
+}  // namespace
 
 absl::StatusOr<VerifierConfig> BuildVerifierConfig(const config::Texts& command_line,
                                                    const config::EnvLookup& env) {
@@ -351,6 +385,8 @@ absl::StatusOr<VerifierConfig> BuildVerifierConfig(const config::Texts& command_
   config.retention_sweep_batch = absl::GetFlag(FLAGS_retention_sweep_batch);
   config.tokens_file = absl::GetFlag(FLAGS_tokens_file);
   config.token_refresh_interval = absl::GetFlag(FLAGS_token_refresh_interval);
+  config.c2pa_trust_anchors_file = absl::GetFlag(FLAGS_c2pa_trust_anchors);
+  ASSIGN_OR_RETURN(config.c2pa_trust_anchors, ReadC2paTrustAnchors(config.c2pa_trust_anchors_file));
   config.verify_now_concurrency = absl::GetFlag(FLAGS_verify_now_concurrency);
   config.delivery_workers = absl::GetFlag(FLAGS_delivery_workers);
   config.delivery_timeout = absl::GetFlag(FLAGS_delivery_timeout);

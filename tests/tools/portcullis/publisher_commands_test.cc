@@ -1,10 +1,12 @@
 #include "tools/portcullis/src/publisher_commands.h"
 
+#include <fstream>
 #include <mutex>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "boost/json/parse.hpp"
 #include "gtest/gtest.h"
 #include "tests/tools/portcullis/fake_verifier.h"
@@ -193,6 +195,48 @@ TEST_F(PublisherCommandsTest, KeepDropsOnAddAndSetChangesOnlyIt) {
   EXPECT_EQ(service_.updated.size(), 2u);
   options.keep_drops = "1h";
   EXPECT_EQ(Run({"publisher", "set", "nobody"}, options), kExitFailed);
+}
+
+TEST_F(PublisherCommandsTest, SetC2paSettingsChangesOnlyWhatIsGiven) {
+  CliOptions options;
+  options.require_c2pa_for_media = true;
+  ASSERT_EQ(Run({"publisher", "set", "feeds"}, options), kExitOk) << err_.str();
+  ASSERT_EQ(service_.updated.size(), 1u);
+  EXPECT_TRUE(service_.updated[0].has_require_c2pa_for_media());
+  EXPECT_TRUE(service_.updated[0].require_c2pa_for_media());
+  EXPECT_FALSE(service_.updated[0].has_keep_drops_seconds());
+  EXPECT_FALSE(service_.updated[0].has_c2pa_trust());
+  options.require_c2pa_for_media = false;
+  ASSERT_EQ(Run({"publisher", "set", "feeds"}, options), kExitOk) << err_.str();
+  EXPECT_TRUE(service_.updated[1].has_require_c2pa_for_media());
+  EXPECT_FALSE(service_.updated[1].require_c2pa_for_media());
+
+  // --c2pa-trust: the file's text is sent; "off" sends an empty list.
+  const std::string pem = absl::StrCat(::testing::TempDir(), "/publisher-anchors.pem");
+  std::ofstream(pem, std::ios::binary) << "-----BEGIN CERTIFICATE-----\nMIIB\n";
+  CliOptions trust;
+  trust.publisher_c2pa_trust = pem;
+  ASSERT_EQ(Run({"publisher", "set", "feeds"}, trust), kExitOk) << err_.str();
+  ASSERT_EQ(service_.updated.size(), 3u);
+  EXPECT_TRUE(service_.updated[2].has_c2pa_trust());
+  EXPECT_EQ(service_.updated[2].c2pa_trust(), "-----BEGIN CERTIFICATE-----\nMIIB\n");
+  EXPECT_FALSE(service_.updated[2].has_require_c2pa_for_media());
+  trust.publisher_c2pa_trust = "off";
+  ASSERT_EQ(Run({"publisher", "set", "feeds"}, trust), kExitOk) << err_.str();
+  EXPECT_TRUE(service_.updated[3].has_c2pa_trust());
+  EXPECT_EQ(service_.updated[3].c2pa_trust(), "");
+  // On add too.
+  trust.publisher_c2pa_trust = pem;
+  trust.require_c2pa_for_media = true;
+  ASSERT_EQ(Run({"publisher", "add", "feeds"}, trust), kExitOk) << err_.str();
+  ASSERT_EQ(service_.added.size(), 1u);
+  EXPECT_TRUE(service_.added[0].publisher().require_c2pa_for_media());
+  EXPECT_EQ(service_.added[0].publisher().c2pa_trust(), "-----BEGIN CERTIFICATE-----\nMIIB\n");
+  trust.require_c2pa_for_media.reset();
+  // A file that cannot be read: nothing sent.
+  trust.publisher_c2pa_trust = absl::StrCat(::testing::TempDir(), "/no-such-anchors.pem");
+  EXPECT_EQ(Run({"publisher", "set", "feeds"}, trust), kExitFailed);
+  EXPECT_EQ(service_.updated.size(), 4u);
 }
 
 TEST_F(PublisherCommandsTest, ListReadsEveryPage) {

@@ -8,6 +8,7 @@
 #include "boost/json/parse.hpp"
 #include "common/crypto/sha256.h"
 #include "gtest/gtest.h"
+#include "tests/support/c2pa_test_signer.h"
 #include "tests/support/shared_testdata.h"
 
 namespace portcullis::verifier::ingest {
@@ -41,7 +42,8 @@ class FakePublisherStore final : public store::PublisherStore {
   absl::StatusOr<PublisherRecord> SetEnabled(const std::string&, bool) override {
     return absl::UnimplementedError("fake");
   }
-  absl::StatusOr<PublisherRecord> SetKeepDrops(const std::string&, int64_t) override {
+  absl::StatusOr<PublisherRecord> UpdateSettings(const std::string&,
+                                                 const store::PublisherSettingsChange&) override {
     return absl::UnimplementedError("fake");
   }
   absl::StatusOr<store::AddKeyResult> AddKey(const std::string&, const std::string&,
@@ -130,6 +132,7 @@ class FakeIngestStore final : public store::IngestStore {
     }
     if (recorded.decision == StoredDecision::kAccepted) {
       items.push_back(next.delivery);
+      item_media.push_back(next.media_verification);
       std::erase_if(dead_letters, [&](const auto& entry) {
         return entry.second.delivery.publisher == next.delivery.publisher &&
                entry.second.delivery.content_hash == next.delivery.content_hash;
@@ -189,6 +192,8 @@ class FakeIngestStore final : public store::IngestStore {
   std::map<std::pair<std::string, std::string>, DecisionRecord> decisions;
   std::map<std::string, store::DeadLetterRecord> dead_letters;
   std::vector<DeliveryRecord> items;
+  // Per accepted item, what was verified of its media.
+  std::vector<std::vector<store::MediaVerificationRecord>> item_media;
   absl::Status fail_find;
   absl::Status fail_record;
   // Committed by "another pod" just before the next Record.
@@ -769,6 +774,152 @@ TEST_F(IngestEvaluatorTest, EvaluateBatchedDecidesExactlyAsEvaluate) {
     failed = std::move(outcome);
   });
   EXPECT_EQ(failed.status().code(), absl::StatusCode::kUnavailable);
+}
+
+// --- C2PA media (issue 19) --------------------------------------------------------------------
+
+constexpr char kTrained[] =
+    "http://cv.iptc.org/newscodes/digitalsourcetype/trainedAlgorithmicMedia";
+
+class IngestEvaluatorMediaTest : public IngestEvaluatorTest {
+ protected:
+  IngestEvaluatorMediaTest() {
+    const absl::Time now = absl::FromUnixSeconds(kNow);
+    trusted_ = testing::MakeC2paTestCredential("Trusted", now - absl::Hours(24),
+                                               now + absl::Hours(24 * 365));
+    stranger_signer_ = testing::MakeC2paTestCredential("Stranger", now - absl::Hours(24),
+                                                       now + absl::Hours(24 * 365));
+    IngestEvaluatorOptions options;
+    options.c2pa_trust_anchors = std::make_shared<const c2pa::TrustAnchors>(
+        *c2pa::TrustAnchors::FromPem(trusted_.certificate_pem));
+    Build(options);
+    testing::C2paTestManifest generated;
+    generated.digital_source_type = kTrained;
+    photo_ =
+        testing::SignC2paTestAsset(testing::PlainTestJpeg(), c2pa::MediaType::kJpeg, trusted_, {});
+    generated_ = testing::SignC2paTestAsset(testing::PlainTestJpeg(), c2pa::MediaType::kJpeg,
+                                            trusted_, generated);
+    stranger_generated_ = testing::SignC2paTestAsset(
+        testing::PlainTestJpeg(), c2pa::MediaType::kJpeg, stranger_signer_, generated);
+    tampered_ = photo_;
+    tampered_[testing::JpegScanOffset(tampered_) + 10] ^= 1;
+    garbage_ = photo_;
+    garbage_[garbage_.find("jumb", garbage_.find("jumb") + 4) - 4] = '\x7F';
+  }
+
+  // A delivery with `jpegs` as its media, in the canonical body too (as the gateway sends it).
+  static DeliveryRecord WithMedia(const std::string& publisher, const std::string& id,
+                                  const std::vector<std::string>& jpegs,
+                                  std::optional<bool> synthetic = std::nullopt) {
+    DeliveryRecord delivery = Delivery(publisher, id, synthetic);
+    std::string elements;
+    for (const std::string& jpeg : jpegs) {
+      delivery.media.push_back({"image/jpeg", jpeg});
+      absl::StrAppend(&elements, elements.empty() ? "" : ",",
+                      R"({"content_type":"image/jpeg","data":")", absl::Base64Escape(jpeg),
+                      R"("})");
+    }
+    delivery.raw_body = absl::StrCat(R"({"id":")", id, R"(","media":[)", elements, "]}");
+    delivery.canonical_body = delivery.raw_body;
+    delivery.content_hash = crypto::ToHex(crypto::Sha256(delivery.canonical_body));
+    return delivery;
+  }
+
+  testing::C2paTestCredential trusted_, stranger_signer_;
+  std::string photo_, generated_, stranger_generated_, tampered_, garbage_;
+};
+
+TEST_F(IngestEvaluatorMediaTest, ATrustedManifestIsProvenanceForASyntheticItem) {
+  AddPublisher("feed");
+  EXPECT_EQ(EvaluateOk(WithMedia("feed", "a", {photo_}, true)).verdict, IngestVerdict::kAccepted);
+  EXPECT_EQ(EvaluateOk(Delivery("feed", "b", true)).reason, kReasonUnverifiedSynthetic);
+  ASSERT_EQ(ingest_.item_media.size(), 1u);
+  ASSERT_EQ(ingest_.item_media[0].size(), 1u);
+  EXPECT_EQ(ingest_.item_media[0][0].verdict, "valid");
+  EXPECT_EQ(ingest_.item_media[0][0].signer_subject, "CN=Trusted");
+  EXPECT_FALSE(ingest_.item_media[0][0].synthetic);
+}
+
+TEST_F(IngestEvaluatorMediaTest, AGeneratorDeclarationMakesTheItemSynthetic) {
+  AddPublisher("feed");
+  // Trusted: synthetic, with provenance, kept and recorded as synthetic.
+  EXPECT_EQ(EvaluateOk(WithMedia("feed", "a", {generated_}, false)).verdict,
+            IngestVerdict::kAccepted);
+  ASSERT_EQ(ingest_.item_media.size(), 1u);
+  EXPECT_TRUE(ingest_.item_media[0][0].synthetic);
+  EXPECT_EQ(ingest_.item_media[0][0].digital_source_type, kTrained);
+  // Untrusted: the manifest fails, a drop naming the code.
+  EXPECT_EQ(EvaluateOk(WithMedia("feed", "b", {stranger_generated_}, false)).reason,
+            "c2pa_signingCredential.untrusted");
+  // A valid trusted image beside a plain one: synthetic, but not every element is vouched for.
+  EXPECT_EQ(EvaluateOk(WithMedia("feed", "c", {generated_, testing::PlainTestJpeg()})).reason,
+            kReasonUnverifiedSynthetic);
+}
+
+TEST_F(IngestEvaluatorMediaTest, FailedManifestsAreDropsEvenWithAValidSignature) {
+  AddPublisher("feed");
+  EXPECT_EQ(EvaluateOk(WithMedia("feed", "a", {tampered_})).reason,
+            "c2pa_assertion.dataHash.mismatch");
+  const IngestOutcome signed_tampered = EvaluateOk(Signed(WithMedia("feed", "b", {tampered_})));
+  EXPECT_EQ(signed_tampered.verdict, IngestVerdict::kDropped);
+  EXPECT_EQ(signed_tampered.reason, "c2pa_assertion.dataHash.mismatch");
+  // A valid publisher signature is provenance for a synthetic item whose media has none.
+  EXPECT_EQ(EvaluateOk(Signed(WithMedia("feed", "c", {testing::PlainTestJpeg()}, true))).verdict,
+            IngestVerdict::kAccepted);
+}
+
+TEST_F(IngestEvaluatorMediaTest, RequireC2paForMediaAndThePublishersOwnAnchors) {
+  PublisherRecord& feed = AddPublisher("feed");
+  feed.settings.require_c2pa_for_media = true;
+  EXPECT_EQ(EvaluateOk(WithMedia("feed", "a", {testing::PlainTestJpeg()})).reason,
+            "missing_c2pa_manifest");
+  EXPECT_EQ(EvaluateOk(WithMedia("feed", "b", {photo_})).verdict, IngestVerdict::kAccepted);
+  // No media at all: nothing to require.
+  EXPECT_EQ(EvaluateOk(Delivery("feed", "c")).verdict, IngestVerdict::kAccepted);
+
+  PublisherRecord& own = AddPublisher("own");
+  own.settings.c2pa_trust = stranger_signer_.certificate_pem;
+  EXPECT_EQ(EvaluateOk(WithMedia("own", "a", {stranger_generated_})).verdict,
+            IngestVerdict::kAccepted);
+  // Another publisher's anchors are not this one's.
+  EXPECT_EQ(EvaluateOk(WithMedia("feed", "d", {stranger_generated_})).reason,
+            "c2pa_signingCredential.untrusted");
+  // A stored list that does not parse adds nothing.
+  PublisherRecord& broken = AddPublisher("broken");
+  broken.settings.c2pa_trust = "not pem";
+  EXPECT_EQ(EvaluateOk(WithMedia("broken", "a", {photo_})).verdict, IngestVerdict::kAccepted);
+  EXPECT_EQ(EvaluateOk(WithMedia("broken", "b", {stranger_generated_})).reason,
+            "c2pa_signingCredential.untrusted");
+}
+
+TEST_F(IngestEvaluatorMediaTest, GarbageIsQuarantinedFromAVerifiedPublisherAndReplayedWithIt) {
+  AddPublisher("verified", /*verified=*/true);
+  AddPublisher("plain");
+  const IngestOutcome quarantined = EvaluateOk(WithMedia("verified", "a", {garbage_}));
+  EXPECT_EQ(quarantined.verdict, IngestVerdict::kQuarantined);
+  EXPECT_EQ(quarantined.reason, "malformed_c2pa_manifest");
+  EXPECT_EQ(EvaluateOk(WithMedia("plain", "a", {garbage_})).reason, "c2pa_general.error");
+  // The dead letter keeps the bodies, not the decoded media: a replay reads it from the body and
+  // quarantines it again instead of accepting it without its media.
+  ingest_.dead_letters[quarantined.dead_letter_id].delivery.media.clear();
+  absl::StatusOr<IngestOutcome> replayed = evaluator_->Replay(quarantined.dead_letter_id);
+  ASSERT_TRUE(replayed.ok()) << replayed.status();
+  EXPECT_EQ(replayed->verdict, IngestVerdict::kQuarantined);
+  EXPECT_EQ(replayed->reason, "malformed_c2pa_manifest");
+}
+
+TEST(IngestMediaOfBodyTest, ReadsWhatTheGatewayAccepts) {
+  const std::vector<store::MediaRecord> media = MediaOfCanonicalBody(
+      R"({"id":"x","media":[{"content_type":"image/jpeg","data":"/9j/"},)"
+      R"({"content_type":"image/gif","data":"R0lG"},{"content_type":"image/png","data":"!"},)"
+      R"({"content_type":"image/png","data":"iVBORw=="}]})");
+  ASSERT_EQ(media.size(), 2u);
+  EXPECT_EQ(media[0].content_type, "image/jpeg");
+  EXPECT_EQ(media[0].data, "\xFF\xD8\xFF");
+  EXPECT_EQ(media[1].content_type, "image/png");
+  EXPECT_TRUE(MediaOfCanonicalBody(R"({"id":"x"})").empty());
+  EXPECT_TRUE(MediaOfCanonicalBody(R"({"id":"x","media":"no"})").empty());
+  EXPECT_TRUE(MediaOfCanonicalBody("not json \"media\"").empty());
 }
 
 }  // namespace

@@ -140,6 +140,57 @@ TEST(IngestRpcTest, AcceptedItemsPaging) {
   EXPECT_TRUE(absl::IsInvalidArgument(Validate(request).status()));
 }
 
+TEST(IngestRpcTest, MediaIsBoundedAndCarried) {
+  v1::EvaluateIngestRequest request = ValidRequest();
+  v1::IngestMedia* jpeg = request.add_media();
+  jpeg->set_content_type("image/jpeg");
+  jpeg->set_data("\xFF\xD8\xFF");
+  absl::StatusOr<store::DeliveryRecord> delivery = Validate(request);
+  ASSERT_TRUE(delivery.ok()) << delivery.status();
+  ASSERT_EQ(delivery->media.size(), 1u);
+  EXPECT_EQ(delivery->media[0].content_type, "image/jpeg");
+  EXPECT_EQ(delivery->media[0].data, "\xFF\xD8\xFF");
+
+  jpeg->set_content_type("image/gif");
+  EXPECT_TRUE(Invalid(request));
+  jpeg->set_content_type("image/png");
+  jpeg->set_data("");
+  EXPECT_TRUE(Invalid(request));
+  jpeg->set_data(std::string(kMaxMediaElementBytes + 1, 'x'));
+  EXPECT_TRUE(Invalid(request));
+  jpeg->set_data(std::string(kMaxMediaElementBytes, 'x'));
+  EXPECT_FALSE(Invalid(request));
+  jpeg->set_data("x");
+  for (int i = 1; i < kMaxMediaElements; ++i) {
+    *request.add_media() = *jpeg;
+  }
+  EXPECT_FALSE(Invalid(request));
+  *request.add_media() = request.media(0);
+  EXPECT_TRUE(Invalid(request));
+}
+
+TEST(IngestRpcTest, AcceptedItemsCarryTheirMediaVerification) {
+  store::AcceptedItemRecord record;
+  record.media.push_back({"image/jpeg",
+                          "valid",
+                          {"claimSignature.validated"},
+                          "CN=Trusted",
+                          "gen/1",
+                          "trainedAlgorithmicMedia",
+                          true});
+  v1::AcceptedItem out;
+  ToProto(record, &out);
+  ASSERT_EQ(out.media_size(), 1);
+  EXPECT_EQ(out.media(0).content_type(), "image/jpeg");
+  EXPECT_EQ(out.media(0).verdict(), "valid");
+  ASSERT_EQ(out.media(0).status_codes_size(), 1);
+  EXPECT_EQ(out.media(0).status_codes(0), "claimSignature.validated");
+  EXPECT_EQ(out.media(0).signer_subject(), "CN=Trusted");
+  EXPECT_EQ(out.media(0).claim_generator(), "gen/1");
+  EXPECT_EQ(out.media(0).digital_source_type(), "trainedAlgorithmicMedia");
+  EXPECT_TRUE(out.media(0).synthetic());
+}
+
 TEST(IngestRpcTest, DeadLetterIdsAreUuids) {
   EXPECT_TRUE(ValidateDeadLetterId("0b7c6d1e-2f3a-4b5c-8d9e-0f1a2b3c4d5e").ok());
   EXPECT_TRUE(absl::IsInvalidArgument(ValidateDeadLetterId("")));

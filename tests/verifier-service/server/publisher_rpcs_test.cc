@@ -113,7 +113,9 @@ TEST(PublisherAdminRpcTest, KeepDropsIsASettingOfAddAndUpdate) {
   update.set_keep_drops_seconds(0);  // Set to zero: off.
   absl::StatusOr<PublisherUpdate> parsed = Validate(update);
   ASSERT_TRUE(parsed.ok()) << parsed.status();
-  EXPECT_EQ(parsed->keep_drops_seconds, 0);
+  EXPECT_EQ(parsed->change.keep_drops_seconds, 0);
+  EXPECT_FALSE(parsed->change.require_c2pa_for_media.has_value());
+  EXPECT_FALSE(parsed->change.c2pa_trust.has_value());
   update.set_keep_drops_seconds(int64_t{11} * 366 * 24 * 3600);
   EXPECT_TRUE(absl::IsInvalidArgument(Validate(update).status()));
   update.set_keep_drops_seconds(60);
@@ -126,6 +128,44 @@ TEST(PublisherAdminRpcTest, KeepDropsIsASettingOfAddAndUpdate) {
   v1::Publisher out;
   ToProto(record, false, &out);
   EXPECT_EQ(out.keep_drops_seconds(), 3600);
+}
+
+TEST(PublisherAdminRpcTest, UpdatePublisherC2paSettings) {
+  v1::UpdatePublisherRequest update;
+  update.set_name("feed.example");
+  update.set_require_c2pa_for_media(false);
+  absl::StatusOr<PublisherUpdate> parsed = Validate(update);
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_EQ(parsed->change.require_c2pa_for_media, std::optional<bool>(false));
+  EXPECT_FALSE(parsed->change.keep_drops_seconds.has_value());
+  // Empty clears the list; anything else must be PEM certificates, within the cap.
+  update.set_c2pa_trust("");
+  parsed = Validate(update);
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_EQ(parsed->change.c2pa_trust, std::optional<std::string>(""));
+  update.set_c2pa_trust("not a certificate");
+  EXPECT_TRUE(absl::IsInvalidArgument(Validate(update).status()));
+  update.set_c2pa_trust(std::string(kMaxC2paTrustBytes + 1, 'a'));
+  EXPECT_TRUE(absl::IsInvalidArgument(Validate(update).status()));
+
+  // AddPublisher takes both, under the same rules.
+  v1::AddPublisherRequest add;
+  add.mutable_publisher()->set_name("feed.example");
+  add.mutable_publisher()->set_require_c2pa_for_media(true);
+  absl::StatusOr<store::PublisherSettings> settings = Validate(add);
+  ASSERT_TRUE(settings.ok()) << settings.status();
+  EXPECT_TRUE(settings->require_c2pa_for_media);
+  EXPECT_EQ(settings->c2pa_trust, "");
+  add.mutable_publisher()->set_c2pa_trust("not a certificate");
+  EXPECT_TRUE(absl::IsInvalidArgument(Validate(add).status()));
+
+  store::PublisherRecord record;
+  record.settings.require_c2pa_for_media = true;
+  record.settings.c2pa_trust = "-----BEGIN CERTIFICATE-----";
+  v1::Publisher out;
+  ToProto(record, false, &out);
+  EXPECT_TRUE(out.require_c2pa_for_media());
+  EXPECT_EQ(out.c2pa_trust(), "-----BEGIN CERTIFICATE-----");
 }
 
 TEST(PublisherAdminRpcTest, PublisherPagesRoundTripTheirToken) {

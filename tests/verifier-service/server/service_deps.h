@@ -166,7 +166,8 @@ class NullPublisherStore final : public store::PublisherStore {
   absl::StatusOr<store::PublisherRecord> SetEnabled(const std::string&, bool) override {
     return Unused();
   }
-  absl::StatusOr<store::PublisherRecord> SetKeepDrops(const std::string&, int64_t) override {
+  absl::StatusOr<store::PublisherRecord> UpdateSettings(
+      const std::string&, const store::PublisherSettingsChange&) override {
     return Unused();
   }
   absl::StatusOr<store::AddKeyResult> AddKey(const std::string&, const std::string&,

@@ -104,6 +104,49 @@ TEST_F(VerifierPgIngestStoreTest, RecordsAcceptedWithItsItemAndAnswersDuplicates
   EXPECT_EQ((*items)[0].item_id, "item-1");
 }
 
+TEST_F(VerifierPgIngestStoreTest, AnAcceptedItemKeepsItsMediaVerification) {
+  PORTCULLIS_CREATE_TEST_DATABASE_OR_SKIP(db);
+  Open(db->connection_string());
+  NewDecision with_media = Decision("feed", 1, StoredDecision::kAccepted, false);
+  with_media.media_verification.push_back({"image/jpeg",
+                                           "valid",
+                                           {"claimSignature.validated", "assertion.dataHash.match"},
+                                           "CN=Trusted, O=\"Quote\"",
+                                           "gen/1",
+                                           "trainedAlgorithmicMedia",
+                                           true});
+  with_media.media_verification.push_back({"image/png", "no_manifest", {}, "", "", "", false});
+  RecordOk(with_media);
+  // The replay path (a separate insert) keeps it too.
+  NewDecision replayed = Decision("feed", 2, StoredDecision::kQuarantined, false);
+  const RecordResult quarantined = RecordOk(replayed);
+  NewDecision accepted = Decision("feed", 2, StoredDecision::kAccepted, false);
+  accepted.replay_of = quarantined.decision.dead_letter_id;
+  accepted.media_verification = with_media.media_verification;
+  EXPECT_TRUE(RecordOk(accepted).recorded);
+  RecordOk(Decision("feed", 3, StoredDecision::kAccepted, false));
+
+  absl::StatusOr<std::vector<AcceptedItemRecord>> items = store_->ListAcceptedItems(0, 10);
+  ASSERT_TRUE(items.ok()) << items.status();
+  ASSERT_EQ(items->size(), 3u);
+  for (int i : {0, 1}) {
+    const std::vector<MediaVerificationRecord>& media = (*items)[i].media;
+    ASSERT_EQ(media.size(), 2u) << i;
+    EXPECT_EQ(media[0].content_type, "image/jpeg");
+    EXPECT_EQ(media[0].verdict, "valid");
+    EXPECT_EQ(media[0].status_codes,
+              (std::vector<std::string>{"claimSignature.validated", "assertion.dataHash.match"}));
+    EXPECT_EQ(media[0].signer_subject, "CN=Trusted, O=\"Quote\"");
+    EXPECT_EQ(media[0].claim_generator, "gen/1");
+    EXPECT_EQ(media[0].digital_source_type, "trainedAlgorithmicMedia");
+    EXPECT_TRUE(media[0].synthetic);
+    EXPECT_EQ(media[1].verdict, "no_manifest");
+    EXPECT_FALSE(media[1].synthetic);
+  }
+  EXPECT_TRUE((*items)[2].media.empty());
+  EXPECT_EQ(Count("SELECT count(*) FROM ingest_items WHERE media IS NULL"), 1);
+}
+
 TEST_F(VerifierPgIngestStoreTest, ReplacementRules) {
   PORTCULLIS_CREATE_TEST_DATABASE_OR_SKIP(db);
   Open(db->connection_string());

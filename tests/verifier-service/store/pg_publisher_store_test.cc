@@ -42,6 +42,40 @@ TEST_F(VerifierPgPublisherStoreTest, AddPublisherIsIdempotentAndKeepsTheFirstSet
   EXPECT_FALSE(missing->has_value());
 }
 
+TEST_F(VerifierPgPublisherStoreTest, UpdateSettingsChangesOnlyWhatIsSet) {
+  PORTCULLIS_CREATE_TEST_DATABASE_OR_SKIP(db);
+  Open(db->connection_string());
+  ASSERT_TRUE(store_->AddPublisher({"feed", true, false, 60}).ok());
+  absl::StatusOr<PublisherRecord> updated =
+      store_->UpdateSettings("feed", {.keep_drops_seconds = 3600});
+  ASSERT_TRUE(updated.ok()) << updated.status();
+  EXPECT_EQ(updated->settings.keep_drops_seconds, 3600);
+  EXPECT_FALSE(updated->settings.require_c2pa_for_media);
+  EXPECT_EQ(updated->settings.c2pa_trust, "");
+  updated = store_->UpdateSettings(
+      "feed", {.require_c2pa_for_media = true, .c2pa_trust = std::string("PEM TEXT")});
+  ASSERT_TRUE(updated.ok()) << updated.status();
+  EXPECT_EQ(updated->settings.keep_drops_seconds, 3600);
+  EXPECT_TRUE(updated->settings.require_c2pa_for_media);
+  EXPECT_EQ(updated->settings.c2pa_trust, "PEM TEXT");
+  updated = store_->UpdateSettings("feed", {.c2pa_trust = std::string()});
+  ASSERT_TRUE(updated.ok()) << updated.status();
+  EXPECT_TRUE(updated->settings.require_c2pa_for_media);
+  EXPECT_EQ(updated->settings.c2pa_trust, "");
+  absl::StatusOr<std::optional<PublisherRecord>> read = store_->GetPublisher("feed");
+  ASSERT_TRUE(read.ok() && read->has_value());
+  EXPECT_TRUE((*read)->settings.require_c2pa_for_media);
+  EXPECT_TRUE((*read)->settings.verified);
+  EXPECT_TRUE(
+      absl::IsNotFound(store_->UpdateSettings("nobody", {.keep_drops_seconds = 1}).status()));
+
+  PublisherSettings strict{"strict", false, false, 0, 0, true, "PEM"};
+  absl::StatusOr<AddPublisherResult> added = store_->AddPublisher(strict);
+  ASSERT_TRUE(added.ok()) << added.status();
+  EXPECT_TRUE(added->publisher.settings.require_c2pa_for_media);
+  EXPECT_EQ(added->publisher.settings.c2pa_trust, "PEM");
+}
+
 TEST_F(VerifierPgPublisherStoreTest, KeysAreAddedOnceRevokedAndListedWithTheirPublisher) {
   PORTCULLIS_CREATE_TEST_DATABASE_OR_SKIP(db);
   Open(db->connection_string());

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -93,6 +94,10 @@ struct CliOptions {
   std::string delivery_subscription;
   bool delivery_failed = false;
   std::string delivery_since;
+  // C2PA per publisher (issue 19): `publisher set --require-c2pa-for-media[=true|false]`
+  // (nullopt: not given) and `--c2pa-trust=PEM_FILE|off` (empty: not given).
+  std::optional<bool> require_c2pa_for_media;
+  std::string publisher_c2pa_trust;
 };
 
 // The token the CLI presents: the file named by --token_file (`flag_token_file`) when given,

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <fstream>
 #include <memory>
 #include <sstream>
 
@@ -82,9 +83,11 @@ bool IsCi() {
 
 std::string IngestUsage() {
   return "  publisher add NAME [--verified] [--require-signature] [--retention=72h]\n"
-         "                [--keep-drops=7d]  register a feed publisher (idempotent); --keep-drops\n"
+         "                [--keep-drops=7d] [--require-c2pa-for-media] [--c2pa-trust=PEM_FILE]\n"
+         "                                 register a feed publisher (idempotent); --keep-drops\n"
          "                                 keeps its dropped deliveries for `drops reevaluate`\n"
-         "  publisher set NAME --keep-drops=7d|off  change only the settings given\n"
+         "  publisher set NAME [--keep-drops=7d|off] [--require-c2pa-for-media[=true|false]]\n"
+         "                [--c2pa-trust=PEM_FILE|off]  change only the settings given\n"
          "  publisher list                 list publishers with their keys (no secrets)\n"
          "  publisher disable|enable NAME  stop (or resume) accepting a publisher's items\n"
          "  publisher key-add NAME KEY     trust a whpk_ Ed25519 public key or a whsec_ secret\n"
@@ -285,11 +288,16 @@ std::optional<int> RunIngestCommand(const std::vector<std::string>& args,
   if (bad) {
     return bad;
   }
-  // --keep-drops (publisher add, publisher set): parsed before dialing.
+  // --keep-drops (publisher add, publisher set), --require-c2pa-for-media and --c2pa-trust
+  // (publisher set): parsed, and the PEM file read, before dialing.
   absl::Duration keep_drops = absl::ZeroDuration();
+  PublisherChange change;
   if (noun == "publisher" && (verb == "add" || verb == "set")) {
-    if (verb == "set" && options.keep_drops.empty()) {
-      return usage_error("'publisher set' needs a setting to change: --keep-drops=DURATION|off");
+    if (verb == "set" && options.keep_drops.empty() &&
+        !options.require_c2pa_for_media.has_value() && options.publisher_c2pa_trust.empty()) {
+      return usage_error(
+          "'publisher set' needs a setting to change: --keep-drops=DURATION|off, "
+          "--require-c2pa-for-media[=true|false] or --c2pa-trust=PEM_FILE|off");
     }
     if (!options.keep_drops.empty()) {
       absl::StatusOr<absl::Duration> parsed = ParseKeepDrops(options.keep_drops);
@@ -297,6 +305,20 @@ std::optional<int> RunIngestCommand(const std::vector<std::string>& args,
         return usage_error(std::string(parsed.status().message()));
       }
       keep_drops = *parsed;
+      change.keep_drops = keep_drops;
+    }
+    change.require_c2pa_for_media = options.require_c2pa_for_media;
+    if (options.publisher_c2pa_trust == "off") {
+      change.c2pa_trust = "";
+    } else if (!options.publisher_c2pa_trust.empty()) {
+      std::ifstream file(options.publisher_c2pa_trust, std::ios::binary);
+      std::stringstream text;
+      text << file.rdbuf();
+      if (!file || file.bad()) {
+        err << "error: --c2pa-trust: cannot read " << options.publisher_c2pa_trust << "\n";
+        return kExitFailed;
+      }
+      change.c2pa_trust = text.str();
     }
   }
 
@@ -324,11 +346,13 @@ std::optional<int> RunIngestCommand(const std::vector<std::string>& args,
                         {.verified = options.verified,
                          .require_signature = options.require_signature,
                          .retention = options.retention,
-                         .keep_drops = keep_drops},
+                         .keep_drops = keep_drops,
+                         .require_c2pa_for_media = change.require_c2pa_for_media.value_or(false),
+                         .c2pa_trust = change.c2pa_trust.value_or("")},
                         out, err);
   }
   if (verb == "set") {
-    return UpdatePublisherKeepDrops(*stub, timeout, argument, keep_drops, out, err);
+    return UpdatePublisher(*stub, timeout, argument, change, out, err);
   }
   if (verb == "list") {
     return ListPublishers(*stub, timeout, out, err);

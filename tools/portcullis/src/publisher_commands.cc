@@ -36,15 +36,25 @@ int AddPublisher(Stub& stub, absl::Duration timeout, const std::string& name,
   publisher->set_require_signature(settings.require_signature);
   publisher->set_retention_seconds(absl::ToInt64Seconds(settings.retention));
   publisher->set_keep_drops_seconds(absl::ToInt64Seconds(settings.keep_drops));
+  publisher->set_require_c2pa_for_media(settings.require_c2pa_for_media);
+  publisher->set_c2pa_trust(settings.c2pa_trust);
   v1::AddPublisherResponse response;
   return CallAndPrint(stub, &Stub::AddPublisher, timeout, request, &response, out, err);
 }
 
-int UpdatePublisherKeepDrops(Stub& stub, absl::Duration timeout, const std::string& name,
-                             absl::Duration keep_drops, std::ostream& out, std::ostream& err) {
+int UpdatePublisher(Stub& stub, absl::Duration timeout, const std::string& name,
+                    const PublisherChange& change, std::ostream& out, std::ostream& err) {
   v1::UpdatePublisherRequest request;
   request.set_name(name);
-  request.set_keep_drops_seconds(absl::ToInt64Seconds(keep_drops));
+  if (change.keep_drops.has_value()) {
+    request.set_keep_drops_seconds(absl::ToInt64Seconds(*change.keep_drops));
+  }
+  if (change.require_c2pa_for_media.has_value()) {
+    request.set_require_c2pa_for_media(*change.require_c2pa_for_media);
+  }
+  if (change.c2pa_trust.has_value()) {
+    request.set_c2pa_trust(*change.c2pa_trust);
+  }
   v1::UpdatePublisherResponse response;
   return CallAndPrint(stub, &Stub::UpdatePublisher, timeout, request, &response, out, err);
 }

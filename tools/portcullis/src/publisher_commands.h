@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <ostream>
 #include <string>
 
@@ -20,6 +21,9 @@ struct PublisherSettings {
   bool require_signature = false;
   absl::Duration retention = absl::ZeroDuration();
   absl::Duration keep_drops = absl::ZeroDuration();
+  // --require-c2pa-for-media, --c2pa-trust (the PEM text).
+  bool require_c2pa_for_media = false;
+  std::string c2pa_trust;
 };
 
 // `portcullis publisher add NAME [--verified] [--require-signature] [--retention 72h]`
@@ -28,11 +32,18 @@ struct PublisherSettings {
 int AddPublisher(verifier::v1::Verifier::StubInterface& stub, absl::Duration timeout,
                  const std::string& name, const PublisherSettings& settings, std::ostream& out,
                  std::ostream& err);
-// `portcullis publisher set NAME --keep-drops=7d|off`: changes only the settings given (today
-// keep_drops; zero turns it off). Prints the publisher.
-int UpdatePublisherKeepDrops(verifier::v1::Verifier::StubInterface& stub, absl::Duration timeout,
-                             const std::string& name, absl::Duration keep_drops,
-                             std::ostream& out, std::ostream& err);
+// What `publisher set` changes: each setting that is given.
+struct PublisherChange {
+  std::optional<absl::Duration> keep_drops;  // zero turns the ledger off
+  std::optional<bool> require_c2pa_for_media;
+  std::optional<std::string> c2pa_trust;  // PEM text; empty removes the publisher's anchors
+};
+
+// `portcullis publisher set NAME [--keep-drops=7d|off] [--require-c2pa-for-media[=false]]
+// [--c2pa-trust=PEM_FILE|off]`: changes only the settings given. Prints the publisher.
+int UpdatePublisher(verifier::v1::Verifier::StubInterface& stub, absl::Duration timeout,
+                    const std::string& name, const PublisherChange& change, std::ostream& out,
+                    std::ostream& err);
 // `portcullis publisher list`: every page, with the keys (never a secret).
 int ListPublishers(verifier::v1::Verifier::StubInterface& stub, absl::Duration timeout,
                    std::ostream& out, std::ostream& err);

@@ -8,7 +8,10 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "boost/json/parse.hpp"
+#include "common/crypto/base64.h"
 #include "common/logging/log.h"
+#include "verifier-service/src/c2pa/media_ruling.h"
 
 namespace portcullis::verifier::ingest {
 namespace {
@@ -129,6 +132,25 @@ PublisherRecord ImplicitPublisher(const std::string& name) {
   return publisher;
 }
 
+c2pa::MediaType MediaTypeOf(const std::string& content_type) {
+  return content_type == "image/png" ? c2pa::MediaType::kPng : c2pa::MediaType::kJpeg;
+}
+
+store::MediaVerificationRecord VerificationRecord(const c2pa::ValidationResult& result) {
+  store::MediaVerificationRecord record;
+  record.content_type = result.media_type == c2pa::MediaType::kPng ? "image/png" : "image/jpeg";
+  record.verdict = std::string(c2pa::VerdictName(result.verdict));
+  for (const c2pa::ValidationStatus& status : result.statuses) {
+    record.status_codes.push_back(status.code);
+  }
+  record.signer_subject = result.signer_subject;
+  record.claim_generator = result.claim_generator;
+  record.digital_source_type = result.digital_source_type;
+  record.synthetic = result.verdict == c2pa::Verdict::kValid &&
+                     c2pa::IsAiDigitalSourceType(result.digital_source_type);
+  return record;
+}
+
 }  // namespace
 
 bool IsSynthetic(const std::optional<bool>& is_synthetic, absl::string_view digital_source_type) {
@@ -137,6 +159,41 @@ bool IsSynthetic(const std::optional<bool>& is_synthetic, absl::string_view digi
   }
   return absl::EndsWith(digital_source_type, "trainedAlgorithmicMedia") ||
          absl::EndsWith(digital_source_type, "compositeWithTrainedAlgorithmicMedia");
+}
+
+std::vector<store::MediaRecord> MediaOfCanonicalBody(absl::string_view canonical_body) {
+  std::vector<store::MediaRecord> media;
+  if (canonical_body.find("\"media\"") == absl::string_view::npos) {
+    return media;
+  }
+  boost::system::error_code error;
+  const boost::json::value body = boost::json::parse(
+      boost::json::string_view(canonical_body.data(), canonical_body.size()), error);
+  if (error || !body.is_object()) {
+    return media;
+  }
+  const boost::json::value* elements = body.as_object().if_contains("media");
+  if (elements == nullptr || !elements->is_array()) {
+    return media;
+  }
+  for (const boost::json::value& element : elements->as_array()) {
+    const boost::json::object* object = element.if_object();
+    if (object == nullptr) {
+      continue;
+    }
+    const boost::json::value* type = object->if_contains("content_type");
+    const boost::json::value* data = object->if_contains("data");
+    if (type == nullptr || data == nullptr || !type->is_string() || !data->is_string()) {
+      continue;
+    }
+    absl::StatusOr<std::string> decoded = crypto::DecodeBase64Strict(
+        absl::string_view(data->as_string().data(), data->as_string().size()));
+    if (!decoded.ok() || (type->as_string() != "image/jpeg" && type->as_string() != "image/png")) {
+      continue;
+    }
+    media.push_back({std::string(type->as_string()), *std::move(decoded)});
+  }
+  return media;
 }
 
 const char* MalformedMetadataReason(SignatureFailure failure) {
@@ -180,6 +237,9 @@ absl::StatusOr<IngestEvaluator::KnownPublisherPtr> IngestEvaluator::LookUp(
   auto known = std::make_shared<KnownPublisher>();
   if (found->has_value()) {
     known->keys = ActiveKeys(**found);
+    known->c2pa_anchors = AnchorsFor(**found);
+  } else if (options_.c2pa_trust_anchors != nullptr) {
+    known->c2pa_anchors = *options_.c2pa_trust_anchors;
   }
   known->record = *std::move(found);
   absl::MutexLock lock(&mu_);
@@ -188,6 +248,25 @@ absl::StatusOr<IngestEvaluator::KnownPublisherPtr> IngestEvaluator::LookUp(
   }
   cache_[name] = CacheEntry{known, now};
   return KnownPublisherPtr(std::move(known));
+}
+
+c2pa::TrustAnchors IngestEvaluator::AnchorsFor(const PublisherRecord& publisher) const {
+  c2pa::TrustAnchors anchors;
+  if (options_.c2pa_trust_anchors != nullptr) {
+    anchors = *options_.c2pa_trust_anchors;
+  }
+  if (publisher.settings.c2pa_trust.empty()) {
+    return anchors;
+  }
+  absl::StatusOr<c2pa::TrustAnchors> own =
+      c2pa::TrustAnchors::FromPem(publisher.settings.c2pa_trust);
+  if (!own.ok()) {
+    // UpdatePublisher refuses such a list; one stored before is ignored, never trusted.
+    logging::Warn("publisher={} c2pa_trust does not parse: {}", publisher.settings.name,
+                  own.status().ToString());
+    return anchors;
+  }
+  return c2pa::TrustAnchors::Union(anchors, *own);
 }
 
 absl::StatusOr<IngestEvaluator::KnownPublisherPtr> IngestEvaluator::Publisher(
@@ -204,6 +283,9 @@ absl::StatusOr<IngestEvaluator::KnownPublisherPtr> IngestEvaluator::Publisher(
   }
   auto implicit = std::make_shared<KnownPublisher>();
   implicit->record = ImplicitPublisher(name);
+  if (options_.c2pa_trust_anchors != nullptr) {
+    implicit->c2pa_anchors = *options_.c2pa_trust_anchors;
+  }
   return KnownPublisherPtr(std::move(implicit));
 }
 
@@ -249,7 +331,9 @@ absl::StatusOr<IngestOutcome> IngestEvaluator::Replay(const std::string& dead_le
   if (!letter->has_value()) {
     return absl::NotFoundError("no dead letter has that id");
   }
-  const DeliveryRecord& delivery = (*letter)->delivery;
+  DeliveryRecord& delivery = (*letter)->delivery;
+  // The media is not stored apart from the bodies.
+  delivery.media = MediaOfCanonicalBody(delivery.canonical_body);
   const absl::Time now = options_.clock();
   // Replays are administrative: read the publisher afresh.
   ForgetPublisher(delivery.publisher);
@@ -301,11 +385,36 @@ store::NewDecision IngestEvaluator::Decide(const KnownPublisher& known,
   } else if (publisher.settings.require_signature && !valid) {
     decision.decision = StoredDecision::kDropped;
     decision.reason = kReasonSignatureRequired;
-  } else if (!valid && IsSynthetic(delivery.is_synthetic, delivery.digital_source_type)) {
-    decision.decision = StoredDecision::kDropped;
-    decision.reason = kReasonUnverifiedSynthetic;
   } else {
-    decision.decision = StoredDecision::kAccepted;
+    std::vector<c2pa::MediaElement> media;
+    media.reserve(delivery.media.size());
+    for (const store::MediaRecord& element : delivery.media) {
+      media.push_back({MediaTypeOf(element.content_type), element.data});
+    }
+    const c2pa::MediaRuling ruling =
+        media.empty() ? c2pa::MediaRuling{}
+                      : c2pa::RuleOnMedia(
+                            media, known.c2pa_anchors, now,
+                            {.publisher_verified = publisher.settings.verified,
+                             .require_c2pa_for_media = publisher.settings.require_c2pa_for_media},
+                            options_.c2pa_limits);
+    const bool synthetic =
+        IsSynthetic(delivery.is_synthetic, delivery.digital_source_type) || ruling.synthetic;
+    if (ruling.action == c2pa::MediaRuling::Action::kQuarantine) {
+      decision.decision = StoredDecision::kQuarantined;
+      decision.reason = ruling.reason;
+    } else if (ruling.action == c2pa::MediaRuling::Action::kDrop) {
+      decision.decision = StoredDecision::kDropped;
+      decision.reason = ruling.reason;
+    } else if (synthetic && !valid && !ruling.provenance_valid) {
+      decision.decision = StoredDecision::kDropped;
+      decision.reason = kReasonUnverifiedSynthetic;
+    } else {
+      decision.decision = StoredDecision::kAccepted;
+      for (const c2pa::ValidationResult& result : ruling.results) {
+        next.media_verification.push_back(VerificationRecord(result));
+      }
+    }
   }
   if (decision.decision == StoredDecision::kDropped && publisher.settings.keep_drops_seconds > 0) {
     next.keep_drop_for = absl::Seconds(publisher.settings.keep_drops_seconds);
@@ -336,8 +445,9 @@ absl::StatusOr<DropReevaluation> IngestEvaluator::ReevaluateDrops(const store::D
     if (!page.ok()) {
       return Transient(page.status());
     }
-    for (const store::DroppedDeliveryRecord& drop : *page) {
+    for (store::DroppedDeliveryRecord& drop : *page) {
       ++result.matched;
+      drop.delivery.media = MediaOfCanonicalBody(drop.delivery.canonical_body);
       store::NewDecision next = Decide(**publisher, drop.delivery, drop.received_at, now, "");
       if (next.decision.decision != StoredDecision::kAccepted) {
         ++result.still_dropped;

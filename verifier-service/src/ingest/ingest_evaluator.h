@@ -15,10 +15,16 @@
 //   4. the rule, first match wins:
 //        signature present but invalid             dropped  invalid_provenance_signature
 //        require_signature, no valid signature     dropped  signature_required
-//        synthetic, no valid signature             dropped  unverified_synthetic_content
+//        a media ruling (c2pa/media_ruling.h)      dropped  c2pa_<status code>,
+//                                                           missing_c2pa_manifest;
+//                                                  quarantined malformed_c2pa_manifest
+//        synthetic, no valid signature and no
+//          valid trusted C2PA provenance           dropped  unverified_synthetic_content
 //        otherwise                                 accepted
 //      (synthetic: is_synthetic true, or digital_source_type ending in trainedAlgorithmicMedia or
-//      compositeWithTrainedAlgorithmicMedia).
+//      compositeWithTrainedAlgorithmicMedia, or a media element's valid C2PA manifest declaring
+//      one). Media manifests are checked against the server's trust anchors plus the
+//      publisher's own (c2pa_trust); what was verified is kept with an accepted item.
 //   5. record: the decision and, when accepted, the item (quarantined: the dead letter; dropped,
 //      when the publisher keeps drops: the delivery in the drop ledger, if its cap has room), in
 //      one transaction, before answering; a concurrent identical delivery that recorded first
@@ -41,6 +47,8 @@
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "verifier-service/src/c2pa/c2pa_limits.h"
+#include "verifier-service/src/c2pa/trust_anchors.h"
 #include "verifier-service/src/ingest/standard_webhooks.h"
 #include "verifier-service/src/store/ingest_store.h"
 #include "verifier-service/src/store/publisher_store.h"
@@ -81,6 +89,11 @@ struct DropReevaluation {
 // True for is_synthetic true or an IPTC synthetic digital source type.
 bool IsSynthetic(const std::optional<bool>& is_synthetic, absl::string_view digital_source_type);
 
+// The `media` of a stored canonical body, decoded (what the gateway sent as
+// EvaluateIngestRequest.media), for deciding a stored delivery again (Replay, ReevaluateDrops);
+// elements that do not read as the gateway accepts them are left out.
+std::vector<store::MediaRecord> MediaOfCanonicalBody(absl::string_view canonical_body);
+
 // The quarantine reason for a malformed-metadata failure (IsMalformedSignatureMetadata).
 const char* MalformedMetadataReason(SignatureFailure failure);
 
@@ -99,6 +112,10 @@ struct IngestEvaluatorOptions {
   // Bytes one publisher's drop ledger holds at most (store::DropLedgerBytes); a drop that does
   // not fit is not kept.
   int64_t drop_ledger_max_bytes = int64_t{64} << 20;
+  // The C2PA trust anchors of every publisher (--c2pa_trust_anchors); null: none.
+  std::shared_ptr<const c2pa::TrustAnchors> c2pa_trust_anchors;
+  // Sizes and counts of a media element's C2PA manifest.
+  c2pa::C2paLimits c2pa_limits;
   // Now; tests inject a fake.
   std::function<absl::Time()> clock = [] { return absl::Now(); };
 };
@@ -151,12 +168,16 @@ class IngestEvaluator {
     std::optional<store::PublisherRecord> record;
     std::vector<VerificationKey> keys;
     mutable std::atomic<size_t> preferred_key{0};
+    // The server's C2PA anchors plus the publisher's own.
+    c2pa::TrustAnchors c2pa_anchors;
   };
   using KnownPublisherPtr = std::shared_ptr<const KnownPublisher>;
 
   // The publisher, or null when it is unknown or disabled and registration is required.
   absl::StatusOr<KnownPublisherPtr> Publisher(const std::string& name, absl::Time now);
   absl::StatusOr<KnownPublisherPtr> LookUp(const std::string& name, absl::Time now);
+  // The server's anchors plus those of `publisher` (a list that does not parse adds none).
+  c2pa::TrustAnchors AnchorsFor(const store::PublisherRecord& publisher) const;
   // The decision on `delivery`, to record; `signature_time` judges the timestamp window.
   store::NewDecision Decide(const KnownPublisher& publisher, const store::DeliveryRecord& delivery,
                             absl::Time signature_time, absl::Time now,

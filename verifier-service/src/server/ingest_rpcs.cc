@@ -110,7 +110,21 @@ absl::StatusOr<store::DeliveryRecord> Validate(const v1::EvaluateIngestRequest& 
       !status.ok()) {
     return status;
   }
+  if (request.media_size() > kMaxMediaElements) {
+    return Invalid("media", absl::StrCat("holds more than ", kMaxMediaElements, " elements"));
+  }
+  for (const v1::IngestMedia& media : request.media()) {
+    if (media.content_type() != "image/jpeg" && media.content_type() != "image/png") {
+      return Invalid("media.content_type", "must be image/jpeg or image/png");
+    }
+    if (media.data().empty() || media.data().size() > kMaxMediaElementBytes) {
+      return Invalid("media.data", "must be 1 byte to 2 MiB");
+    }
+  }
   store::DeliveryRecord delivery;
+  for (const v1::IngestMedia& media : request.media()) {
+    delivery.media.push_back({media.content_type(), media.data()});
+  }
   delivery.publisher = request.publisher();
   delivery.item_id = request.item_id();
   delivery.content_hash = request.content_hash();
@@ -244,6 +258,18 @@ void ToProto(const store::AcceptedItemRecord& record, v1::AcceptedItem* out) {
   out->set_canonical_body(record.canonical_body);
   out->set_signature_valid(record.signature_valid);
   *out->mutable_accepted_at() = TimestampProto(record.accepted_at);
+  for (const store::MediaVerificationRecord& media : record.media) {
+    v1::MediaVerification* verified = out->add_media();
+    verified->set_content_type(media.content_type);
+    verified->set_verdict(media.verdict);
+    for (const std::string& code : media.status_codes) {
+      verified->add_status_codes(code);
+    }
+    verified->set_signer_subject(media.signer_subject);
+    verified->set_claim_generator(media.claim_generator);
+    verified->set_digital_source_type(media.digital_source_type);
+    verified->set_synthetic(media.synthetic);
+  }
 }
 
 namespace {

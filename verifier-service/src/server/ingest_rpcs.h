@@ -26,6 +26,9 @@ inline constexpr size_t kMaxRawBodyBytes = 1 << 20;
 inline constexpr size_t kMaxCanonicalBodyBytes = 2 << 20;
 inline constexpr size_t kMaxProvenanceHeaderBytes = 8192;
 inline constexpr size_t kMaxDigitalSourceTypeBytes = 1024;
+// EvaluateIngestRequest.media (issue 19): elements, and bytes of one.
+inline constexpr int kMaxMediaElements = 16;
+inline constexpr size_t kMaxMediaElementBytes = 2 << 20;
 
 // A publisher name: 1 to 128 bytes of [A-Za-z0-9._:-]. kInvalidArgument naming `field`.
 absl::Status ValidatePublisherName(const std::string& name, absl::string_view field);

@@ -4,8 +4,9 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/crypto/ed25519.h"
-#include "verifier-service/src/ingest/standard_webhooks.h"
 #include "common/status/status_macros.h"
+#include "verifier-service/src/c2pa/trust_anchors.h"
+#include "verifier-service/src/ingest/standard_webhooks.h"
 #include "verifier-service/src/server/ingest_rpcs.h"
 #include "verifier-service/src/server/unary_rpc.h"
 #include "verifier-service/src/server/verifier_service.h"
@@ -19,6 +20,21 @@ namespace v1 = portcullis::verifier::v1;
 constexpr int64_t kMaxRetentionSeconds = int64_t{10} * 366 * 24 * 3600;
 constexpr char kPublisherTokenPrefix[] = "p:";
 constexpr size_t kMaxSerializedKeyBytes = 256;
+
+// A publisher's own C2PA anchors: empty, or PEM certificates that all parse, within the cap.
+absl::Status ValidateC2paTrust(const std::string& pem, absl::string_view field) {
+  if (pem.size() > kMaxC2paTrustBytes) {
+    return absl::InvalidArgumentError(absl::StrCat(field, " is over 256 KiB"));
+  }
+  if (!pem.empty()) {
+    if (absl::StatusOr<c2pa::TrustAnchors> anchors = c2pa::TrustAnchors::FromPem(pem);
+        !anchors.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(field, " is not PEM certificates: ", anchors.status().message()));
+    }
+  }
+  return absl::OkStatus();
+}
 
 }  // namespace
 
@@ -36,21 +52,39 @@ absl::StatusOr<store::PublisherSettings> Validate(const v1::AddPublisherRequest&
     return absl::InvalidArgumentError(
         "publisher.keep_drops_seconds must be from 0 (drops not kept) to ten years");
   }
-  return store::PublisherSettings{publisher.name(), publisher.verified(),
-                                  publisher.require_signature(), publisher.retention_seconds(),
-                                  publisher.keep_drops_seconds()};
+  RETURN_IF_ERROR(ValidateC2paTrust(publisher.c2pa_trust(), "publisher.c2pa_trust"));
+  return store::PublisherSettings{publisher.name(),
+                                  publisher.verified(),
+                                  publisher.require_signature(),
+                                  publisher.retention_seconds(),
+                                  publisher.keep_drops_seconds(),
+                                  publisher.require_c2pa_for_media(),
+                                  publisher.c2pa_trust()};
 }
 
 absl::StatusOr<PublisherUpdate> Validate(const v1::UpdatePublisherRequest& request) {
   RETURN_IF_ERROR(ValidatePublisherName(request.name(), "name"));
-  if (!request.has_keep_drops_seconds()) {
-    return absl::InvalidArgumentError("nothing to update: set keep_drops_seconds");
-  }
-  if (request.keep_drops_seconds() < 0 || request.keep_drops_seconds() > kMaxRetentionSeconds) {
+  if (!request.has_keep_drops_seconds() && !request.has_require_c2pa_for_media() &&
+      !request.has_c2pa_trust()) {
     return absl::InvalidArgumentError(
-        "keep_drops_seconds must be from 0 (drops not kept) to ten years");
+        "nothing to update: set keep_drops_seconds, require_c2pa_for_media or c2pa_trust");
   }
-  return PublisherUpdate{request.name(), request.keep_drops_seconds()};
+  PublisherUpdate update{request.name(), {}};
+  if (request.has_keep_drops_seconds()) {
+    if (request.keep_drops_seconds() < 0 || request.keep_drops_seconds() > kMaxRetentionSeconds) {
+      return absl::InvalidArgumentError(
+          "keep_drops_seconds must be from 0 (drops not kept) to ten years");
+    }
+    update.change.keep_drops_seconds = request.keep_drops_seconds();
+  }
+  if (request.has_require_c2pa_for_media()) {
+    update.change.require_c2pa_for_media = request.require_c2pa_for_media();
+  }
+  if (request.has_c2pa_trust()) {
+    RETURN_IF_ERROR(ValidateC2paTrust(request.c2pa_trust(), "c2pa_trust"));
+    update.change.c2pa_trust = request.c2pa_trust();
+  }
+  return update;
 }
 
 absl::StatusOr<PublisherPage> Validate(const v1::ListPublishersRequest& request) {
@@ -140,6 +174,8 @@ void ToProto(const store::PublisherRecord& publisher, bool with_keys, v1::Publis
   out->set_require_signature(publisher.settings.require_signature);
   out->set_retention_seconds(publisher.settings.retention_seconds);
   out->set_keep_drops_seconds(publisher.settings.keep_drops_seconds);
+  out->set_require_c2pa_for_media(publisher.settings.require_c2pa_for_media);
+  out->set_c2pa_trust(publisher.settings.c2pa_trust);
   out->set_enabled(publisher.enabled);
   *out->mutable_created_at() = TimestampProto(publisher.created_at);
   if (with_keys) {
@@ -211,13 +247,15 @@ PORTCULLIS_VERIFIER_RPC(UpdatePublisher) {
       [](const v1::UpdatePublisherRequest& request) { return Validate(request); },
       OnPool(*deps_.pool,
              [this, response](PublisherUpdate update, const RpcCall& call) -> absl::Status {
-               ASSIGN_OR_RETURN(
-                   store::PublisherRecord publisher,
-                   deps_.publishers->SetKeepDrops(update.name, update.keep_drops_seconds));
+               ASSIGN_OR_RETURN(store::PublisherRecord publisher,
+                                deps_.publishers->UpdateSettings(update.name, update.change));
                deps_.evaluator->ForgetPublisher(update.name);
                ToProto(publisher, /*with_keys=*/true, response->mutable_publisher());
-               call.Info("publisher updated name={} keep_drops_seconds={}", update.name,
-                         update.keep_drops_seconds);
+               call.Info(
+                   "publisher updated name={} keep_drops_seconds={} "
+                   "require_c2pa_for_media={} c2pa_trust_bytes={}",
+                   update.name, publisher.settings.keep_drops_seconds,
+                   publisher.settings.require_c2pa_for_media, publisher.settings.c2pa_trust.size());
                return absl::OkStatus();
              }));
 }

@@ -15,15 +15,18 @@
 namespace portcullis::verifier::server {
 
 // The rules of AddPublisherRequest: the name (ValidatePublisherName), retention_seconds from 0
-// (the server default) to ten years, keep_drops_seconds from 0 (off) to ten years.
+// (the server default) to ten years, keep_drops_seconds from 0 (off) to ten years, c2pa_trust as
+// UpdatePublisherRequest's.
 // kInvalidArgument naming the field.
 absl::StatusOr<store::PublisherSettings> Validate(
     const portcullis::verifier::v1::AddPublisherRequest& request);
 
-// UpdatePublisherRequest: the name, and at least one setting, each in AddPublisher's range.
+// UpdatePublisherRequest: the name, and at least one setting, each in AddPublisher's range;
+// c2pa_trust empty or PEM certificates that all parse, at most kMaxC2paTrustBytes.
+inline constexpr size_t kMaxC2paTrustBytes = 256 * 1024;
 struct PublisherUpdate {
   std::string name;
-  int64_t keep_drops_seconds = 0;
+  store::PublisherSettingsChange change;
 };
 absl::StatusOr<PublisherUpdate> Validate(
     const portcullis::verifier::v1::UpdatePublisherRequest& request);

@@ -156,6 +156,7 @@ absl::Status VerifierServer::BuildIngest() {
   ingest_options.publisher_cache_ttl = config_.ingest_publisher_cache_ttl;
   ingest_options.drop_ledger_max_bytes = config_.drop_ledger_max_bytes;
   ingest_options.signature_limits.tolerance = config_.ingest_signature_tolerance;
+  ingest_options.c2pa_trust_anchors = config_.c2pa_trust_anchors;
   ingest_evaluator_ = std::make_unique<ingest::IngestEvaluator>(
       *publisher_store_, *ingest_store_, std::move(ingest_options));
   // EvaluateIngest's decisions are written in batches (issue 21), by as many writers as

@@ -41,6 +41,23 @@ struct DecisionRecord {
   absl::Time expires_at;
 };
 
+// One media element of a delivery (issue 19), decoded: `image/jpeg` or `image/png`.
+struct MediaRecord {
+  std::string content_type;
+  std::string data;
+};
+
+// What the C2PA validator found in one media element of an accepted item (kept as jsonb).
+struct MediaVerificationRecord {
+  std::string content_type;
+  std::string verdict;  // no_manifest, malformed, invalid, valid
+  std::vector<std::string> status_codes;
+  std::string signer_subject;
+  std::string claim_generator;
+  std::string digital_source_type;
+  bool synthetic = false;
+};
+
 // One delivery as received: what an accepted item and a dead letter keep.
 struct DeliveryRecord {
   std::string publisher;
@@ -53,6 +70,8 @@ struct DeliveryRecord {
   std::string canonical_body;
   std::optional<bool> is_synthetic;
   std::string digital_source_type;
+  // The item's media, decoded (not stored: it is in the bodies).
+  std::vector<MediaRecord> media;
 };
 
 struct DeadLetterRecord {
@@ -76,6 +95,8 @@ struct AcceptedItemRecord {
   std::string canonical_body;
   bool signature_valid = false;
   absl::Time accepted_at;
+  // Per media element, in order: what was verified.
+  std::vector<MediaVerificationRecord> media;
 };
 
 // A dropped delivery kept in the drop ledger (issue 17), for re-evaluation.
@@ -122,6 +143,8 @@ struct NewDecision {
   int64_t drop_ledger_max_bytes = 0;
   // Set (a ledger row id) when this decision re-evaluates that dropped delivery (see Record).
   std::string reevaluation_of;
+  // Kept with an accepted item: what was verified of each media element.
+  std::vector<MediaVerificationRecord> media_verification;
 };
 
 // A decision to record as judged at `now` (whether a stored decision has expired): what

@@ -6,6 +6,10 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "boost/json/array.hpp"
+#include "boost/json/object.hpp"
+#include "boost/json/parse.hpp"
+#include "boost/json/serialize.hpp"
 #include "pqxx/binarystring"
 #include "pqxx/nontransaction"
 #include "pqxx/result"
@@ -78,7 +82,7 @@ constexpr PgStatement kOutboxReadBarrier{
 constexpr PgStatement kInsertItem{
     "ingest_insert_item",
     "INSERT INTO ingest_items (publisher, item_id, content_hash, canonical_body, "
-    "signature_valid) VALUES ($1, $2, $3, $4, $5)"};
+    "signature_valid, media) VALUES ($1, $2, $3, $4, $5, nullif($6, '')::jsonb)"};
 
 // An accepted item's quarantined copies (a validly signed delivery replaced their quarantine,
 // or it expired) have nothing left to decide.
@@ -90,14 +94,18 @@ constexpr PgStatement kDeleteMootDeadLetters{
 // one implicit transaction: the upsert above; if it wrote and the decision is `accepted`, the
 // outbox lock (shared; the materialized CTE `l` is read before the item's cursor is drawn, so
 // the lock is held before the cursor exists), the item, and its moot dead letters. Answers
-// whether the decision was recorded. $11: the canonical body.
+// whether the decision was recorded. $11: the canonical body; $12: the media verification
+// (MediaJson, '' for none).
 constexpr PgStatement kRecordDecision{
     "ingest_record_decision",
-    "WITH d AS (" PORTCULLIS_UPSERT_DECISION "RETURNING 1), "
-    "l AS MATERIALIZED (SELECT pg_advisory_xact_lock_shared(" PORTCULLIS_OUTBOX_LOCK_KEY ") "
+    "WITH d AS (" PORTCULLIS_UPSERT_DECISION
+    "RETURNING 1), "
+    "l AS MATERIALIZED (SELECT pg_advisory_xact_lock_shared(" PORTCULLIS_OUTBOX_LOCK_KEY
+    ") "
     "  FROM d WHERE $4 = 'accepted'), "
     "i AS (INSERT INTO ingest_items (publisher, item_id, content_hash, canonical_body, "
-    "  signature_valid) SELECT $1, $3, $2, $11::bytea, $6 FROM l RETURNING 1), "
+    "  signature_valid, media) SELECT $1, $3, $2, $11::bytea, $6, nullif($12, '')::jsonb "
+    "  FROM l RETURNING 1), "
     "x AS (DELETE FROM dead_letters WHERE publisher = $1 AND content_hash = $2 "
     "  AND EXISTS (SELECT 1 FROM i)) "
     "SELECT count(*) FROM d"};
@@ -137,7 +145,7 @@ constexpr PgStatement kGetDeadLetter{
 constexpr PgStatement kListItems{
     "ingest_list_items",
     "SELECT cursor, publisher, item_id, content_hash, canonical_body, signature_valid, "
-    PORTCULLIS_MICROS("accepted_at") " "
+    PORTCULLIS_MICROS("accepted_at") ", coalesce(media::text, '') "
     "FROM ingest_items WHERE cursor > $1 ORDER BY cursor LIMIT $2"};
 
 // The drop ledger (issue 17). A recorded drop is kept when it fits its publisher's cap: the
@@ -293,6 +301,70 @@ DroppedDeliveryRecord DropFromRow(const pqxx::row& row) {
   return record;
 }
 
+// An accepted item's media verification as the jsonb text of ingest_items.media ('' for none).
+std::string MediaJson(const std::vector<MediaVerificationRecord>& media) {
+  if (media.empty()) {
+    return "";
+  }
+  boost::json::array elements;
+  for (const MediaVerificationRecord& record : media) {
+    boost::json::array codes;
+    for (const std::string& code : record.status_codes) {
+      codes.emplace_back(code);
+    }
+    elements.push_back(boost::json::object{{"content_type", record.content_type},
+                                           {"verdict", record.verdict},
+                                           {"status_codes", std::move(codes)},
+                                           {"signer_subject", record.signer_subject},
+                                           {"claim_generator", record.claim_generator},
+                                           {"digital_source_type", record.digital_source_type},
+                                           {"synthetic", record.synthetic}});
+  }
+  return boost::json::serialize(elements);
+}
+
+std::string StringMember(const boost::json::object& object, const char* name) {
+  const boost::json::value* value = object.if_contains(name);
+  return value != nullptr && value->is_string() ? std::string(value->as_string()) : "";
+}
+
+// The inverse of MediaJson; what does not read as written is left out.
+std::vector<MediaVerificationRecord> MediaFromJson(const std::string& text) {
+  std::vector<MediaVerificationRecord> media;
+  if (text.empty()) {
+    return media;
+  }
+  boost::system::error_code error;
+  const boost::json::value parsed = boost::json::parse(text, error);
+  if (error || !parsed.is_array()) {
+    return media;
+  }
+  for (const boost::json::value& element : parsed.as_array()) {
+    if (!element.is_object()) {
+      continue;
+    }
+    const boost::json::object& object = element.as_object();
+    MediaVerificationRecord record;
+    record.content_type = StringMember(object, "content_type");
+    record.verdict = StringMember(object, "verdict");
+    if (const boost::json::value* codes = object.if_contains("status_codes");
+        codes != nullptr && codes->is_array()) {
+      for (const boost::json::value& code : codes->as_array()) {
+        if (code.is_string()) {
+          record.status_codes.emplace_back(code.as_string());
+        }
+      }
+    }
+    record.signer_subject = StringMember(object, "signer_subject");
+    record.claim_generator = StringMember(object, "claim_generator");
+    record.digital_source_type = StringMember(object, "digital_source_type");
+    const boost::json::value* synthetic = object.if_contains("synthetic");
+    record.synthetic = synthetic != nullptr && synthetic->is_bool() && synthetic->as_bool();
+    media.push_back(std::move(record));
+  }
+  return media;
+}
+
 }  // namespace
 
 absl::StatusOr<std::optional<DecisionRecord>> PgIngestStore::FindDecision(
@@ -373,11 +445,11 @@ absl::Status PgIngestStore::RecordInTransaction(pqxx::transaction_base& transact
   if (next.replay_of.empty() && decision.decision != StoredDecision::kQuarantined) {
     // The common case: kRecordDecision, one statement.
     const pqxx::row recorded = ExecPrepared1(
-        transaction, kRecordDecision, decision.publisher, decision.content_hash,
-        decision.item_id, std::string(StoredDecisionName(decision.decision)), decision.reason,
+        transaction, kRecordDecision, decision.publisher, decision.content_hash, decision.item_id,
+        std::string(StoredDecisionName(decision.decision)), decision.reason,
         decision.signature_valid, std::string(), absl::ToUnixMicros(decision.decided_at),
         absl::ToUnixMicros(decision.expires_at), absl::ToUnixMicros(now),
-        Bytes(delivery.canonical_body));
+        Bytes(delivery.canonical_body), MediaJson(next.media_verification));
     if (recorded[0].as<int64_t>() == 1) {
       result.recorded = true;
       return absl::OkStatus();
@@ -409,8 +481,8 @@ absl::Status PgIngestStore::RecordInTransaction(pqxx::transaction_base& transact
     if (decision.decision == StoredDecision::kAccepted) {
       ExecPrepared(transaction, kOutboxInsertLock);
       ExecPrepared0(transaction, kInsertItem, decision.publisher, decision.item_id,
-                    decision.content_hash, Bytes(delivery.canonical_body),
-                    decision.signature_valid);
+                    decision.content_hash, Bytes(delivery.canonical_body), decision.signature_valid,
+                    MediaJson(next.media_verification));
       ExecPrepared0(transaction, kDeleteMootDeadLetters, decision.publisher,
                     decision.content_hash);
     } else if (decision.decision == StoredDecision::kQuarantined &&
@@ -493,7 +565,8 @@ absl::Status PgIngestStore::RecordReevaluation(pqxx::transaction_base& transacti
     result.recorded = true;
     ExecPrepared(transaction, kOutboxInsertLock);
     ExecPrepared0(transaction, kInsertItem, decision.publisher, decision.item_id,
-                  decision.content_hash, Bytes(delivery.canonical_body), decision.signature_valid);
+                  decision.content_hash, Bytes(delivery.canonical_body), decision.signature_valid,
+                  MediaJson(next.media_verification));
     ExecPrepared0(transaction, kDeleteMootDeadLetters, decision.publisher, decision.content_hash);
   }
   if (result.decision.decision == StoredDecision::kAccepted) {
@@ -543,11 +616,11 @@ absl::StatusOr<RecordResult> PgIngestStore::RecordInOneStatement(const NewDecisi
       swept = false;
       pqxx::nontransaction transaction(connection);
       const pqxx::row recorded = ExecPrepared1(
-          transaction, kRecordDecision, decision.publisher, decision.content_hash,
-          decision.item_id, std::string(StoredDecisionName(decision.decision)), decision.reason,
+          transaction, kRecordDecision, decision.publisher, decision.content_hash, decision.item_id,
+          std::string(StoredDecisionName(decision.decision)), decision.reason,
           decision.signature_valid, std::string(), absl::ToUnixMicros(decision.decided_at),
           absl::ToUnixMicros(decision.expires_at), absl::ToUnixMicros(now),
-          Bytes(next.delivery.canonical_body));
+          Bytes(next.delivery.canonical_body), MediaJson(next.media_verification));
       if (recorded[0].as<int64_t>() == 1) {
         result.recorded = true;
         return;
@@ -656,6 +729,7 @@ absl::StatusOr<std::vector<AcceptedItemRecord>> PgIngestStore::ListAcceptedItems
       item.canonical_body = pqxx::binarystring(row[4]).str();
       item.signature_valid = row[5].as<bool>();
       item.accepted_at = absl::FromUnixMicros(row[6].as<int64_t>());
+      item.media = MediaFromJson(row[7].as<std::string>());
       items.push_back(std::move(item));
     }
     transaction.commit();

@@ -17,9 +17,9 @@ namespace {
 
 #define PORTCULLIS_MICROS(column) "(extract(epoch FROM " column ") * 1000000)::bigint"
 
-#define PORTCULLIS_PUBLISHER_COLUMNS                                                  \
+#define PORTCULLIS_PUBLISHER_COLUMNS                                                   \
   "name, verified, require_signature, retention_seconds, enabled, " PORTCULLIS_MICROS( \
-      "created_at") ", keep_drops_seconds"
+      "created_at") ", keep_drops_seconds, require_c2pa_for_media, c2pa_trust"
 
 constexpr char kPublisherColumns[] = PORTCULLIS_PUBLISHER_COLUMNS;
 
@@ -27,17 +27,20 @@ constexpr char kPublisherColumns[] = PORTCULLIS_PUBLISHER_COLUMNS;
 // a row this statement inserted.
 constexpr char kAddPublisher[] =
     "INSERT INTO publishers (name, verified, require_signature, retention_seconds, "
-    "  keep_drops_seconds) "
-    "VALUES ($1, $2, $3, $4, $5) "
+    "  keep_drops_seconds, require_c2pa_for_media, c2pa_trust) "
+    "VALUES ($1, $2, $3, $4, $5, $6, $7) "
     "ON CONFLICT (name) DO UPDATE SET name = publishers.name "
     "RETURNING " PORTCULLIS_PUBLISHER_COLUMNS ", (xmax = 0)";
 
 constexpr char kSetEnabled[] =
     "UPDATE publishers SET enabled = $2 WHERE name = $1 RETURNING " PORTCULLIS_PUBLISHER_COLUMNS;
 
-constexpr char kSetKeepDrops[] =
-    "UPDATE publishers SET keep_drops_seconds = $2 WHERE name = $1 "
-    "RETURNING " PORTCULLIS_PUBLISHER_COLUMNS;
+// NULL leaves a setting as it is.
+constexpr char kUpdateSettings[] =
+    "UPDATE publishers SET keep_drops_seconds = coalesce($2::bigint, keep_drops_seconds), "
+    "  require_c2pa_for_media = coalesce($3::boolean, require_c2pa_for_media), "
+    "  c2pa_trust = coalesce($4::text, c2pa_trust) "
+    "WHERE name = $1 RETURNING " PORTCULLIS_PUBLISHER_COLUMNS;
 
 constexpr char kKeyColumns[] =
     "id::text, algorithm, key_material, fingerprint, " PORTCULLIS_MICROS(
@@ -72,6 +75,8 @@ PublisherRecord PublisherFromRow(const pqxx::row& row) {
   record.enabled = row[4].as<bool>();
   record.created_at = absl::FromUnixMicros(row[5].as<int64_t>());
   record.settings.keep_drops_seconds = row[6].as<int64_t>();
+  record.settings.require_c2pa_for_media = row[7].as<bool>();
+  record.settings.c2pa_trust = row[8].as<std::string>();
   return record;
 }
 
@@ -151,14 +156,14 @@ absl::StatusOr<AddPublisherResult> PgPublisherStore::AddPublisher(
   AddPublisherResult result;
   absl::Status status = pool_.Run("add_publisher", [&](pqxx::connection& connection) {
     pqxx::work transaction(connection);
-    const pqxx::row row =
-        transaction.exec_params1(kAddPublisher, settings.name, settings.verified,
-                                 settings.require_signature, settings.retention_seconds,
-                                 settings.keep_drops_seconds);
+    const pqxx::row row = transaction.exec_params1(
+        kAddPublisher, settings.name, settings.verified, settings.require_signature,
+        settings.retention_seconds, settings.keep_drops_seconds, settings.require_c2pa_for_media,
+        settings.c2pa_trust);
     std::vector<PublisherRecord> one = {PublisherFromRow(row)};
     LoadKeys(transaction, one);
     result.publisher = std::move(one.front());
-    result.created = row[7].as<bool>();
+    result.created = row[9].as<bool>();
     transaction.commit();
   });
   if (!status.ok()) {
@@ -212,13 +217,15 @@ absl::StatusOr<PublisherRecord> PgPublisherStore::SetEnabled(const std::string& 
   return *std::move(result);
 }
 
-absl::StatusOr<PublisherRecord> PgPublisherStore::SetKeepDrops(const std::string& name,
-                                                               int64_t keep_drops_seconds) {
+absl::StatusOr<PublisherRecord> PgPublisherStore::UpdateSettings(
+    const std::string& name, const PublisherSettingsChange& change) {
   std::optional<PublisherRecord> result;
-  absl::Status status = pool_.Run("set_publisher_keep_drops", [&](pqxx::connection& connection) {
+  absl::Status status = pool_.Run("update_publisher", [&](pqxx::connection& connection) {
     result.reset();
     pqxx::work transaction(connection);
-    const pqxx::result rows = transaction.exec_params(kSetKeepDrops, name, keep_drops_seconds);
+    const pqxx::result rows =
+        transaction.exec_params(kUpdateSettings, name, change.keep_drops_seconds,
+                                change.require_c2pa_for_media, change.c2pa_trust);
     if (rows.empty()) {
       return;
     }

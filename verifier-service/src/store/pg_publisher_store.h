@@ -17,8 +17,8 @@ class PgPublisherStore final : public PublisherStore {
   absl::StatusOr<std::vector<PublisherRecord>> ListPublishers(const std::string& after,
                                                               int limit) override;
   absl::StatusOr<PublisherRecord> SetEnabled(const std::string& name, bool enabled) override;
-  absl::StatusOr<PublisherRecord> SetKeepDrops(const std::string& name,
-                                               int64_t keep_drops_seconds) override;
+  absl::StatusOr<PublisherRecord> UpdateSettings(const std::string& name,
+                                                 const PublisherSettingsChange& change) override;
   absl::StatusOr<AddKeyResult> AddKey(const std::string& publisher, const std::string& algorithm,
                                       const std::string& material) override;
   absl::StatusOr<PublisherKeyRecord> RevokeKey(const std::string& publisher,

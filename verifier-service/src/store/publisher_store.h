@@ -35,6 +35,16 @@ struct PublisherSettings {
   int64_t retention_seconds = 0;  // 0: the server default.
   // How long dropped deliveries are kept in the drop ledger (issue 17); 0: not kept.
   int64_t keep_drops_seconds = 0;
+  // Issue 19: a media element without a C2PA manifest is dropped; PEM anchors of its own.
+  bool require_c2pa_for_media = false;
+  std::string c2pa_trust;
+};
+
+// What UpdatePublisher changes: each setting that is set.
+struct PublisherSettingsChange {
+  std::optional<int64_t> keep_drops_seconds;
+  std::optional<bool> require_c2pa_for_media;
+  std::optional<std::string> c2pa_trust;
 };
 
 struct PublisherRecord {
@@ -74,10 +84,12 @@ class PublisherStore {
   // NOT_FOUND when no publisher has that name.
   virtual absl::StatusOr<PublisherRecord> SetEnabled(const std::string& name, bool enabled) = 0;
 
-  // Sets how long the publisher's drops are kept in the drop ledger (0: not kept; the rows kept
-  // so far keep their expiry). NOT_FOUND when no publisher has that name.
-  virtual absl::StatusOr<PublisherRecord> SetKeepDrops(const std::string& name,
-                                                       int64_t keep_drops_seconds) = 0;
+  // Changes the settings `change` sets, nothing else: how long the publisher's drops are kept in
+  // the drop ledger (0: not kept; the rows kept so far keep their expiry), whether its media
+  // must carry a C2PA manifest, its own C2PA trust anchors (PEM). NOT_FOUND when no publisher
+  // has that name.
+  virtual absl::StatusOr<PublisherRecord> UpdateSettings(const std::string& name,
+                                                         const PublisherSettingsChange& change) = 0;
 
   // Adds an active key; idempotent while the same key is active. NOT_FOUND for an unknown
   // publisher.
