@@ -270,6 +270,7 @@ TEST(VerifierConfigTest, RetentionValues) {
   EXPECT_EQ(defaults->failed_mention_retention, absl::Hours(720));
   EXPECT_EQ(defaults->accepted_item_retention, absl::Hours(168));
   EXPECT_EQ(defaults->drop_retention, absl::Hours(168));
+  EXPECT_EQ(defaults->delivery_retention, absl::Hours(720));
   EXPECT_EQ(defaults->drop_ledger_max_bytes, int64_t{64} << 20);
   EXPECT_EQ(defaults->dead_letter_retention, absl::Hours(720));
   EXPECT_EQ(defaults->retention_sweep_interval, absl::Minutes(1));
@@ -283,8 +284,10 @@ TEST(VerifierConfigTest, RetentionValues) {
   flags["retention_sweep_batch"] = "50";
   flags["drop_retention"] = "24h";
   flags["drop_ledger_max_bytes"] = "1024";
+  flags["delivery_retention"] = "72h";
   absl::StatusOr<VerifierConfig> config = Build(flags);
   ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->delivery_retention, absl::Hours(72));
   EXPECT_EQ(config->drop_retention, absl::Hours(24));
   EXPECT_EQ(config->drop_ledger_max_bytes, 1024);
   EXPECT_EQ(config->failed_mention_retention, absl::Hours(48));
@@ -298,6 +301,7 @@ TEST(VerifierConfigTest, RetentionValues) {
       {"dead_letter_retention", "-5s"},    {"retention_sweep_interval", "0s"},
       {"retention_sweep_batch", "0"},      {"retention_sweep_batch", "100001"},
       {"drop_retention", "-1h"},           {"drop_ledger_max_bytes", "-1"},
+      {"delivery_retention", "-1s"},
   };
   for (const auto& [field, value] : bad) {
     config::Texts broken = Defaults();
@@ -437,7 +441,7 @@ TEST(VerifierConfigTest, C2paTrustAnchorsAreReadOnceAndRefusedWhenUnusable) {
 }
 
 TEST(VerifierConfigTest, EveryDeclaredSettingParsesItsDefault) {
-  config::test_support::ExpectEveryDeclaredSettingParsesItsDefault(63);
+  config::test_support::ExpectEveryDeclaredSettingParsesItsDefault(64);
 }
 
 // A bad value of each type, given as a flag or in the environment: the same one line, naming the

@@ -115,6 +115,9 @@ struct VerifierConfig {
   // publisher's keep_drops applies) or received + keep_drops, whichever is first; one
   // publisher's ledger holds at most drop_ledger_max_bytes (a drop that does not fit is not kept).
   absl::Duration drop_retention = absl::Hours(7 * 24);
+  // Outbound deliveries that ended (delivered or failed) go this long after their event (zero:
+  // kept forever); pending ones are kept until they end.
+  absl::Duration delivery_retention = absl::Hours(30 * 24);
   int64_t drop_ledger_max_bytes = int64_t{64} << 20;
   absl::Duration retention_sweep_interval = absl::Minutes(1);
   int retention_sweep_batch = 500;

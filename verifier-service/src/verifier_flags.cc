@@ -1,7 +1,7 @@
 // The verifier's settings, each declared once: flag, type, environment variable, default and
 // validation (common/config/setting.h); and the one step that builds the VerifierConfig from them.
 //
-// STYLE.md has flags defined only in main.cc. These 63 are the exception: with their help texts
+// STYLE.md has flags defined only in main.cc. These 64 are the exception: with their help texts
 // they are some 190 lines, and main.cc is to stay a short read (parse, build, run, shut down), so
 // they live here, beside the config they fill, in a library only main and its tests link.
 #include "verifier-service/src/verifier_flags.h"
@@ -228,6 +228,11 @@ PORTCULLIS_SETTING(
     "long after they were received, or earlier at received + the publisher's keep_drops; 0s: "
     "only the publisher's keep_drops applies (env DROP_RETENTION).");
 PORTCULLIS_SETTING(
+    absl::Duration, delivery_retention, "DELIVERY_RETENTION", "720h", ZeroOrMore(),
+    "Outbound deliveries that ended (delivered, or failed after their last attempt) are deleted "
+    "this long after their event; pending ones are kept; 0s keeps them forever (env "
+    "DELIVERY_RETENTION).");
+PORTCULLIS_SETTING(
     int64_t, drop_ledger_max_bytes, "DROP_LEDGER_MAX_BYTES", "67108864",
     Count<int64_t>(int64_t{1} << 40),
     "Bytes (bodies and headers) one publisher's drop ledger holds at most; a drop that does not "
@@ -380,6 +385,7 @@ absl::StatusOr<VerifierConfig> BuildVerifierConfig(const config::Texts& command_
   config.accepted_item_retention = absl::GetFlag(FLAGS_accepted_item_retention);
   config.dead_letter_retention = absl::GetFlag(FLAGS_dead_letter_retention);
   config.drop_retention = absl::GetFlag(FLAGS_drop_retention);
+  config.delivery_retention = absl::GetFlag(FLAGS_delivery_retention);
   config.drop_ledger_max_bytes = absl::GetFlag(FLAGS_drop_ledger_max_bytes);
   config.retention_sweep_interval = absl::GetFlag(FLAGS_retention_sweep_interval);
   config.retention_sweep_batch = absl::GetFlag(FLAGS_retention_sweep_batch);

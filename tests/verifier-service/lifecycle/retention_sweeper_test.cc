@@ -109,6 +109,9 @@ TEST(RetentionSweeperTest, EachKindIsCutOffAtItsOwnRetention) {
   store.Add(ExpiringRows::kOldDrops, kNow - absl::Hours(7 * 24) + absl::Seconds(1), 1);
   store.Add(ExpiringRows::kExpiredDrops, kNow, 3);
   store.Add(ExpiringRows::kExpiredDrops, kNow + absl::Seconds(1), 1);
+  // Deliveries that ended: past --delivery_retention (720 h).
+  store.Add(ExpiringRows::kFinishedDeliveries, kNow - absl::Hours(30 * 24) - absl::Seconds(1), 2);
+  store.Add(ExpiringRows::kFinishedDeliveries, kNow - absl::Hours(30 * 24) + absl::Seconds(1), 1);
   prometheus::Registry registry;
   RetentionSweeper sweeper(store, Options(100, 100), registry);
 
@@ -120,6 +123,8 @@ TEST(RetentionSweeperTest, EachKindIsCutOffAtItsOwnRetention) {
   EXPECT_EQ(report->deleted["dead_letters"], 5);
   EXPECT_EQ(report->deleted["ingest_decisions"], 6);
   EXPECT_EQ(report->deleted["dropped_deliveries"], 5);
+  EXPECT_EQ(report->deleted["deliveries"], 2);
+  EXPECT_EQ(store.rows[ExpiringRows::kFinishedDeliveries].size(), 1u);
   EXPECT_EQ(store.rows[ExpiringRows::kOldDrops].size(), 1u);
   EXPECT_EQ(store.rows[ExpiringRows::kExpiredDrops].size(), 1u);
   EXPECT_EQ(store.rows[ExpiringRows::kFailedMentions].size(), 2u);

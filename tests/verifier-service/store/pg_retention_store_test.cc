@@ -69,6 +69,7 @@ class VerifierPgRetentionStoreTest : public ::testing::Test {
     options.periods.failed_mentions = absl::Hours(30 * 24);
     options.periods.accepted_items = absl::Hours(7 * 24);
     options.periods.dead_letters = absl::Hours(30 * 24);
+    options.periods.finished_deliveries = absl::Hours(30 * 24);
     options.batch = batch;
     options.max_batches_per_pass = max_batches;
     return options;
@@ -118,6 +119,17 @@ TEST_F(VerifierPgRetentionStoreTest, OldFailedMentionsGoYoungerAndVerifiedOnesSt
       "now() + CASE WHEN i BETWEEN 3 AND 5 THEN interval '-1 minute' ELSE interval '1 day' END "
       "FROM generate_series(1, 6) i; "
       "INSERT INTO drop_ledger_usage VALUES ('feed', 60)");
+  // Outbound deliveries: ended 31 days ago (delivered, failed) go; pending ones and young ended
+  // ones stay.
+  Exec(
+      "INSERT INTO subscriptions (site, url, events, signature_version, signing_key) VALUES "
+      "('site.example', 'https://receiver.example/hook', ARRAY['mention.verified'], 'v1', "
+      "'\\x00'); "
+      "INSERT INTO deliveries (subscription_id, event_type, body, state, created_at) "
+      "SELECT s.id, 'mention.verified', '{}', d.state, now() - d.age "
+      "FROM subscriptions s, (VALUES ('delivered', interval '31 days'), "
+      "  ('failed', interval '31 days'), ('pending', interval '31 days'), "
+      "  ('delivered', interval '29 days')) AS d(state, age)");
 
   prometheus::Registry registry;
   lifecycle::RetentionSweeper sweeper(*store_, Options(3, 100), registry);
@@ -129,6 +141,10 @@ TEST_F(VerifierPgRetentionStoreTest, OldFailedMentionsGoYoungerAndVerifiedOnesSt
   EXPECT_EQ(report->deleted["dead_letters"], 2);
   EXPECT_EQ(report->deleted["ingest_decisions"], 25);
   EXPECT_EQ(report->deleted["dropped_deliveries"], 5);
+  EXPECT_EQ(report->deleted["deliveries"], 2);
+  EXPECT_EQ(Count("SELECT count(*) FROM deliveries WHERE state = 'pending'"), 1);
+  EXPECT_EQ(Count("SELECT count(*) FROM deliveries WHERE created_at > now() - interval '30 days'"),
+            1);
   EXPECT_EQ(Count("SELECT count(*) FROM dropped_deliveries WHERE item_id = 'r6'"), 1);
   EXPECT_EQ(Count("SELECT bytes FROM drop_ledger_usage WHERE publisher = 'feed'"), 10);
   EXPECT_EQ(Count("SELECT count(*) FROM mentions WHERE source LIKE '%/old-failed/%'"), 0);
@@ -146,7 +162,7 @@ TEST_F(VerifierPgRetentionStoreTest, OldFailedMentionsGoYoungerAndVerifiedOnesSt
 
   absl::StatusOr<std::vector<TableRowEstimate>> estimates = store_->EstimateTableRows();
   ASSERT_TRUE(estimates.ok()) << estimates.status();
-  EXPECT_EQ(estimates->size(), 7u);
+  EXPECT_EQ(estimates->size(), 8u);
 }
 
 // An intake holding an old FAILED row (a re-send being written) is not waited for: the sweep

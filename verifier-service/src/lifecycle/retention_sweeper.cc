@@ -27,6 +27,9 @@ std::optional<absl::Time> RetentionCutoff(store::ExpiringRows rows, const Retent
     case store::ExpiringRows::kOldDrops:
       period = periods.drops;
       break;
+    case store::ExpiringRows::kFinishedDeliveries:
+      period = periods.finished_deliveries;
+      break;
     case store::ExpiringRows::kExpiredDecisions:
     case store::ExpiringRows::kExpiredDrops:
       return now;  // A decision (a kept drop) carries its own expiry.

@@ -30,6 +30,9 @@ struct RetentionPeriods {
   // Dropped deliveries in the drop ledger, counted from receipt (each row also expires at
   // receipt + its publisher's keep_drops, whichever comes first).
   absl::Duration drops = absl::Hours(7 * 24);
+  // Outbound deliveries that ended (delivered, or failed after their last attempt), counted from
+  // the event; pending ones are kept until they end.
+  absl::Duration finished_deliveries = absl::Hours(30 * 24);
 };
 
 struct RetentionSweeperOptions {

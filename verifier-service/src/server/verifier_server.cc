@@ -174,6 +174,7 @@ absl::Status VerifierServer::BuildIngest() {
   sweeper_options.periods.accepted_items = config_.accepted_item_retention;
   sweeper_options.periods.dead_letters = config_.dead_letter_retention;
   sweeper_options.periods.drops = config_.drop_retention;
+  sweeper_options.periods.finished_deliveries = config_.delivery_retention;
   sweeper_options.interval = config_.retention_sweep_interval;
   sweeper_options.batch = config_.retention_sweep_batch;
   retention_sweeper_ = std::make_unique<lifecycle::RetentionSweeper>(

@@ -69,13 +69,21 @@ constexpr PgStatement kDeleteExpiredDrops{
     "  SELECT id FROM dropped_deliveries WHERE expires_at <= " PORTCULLIS_RETENTION_TIME("$1") " "
     "  ORDER BY expires_at LIMIT $2 FOR UPDATE SKIP LOCKED))"};
 
+// Outbound deliveries that ended (delivered, or failed for good); pending ones are never swept.
+constexpr PgStatement kDeleteFinishedDeliveries{
+    "retention_delete_finished_deliveries",
+    "DELETE FROM deliveries WHERE id = ANY(ARRAY("
+    "  SELECT id FROM deliveries WHERE state <> 'pending' AND created_at < "
+    PORTCULLIS_RETENTION_TIME("$1") " ORDER BY created_at LIMIT $2 FOR UPDATE SKIP LOCKED)) "
+    "AND state <> 'pending'"};
+
 // n_live_tup: the statistics collector's live rows, kept current by every write (a count(*)
 // of a large table would cost a scan per sample).
 constexpr PgStatement kRetentionEstimateRows{
     "retention_estimate_rows",
     "SELECT t.name, coalesce(s.n_live_tup, 0) "
     "FROM unnest(ARRAY['mentions', 'verification_jobs', 'ingest_decisions', 'ingest_items', "
-    "  'dead_letters', 'erasures', 'dropped_deliveries']) AS t(name) "
+    "  'dead_letters', 'erasures', 'dropped_deliveries', 'deliveries']) AS t(name) "
     "LEFT JOIN pg_stat_user_tables s ON s.relname = t.name AND s.schemaname = current_schema() "
     "ORDER BY t.name"};
 
@@ -96,6 +104,8 @@ const PgStatement& RetentionDeleteStatement(ExpiringRows rows) {
       return kDeleteOldDrops;
     case ExpiringRows::kExpiredDrops:
       return kDeleteExpiredDrops;
+    case ExpiringRows::kFinishedDeliveries:
+      return kDeleteFinishedDeliveries;
   }
   return kDeleteExpiredDecisions;
 }
@@ -147,6 +157,8 @@ const char* ExpiringRowsTable(ExpiringRows rows) {
     case ExpiringRows::kOldDrops:
     case ExpiringRows::kExpiredDrops:
       return "dropped_deliveries";
+    case ExpiringRows::kFinishedDeliveries:
+      return "deliveries";
   }
   return "unknown";
 }

@@ -21,11 +21,14 @@ enum class ExpiringRows {
   kOldDrops,          // dropped_deliveries (the drop ledger) received before the cutoff.
   kExpiredDrops,      // dropped_deliveries whose expires_at (the publisher's keep_drops) is at
                       // or before the cutoff (now).
+  kFinishedDeliveries,  // deliveries (outbound events) delivered or failed, created before the
+                        // cutoff; pending ones are kept.
 };
 
-inline constexpr std::array<ExpiringRows, 6> kAllExpiringRows = {
+inline constexpr std::array<ExpiringRows, 7> kAllExpiringRows = {
     ExpiringRows::kFailedMentions,    ExpiringRows::kAcceptedItems, ExpiringRows::kDeadLetters,
-    ExpiringRows::kExpiredDecisions, ExpiringRows::kOldDrops,      ExpiringRows::kExpiredDrops};
+    ExpiringRows::kExpiredDecisions, ExpiringRows::kOldDrops,      ExpiringRows::kExpiredDrops,
+    ExpiringRows::kFinishedDeliveries};
 
 // The table the rows are in ("mentions", "ingest_items", ...), as metrics label them.
 const char* ExpiringRowsTable(ExpiringRows rows);
