@@ -129,6 +129,35 @@ TEST_F(VerifierPgDeliveryStoreTest, EachMentionChangeQueuesExactlyTheEventThatHa
   EXPECT_EQ(Count("SELECT count(DISTINCT webhook_id) FROM deliveries"), 8);
 }
 
+// A block changes no mention row: the block itself announces what it hides (and its removal
+// what it shows again), once per mention, whichever entries overlap.
+TEST_F(VerifierPgDeliveryStoreTest, BlocksAnnounceWhatTheyHideAndTheirRemovalWhatTheyShowAgain) {
+  Subscribe("a.example", {"mention.verified", "mention.removed"});
+  Exec(InsertMention("a.example", "https://s.example/1", "VERIFIED"));
+  Exec(InsertMention("a.example", "https://t.example/1", "VERIFIED"));
+  Exec(InsertMention("b.example", "https://s.example/2", "VERIFIED"));
+  ASSERT_EQ(Events(), (std::vector<std::string>{"mention.verified", "mention.verified"}));
+  Exec("INSERT INTO source_blocks (kind, value) VALUES ('DOMAIN', 's.example')");
+  EXPECT_EQ(Events().size(), 3u);
+  EXPECT_EQ(Count("SELECT count(*) FROM deliveries WHERE event_type = 'mention.removed' AND "
+                  "body::jsonb -> 'data' ->> 'wm-source' = 'https://s.example/1' AND "
+                  "body::jsonb -> 'data' ->> 'reason' = 'blocked'"),
+            1);
+  // Already blocked: a second entry hides nothing new, and removing one of the two shows nothing.
+  Exec("INSERT INTO source_blocks (kind, value) VALUES ('PREFIX', 'https://s.example/')");
+  Exec("DELETE FROM source_blocks WHERE kind = 'DOMAIN'");
+  EXPECT_EQ(Events().size(), 3u);
+  // A block of another site's reaches only that site's mentions.
+  Exec(
+      "INSERT INTO source_blocks (site_id, kind, value) SELECT id, 'DOMAIN', 't.example' "
+      "FROM sites WHERE domain = 'b.example'");
+  EXPECT_EQ(Events().size(), 3u);
+  // The last entry blocking it gone: shown again.
+  Exec("DELETE FROM source_blocks WHERE kind = 'PREFIX'");
+  EXPECT_EQ(Events(), (std::vector<std::string>{"mention.verified", "mention.verified",
+                                                "mention.removed", "mention.verified"}));
+}
+
 TEST_F(VerifierPgDeliveryStoreTest, OnlyTheSubscribedEventsOfTheSubscribedScopeAreQueued) {
   Subscribe("a.example", {"mention.removed"});
   Subscribe("", {"ingest.accepted"}, "feeds.example");
