@@ -70,9 +70,9 @@ TEST(GatewayAvatarHashTest, HashesAndMediaTypes) {
 }
 
 TEST_F(GatewayAvatarProxyTest, MalformedHashesAre404WithoutACall) {
-  for (const absl::string_view hash :
-       {absl::string_view(""), absl::string_view("abc"), absl::string_view(std::string(64, 'Z')),
-        absl::string_view("..%2F..%2Fetc%2Fpasswd")}) {
+  for (const std::string& hash :
+       {std::string(""), std::string("abc"), std::string(64, 'Z'),
+        std::string("..%2F..%2Fetc%2Fpasswd")}) {
     const http::HttpResponse response = Get(hash);
     EXPECT_EQ(response.status, 404) << hash;
   }

@@ -64,6 +64,15 @@
 namespace portcullis::integration {
 namespace {
 
+// The verifier's RSS bound beside a thousand tarpits (issue 21: 256 MiB). AddressSanitizer's
+// shadow memory and freed-memory quarantine add to every allocation of the sanitizer build that
+// CI runs (264 MiB seen there): that build gets room for them.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr int64_t kVerifierRssBoundKib = 384 * 1024;
+#else
+constexpr int64_t kVerifierRssBoundKib = 256 * 1024;
+#endif
+
 using testing::FakeDnsAnswer;
 
 constexpr char kTargetPrefix[] = "https://bob.example/post-";
@@ -986,7 +995,7 @@ TEST_F(VerificationFaultTest, ThousandTarpitsAndEndlessSourcesLeaveWorkersAvaila
   EXPECT_LT(latencies.back(), absl::Seconds(5)) << "a fast source waited behind the tarpits";
   EXPECT_GE(in_flight, kTarpits);
   EXPECT_LE(in_flight, kInFlightCap);
-  EXPECT_LT(rss_kib, 256 * 1024);
+  EXPECT_LT(rss_kib, kVerifierRssBoundKib);
   EXPECT_LT(forever_bytes, 8 << 20) << "sent far past the 1 MiB cap";
   EXPECT_LT(slow_bytes, 20 * 64 * 1024) << "sent far past the 15 s deadline at 64 KiB/s";
   EXPECT_TRUE(stack_->verifier().running());

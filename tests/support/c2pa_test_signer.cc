@@ -158,7 +158,8 @@ std::string MakeTimestamp(const C2paTestCredential& authority, absl::Time at,
   ASN1_OBJECT_free(policy);
   X509_free(certificate);
   BIO_free(request_bio);
-  TS_MSG_IMPRINT_free(imprint);
+  TS_MSG_IMPRINT_free(imprint);  // TS_REQ_set_msg_imprint kept a copy
+  X509_ALGOR_free(algorithm);     // TS_MSG_IMPRINT_set_algo kept a copy
   TS_REQ_free(request);
   return out;
 }

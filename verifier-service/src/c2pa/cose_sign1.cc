@@ -122,13 +122,10 @@ std::string EcdsaSignatureToDer(absl::string_view signature, size_t field_bytes)
     r.release();  // Owned by `parsed` now.
     s.release();
   } else {
+    // A fresh object (not `parsed` reused): on failure d2i frees what it allocated itself.
     const unsigned char* cursor = Bytes(signature);
-    ECDSA_SIG* raw = parsed.release();
-    if (d2i_ECDSA_SIG(&raw, &cursor, static_cast<long>(signature.size())) == nullptr) {
-      return "";  // d2i frees `raw` on failure.
-    }
-    parsed.reset(raw);
-    if (cursor != Bytes(signature) + signature.size()) {
+    parsed.reset(d2i_ECDSA_SIG(nullptr, &cursor, static_cast<long>(signature.size())));
+    if (parsed == nullptr || cursor != Bytes(signature) + signature.size()) {
       return "";
     }
   }
