@@ -10,6 +10,7 @@
 #include "absl/time/clock.h"
 #include "gtest/gtest.h"
 #include "prometheus/registry.h"
+#include "tests/verifier-service/store/null_delivery_store.h"
 #include "verifier-service/src/delivery/delivery_policy.h"
 #include "verifier-service/src/fetch/egress_policy.h"
 #include "verifier-service/src/fetch/ssrf_conformance.h"
@@ -21,7 +22,7 @@ namespace {
 constexpr char kSecret[] = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
 
 // Hands out what `due` holds, records every attempt.
-class FakeDeliveryStore final : public store::DeliveryStore {
+class FakeDeliveryStore final : public store::testing::NullDeliveryStore {
  public:
   void Add(store::ClaimedDelivery delivery) {
     absl::MutexLock lock(&mu_);
@@ -60,30 +61,6 @@ class FakeDeliveryStore final : public store::DeliveryStore {
     absl::MutexLock lock(&mu_);
     return store::DeliveryQueueStats{static_cast<int64_t>(due_.size()), absl::Seconds(3)};
   }
-  absl::StatusOr<store::SubscriptionRecord> CreateSubscription(const store::NewSubscription&,
-                                                               const store::SiteBinding&) override {
-    return absl::UnimplementedError("not used");
-  }
-  absl::StatusOr<std::vector<store::SubscriptionRecord>> ListSubscriptions(
-      const std::string&, const store::SiteBinding&) override {
-    return absl::UnimplementedError("not used");
-  }
-  absl::StatusOr<int64_t> RemoveSubscription(const std::string&,
-                                             const store::SiteBinding&) override {
-    return absl::UnimplementedError("not used");
-  }
-  absl::StatusOr<store::OutboundDelivery> QueuePing(const std::string&,
-                                                    const store::SiteBinding&) override {
-    return absl::UnimplementedError("not used");
-  }
-  absl::StatusOr<std::vector<store::OutboundDelivery>> ListDeliveries(
-      const std::string&, int, const store::SiteBinding&) override {
-    return absl::UnimplementedError("not used");
-  }
-  absl::StatusOr<int64_t> Replay(const store::ReplayFilter&, const store::SiteBinding&) override {
-    return absl::UnimplementedError("not used");
-  }
-
   std::vector<std::string> recorded_by() {
     absl::MutexLock lock(&mu_);
     return recorded_by_;

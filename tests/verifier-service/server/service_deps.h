@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "tests/verifier-service/store/null_delivery_store.h"
 #include "verifier-service/src/fetch/egress_policy.h"
 #include "verifier-service/src/fetch/http_client.h"
 #include "verifier-service/src/fetch/resolver.h"
@@ -23,6 +24,8 @@
 #include "verifier-service/src/store/job_store.h"
 
 namespace portcullis::verifier::test_service {
+
+using store::testing::NullDeliveryStore;
 
 inline absl::Status Unused() { return absl::InternalError("unused"); }
 
@@ -216,44 +219,6 @@ class NullErasureStore final : public store::ErasureStore {
     return absl::UnimplementedError("not used");
   }
   absl::StatusOr<int64_t> Undo(const store::ErasureKey&, const store::SiteBinding&) override {
-    return absl::UnimplementedError("not used");
-  }
-};
-
-class NullDeliveryStore final : public store::DeliveryStore {
- public:
-  absl::StatusOr<store::SubscriptionRecord> CreateSubscription(
-      const store::NewSubscription&, const store::SiteBinding&) override {
-    return absl::UnimplementedError("not used");
-  }
-  absl::StatusOr<std::vector<store::SubscriptionRecord>> ListSubscriptions(
-      const std::string&, const store::SiteBinding&) override {
-    return absl::UnimplementedError("not used");
-  }
-  absl::StatusOr<int64_t> RemoveSubscription(const std::string&,
-                                             const store::SiteBinding&) override {
-    return absl::UnimplementedError("not used");
-  }
-  absl::StatusOr<store::OutboundDelivery> QueuePing(const std::string&,
-                                                  const store::SiteBinding&) override {
-    return absl::UnimplementedError("not used");
-  }
-  absl::StatusOr<std::vector<store::OutboundDelivery>> ListDeliveries(
-      const std::string&, int, const store::SiteBinding&) override {
-    return absl::UnimplementedError("not used");
-  }
-  absl::StatusOr<int64_t> Replay(const store::ReplayFilter&, const store::SiteBinding&) override {
-    return absl::UnimplementedError("not used");
-  }
-  absl::StatusOr<std::vector<store::ClaimedDelivery>> Claim(const std::string&, int,
-                                                            absl::Duration) override {
-    return absl::UnimplementedError("not used");
-  }
-  absl::StatusOr<int> RecordAttempts(const std::string&,
-                                     absl::Span<const store::AttemptRecord>) override {
-    return absl::UnimplementedError("not used");
-  }
-  absl::StatusOr<store::DeliveryQueueStats> QueueStats(int64_t) override {
     return absl::UnimplementedError("not used");
   }
 };
