@@ -23,7 +23,7 @@ namespace v1 = portcullis::verifier::v1;
 
 constexpr int kDefaultPageSize = 100;
 constexpr int kMaxPageSize = 1000;
-constexpr char kDeadLetterTokenPrefix[] = "d:";
+constexpr char kTimeAndIdTokenPrefix[] = "d:";
 
 absl::Status Invalid(absl::string_view field, absl::string_view rule) {
   return absl::InvalidArgumentError(absl::StrCat(field, " ", rule));
@@ -206,24 +206,35 @@ absl::StatusOr<DeadLetterPage> Validate(const v1::ListDeadLettersRequest& reques
   }
   page.size = *size;
   if (!request.page_token().empty()) {
-    std::string decoded;
-    std::vector<std::string> parts;
-    int64_t micros = 0;
-    if (request.page_token().size() > 256 ||
-        !absl::WebSafeBase64Unescape(request.page_token(), &decoded) ||
-        !absl::StartsWith(decoded, kDeadLetterTokenPrefix) ||
-        (parts = absl::StrSplit(decoded.substr(2), ':')).size() != 2 ||
-        !absl::SimpleAtoi(parts[0], &micros) || !store::IsUuid(parts[1])) {
+    std::optional<TimeAndIdPosition> after = ParseTimeAndIdPageToken(request.page_token());
+    if (!after.has_value()) {
       return Invalid("page_token", "is not a token from a previous page");
     }
-    page.after = store::DeadLetterPosition{absl::FromUnixMicros(micros), parts[1]};
+    page.after = store::DeadLetterPosition{after->at, std::move(after->id)};
   }
   return page;
 }
 
 std::string DeadLetterPageToken(const store::DeadLetterRecord& last) {
-  return absl::WebSafeBase64Escape(absl::StrCat(
-      kDeadLetterTokenPrefix, absl::ToUnixMicros(last.created_at), ":", last.dead_letter_id));
+  return TimeAndIdPageToken({last.created_at, last.dead_letter_id});
+}
+
+std::string TimeAndIdPageToken(const TimeAndIdPosition& position) {
+  return absl::WebSafeBase64Escape(
+      absl::StrCat(kTimeAndIdTokenPrefix, absl::ToUnixMicros(position.at), ":", position.id));
+}
+
+std::optional<TimeAndIdPosition> ParseTimeAndIdPageToken(absl::string_view token) {
+  std::string decoded;
+  std::vector<std::string> parts;
+  int64_t micros = 0;
+  if (token.size() > 256 || !absl::WebSafeBase64Unescape(token, &decoded) ||
+      !absl::StartsWith(decoded, kTimeAndIdTokenPrefix) ||
+      (parts = absl::StrSplit(decoded.substr(2), ':')).size() != 2 ||
+      !absl::SimpleAtoi(parts[0], &micros) || !store::IsUuid(parts[1])) {
+    return std::nullopt;
+  }
+  return TimeAndIdPosition{absl::FromUnixMicros(micros), std::move(parts[1])};
 }
 
 void ToProto(const store::DeadLetterRecord& record, v1::DeadLetter* out) {

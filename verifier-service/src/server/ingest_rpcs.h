@@ -78,4 +78,15 @@ void ToProto(const store::AcceptedItemRecord& record,
 // 1 to 1000; 0 means 100. kInvalidArgument naming `field` otherwise.
 absl::StatusOr<int> IngestPageSize(int requested, absl::string_view field);
 
+// The keyset position of a page ordered by time, then id (a UUID): dead letters by creation,
+// the drop ledger by receipt.
+struct TimeAndIdPosition {
+  absl::Time at;
+  std::string id;
+};
+// The opaque page token naming `position`.
+std::string TimeAndIdPageToken(const TimeAndIdPosition& position);
+// The position `token` names; nullopt when it is not a token TimeAndIdPageToken wrote.
+std::optional<TimeAndIdPosition> ParseTimeAndIdPageToken(absl::string_view token);
+
 }  // namespace portcullis::verifier::server

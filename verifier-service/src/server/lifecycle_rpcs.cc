@@ -7,11 +7,9 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_split.h"
 #include "common/status/status_macros.h"
 #include "common/url/url.h"
 #include "verifier-service/src/intake/source_block.h"
@@ -31,7 +29,6 @@ constexpr size_t kMaxEraseKeyBytes = 2048;
 
 // A drop reason is one of the evaluator's, all [a-z_].
 constexpr size_t kMaxDropReasonBytes = 64;
-constexpr char kDropTokenPrefix[] = "d:";
 // google.protobuf.Timestamp's range: 0001-01-01 to 9999-12-31.
 constexpr int64_t kMinTimestampSeconds = -62135596800;
 constexpr int64_t kMaxTimestampSeconds = 253402300799;
@@ -134,17 +131,11 @@ absl::StatusOr<DropQuery> ValidateListDrops(const v1::ListDropsRequest& request)
   ASSIGN_OR_RETURN(query.filter, ValidateDropFilter(request));
   ASSIGN_OR_RETURN(query.size, IngestPageSize(request.page_size(), "page_size"));
   if (!request.page_token().empty()) {
-    std::string decoded;
-    std::vector<std::string> parts;
-    int64_t micros = 0;
-    if (request.page_token().size() > 256 ||
-        !absl::WebSafeBase64Unescape(request.page_token(), &decoded) ||
-        !absl::StartsWith(decoded, kDropTokenPrefix) ||
-        (parts = absl::StrSplit(decoded.substr(2), ':')).size() != 2 ||
-        !absl::SimpleAtoi(parts[0], &micros) || !store::IsUuid(parts[1])) {
+    std::optional<TimeAndIdPosition> after = ParseTimeAndIdPageToken(request.page_token());
+    if (!after.has_value()) {
       return absl::InvalidArgumentError("page_token is not a token from a previous page");
     }
-    query.after = store::DropPosition{absl::FromUnixMicros(micros), parts[1]};
+    query.after = store::DropPosition{after->at, std::move(after->id)};
   }
   return query;
 }
@@ -157,8 +148,7 @@ absl::StatusOr<DropQuery> ValidateReevaluateDrops(const v1::ReevaluateDropsReque
 }
 
 std::string DropPageToken(const store::DroppedDeliveryRecord& last) {
-  return absl::WebSafeBase64Escape(
-      absl::StrCat(kDropTokenPrefix, absl::ToUnixMicros(last.received_at), ":", last.drop_id));
+  return TimeAndIdPageToken({last.received_at, last.drop_id});
 }
 
 void ToProto(const store::DroppedDeliveryRecord& record, v1::DroppedDelivery* out) {

@@ -227,11 +227,11 @@ absl::Status DecisionFromRow(const pqxx::row& row, DecisionRecord* out) {
   return absl::OkStatus();
 }
 
-DeadLetterRecord DeadLetterFromRow(const pqxx::row& row) {
-  DeadLetterRecord record;
-  record.dead_letter_id = row[0].as<std::string>();
-  record.reason = row[1].as<std::string>();
-  DeliveryRecord& delivery = record.delivery;
+// The delivery as received, from columns 2-11 of a dead-letter or drop-ledger row (publisher,
+// item_id, content_hash, signature_header, message_id, timestamp_header, raw_body,
+// canonical_body, is_synthetic as text, digital_source_type).
+DeliveryRecord DeliveryFromRow(const pqxx::row& row) {
+  DeliveryRecord delivery;
   delivery.publisher = row[2].as<std::string>();
   delivery.item_id = row[3].as<std::string>();
   delivery.content_hash = row[4].as<std::string>();
@@ -245,6 +245,14 @@ DeadLetterRecord DeadLetterFromRow(const pqxx::row& row) {
     delivery.is_synthetic = synthetic == "true";
   }
   delivery.digital_source_type = row[11].as<std::string>();
+  return delivery;
+}
+
+DeadLetterRecord DeadLetterFromRow(const pqxx::row& row) {
+  DeadLetterRecord record;
+  record.dead_letter_id = row[0].as<std::string>();
+  record.reason = row[1].as<std::string>();
+  record.delivery = DeliveryFromRow(row);
   record.created_at = absl::FromUnixMicros(row[12].as<int64_t>());
   return record;
 }
@@ -282,20 +290,7 @@ DroppedDeliveryRecord DropFromRow(const pqxx::row& row) {
   DroppedDeliveryRecord record;
   record.drop_id = row[0].as<std::string>();
   record.reason = row[1].as<std::string>();
-  DeliveryRecord& delivery = record.delivery;
-  delivery.publisher = row[2].as<std::string>();
-  delivery.item_id = row[3].as<std::string>();
-  delivery.content_hash = row[4].as<std::string>();
-  delivery.signature_header = row[5].as<std::string>();
-  delivery.message_id = row[6].as<std::string>();
-  delivery.timestamp = row[7].as<std::string>();
-  delivery.raw_body = pqxx::binarystring(row[8]).str();
-  delivery.canonical_body = pqxx::binarystring(row[9]).str();
-  const std::string synthetic = row[10].as<std::string>();
-  if (!synthetic.empty()) {
-    delivery.is_synthetic = synthetic == "true";
-  }
-  delivery.digital_source_type = row[11].as<std::string>();
+  record.delivery = DeliveryFromRow(row);
   record.received_at = absl::FromUnixMicros(row[12].as<int64_t>());
   record.expires_at = absl::FromUnixMicros(row[13].as<int64_t>());
   return record;
