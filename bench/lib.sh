@@ -29,8 +29,18 @@ bench_spawn() {
   printf -v "$var" '%s' "$!"
 }
 
+# die_exited NAME: a process of the bench ended early; the end of its log goes to stderr, so a CI
+# run that keeps no files still says why.
+die_exited() {
+  log "$1 exited early; the end of $work/logs/$1.log:"
+  tail -n 40 "$work/logs/$1.log" >&2 2>/dev/null || true
+  die "$1 exited; see $work/logs/$1.log"
+}
+
 bench_port_in_use() { (exec 3<>"/dev/tcp/${2:-127.0.0.1}/$1") 2>/dev/null; }
-bench_next_port=$((20000 + RANDOM % 20000))
+# Ports below Linux's ephemeral range (32768 and up by default): a client socket of this run
+# cannot take one between take_port and the server's bind.
+bench_next_port=$((20000 + RANDOM % 10000))
 take_port() {  # take_port VAR...: sets each VAR to a port free on 127.0.0.1
   local var
   for var in "$@"; do
@@ -42,7 +52,7 @@ take_port() {  # take_port VAR...: sets each VAR to a port free on 127.0.0.1
 wait_http() {  # wait_http URL PID NAME: up to 30 s for any HTTP answer
   for _ in $(seq 150); do
     curl -s -o /dev/null "$1" && return 0
-    kill -0 "$2" 2>/dev/null || die "$3 exited at startup; see $work/logs/$3.log"
+    kill -0 "$2" 2>/dev/null || die_exited "$3"
     sleep 0.2
   done
   die "$3 not answering after 30 s; see $work/logs/$3.log"
@@ -90,8 +100,8 @@ bench_portcullis() {
   for _ in $(seq 150); do
     [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$http_port/readyz")" = 200 ] &&
       break
-    kill -0 "$verifier_pid" 2>/dev/null || die "the verifier exited; see $work/logs/verifier.log"
-    kill -0 "$gateway_pid" 2>/dev/null || die "the gateway exited; see $work/logs/gateway.log"
+    kill -0 "$verifier_pid" 2>/dev/null || die_exited verifier
+    kill -0 "$gateway_pid" 2>/dev/null || die_exited gateway
     sleep 0.2
   done
   [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$http_port/readyz")" = 200 ] ||
