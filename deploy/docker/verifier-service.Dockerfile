@@ -17,7 +17,7 @@ RUN apt-get update \
       libgrpc++-dev libgrpc-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler libabsl-dev \
       libssl-dev libpqxx-dev libc-ares-dev libcurl4-openssl-dev libboost1.81-dev libboost-json1.81-dev \
       libgumbo-dev libicu-dev libspdlog-dev prometheus-cpp-dev libgtest-dev libgmock-dev \
-      libbenchmark-dev libcbor-dev \
+      libbenchmark-dev libcbor-dev libgoogle-perftools-dev \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY . .
@@ -35,6 +35,7 @@ RUN apt-get update \
       ca-certificates \
       libabsl20220623 libgrpc++1.51 libgrpc29 libprotobuf32 libssl3 libpqxx-6.4 libc-ares2 libcurl4 \
       libboost-json1.81.0 libgumbo1 libicu72 libspdlog1.10 libprometheus-cpp-core1.0 libcbor0.8 \
+      libtcmalloc-minimal4 \
  && rm -rf /var/lib/apt/lists/*
 COPY --from=build /verifier-service /usr/local/bin/verifier-service
 # Fail the build, not the pod, when a library is missing.

@@ -9,7 +9,7 @@ PORTCULLIS_PACKAGES=(
   libgrpc++-dev libgrpc-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler libabsl-dev
   libssl-dev libpqxx-dev libc-ares-dev libcurl4-openssl-dev libboost1.81-dev libboost-json1.81-dev
   libgumbo-dev libicu-dev libspdlog-dev prometheus-cpp-dev libgtest-dev libgmock-dev libcbor-dev
-  libbenchmark-dev postgresql-15 nodejs chromium
+  libbenchmark-dev libgoogle-perftools-dev postgresql-15 nodejs chromium
 )
 
 # What scripts/fuzz needs on top: clang with libFuzzer and the sanitizer runtimes, jq for seeds.
