@@ -258,6 +258,56 @@ TEST_F(VerifierPgIngestStoreTest, BatchesKeepTheirDropsInTheSameTransaction) {
   EXPECT_EQ(Count("SELECT count(*) FROM dropped_deliveries"), 2);
 }
 
+// A batch of plain decisions is written by one statement (kRecordDecisions): each decision is
+// still judged on its own, at its own `now`, and what an accepted item carries arrives byte for
+// byte.
+TEST_F(VerifierPgIngestStoreTest, APlainBatchDecidesEachItemAsIfItCameAlone) {
+  PORTCULLIS_CREATE_TEST_DATABASE_OR_SKIP(db);
+  Open(db->connection_string());
+  RecordOk(Decision("feed", 1, StoredDecision::kAccepted, false));  // Stays: a duplicate.
+  RecordOk(Decision("feed", 2, StoredDecision::kDropped, false));   // Expires after 1 h.
+  NewDecision binary = Decision("feed", 3, StoredDecision::kAccepted, true);
+  binary.delivery.canonical_body = std::string("{\"a\":\"\0\\\"\xc3\xbc{}\"}", 15);
+  NewDecision media = Decision("other", 4, StoredDecision::kAccepted, false);
+  media.media_verification.push_back({"image/jpeg", "valid", {"claimSignature.validated"},
+                                      "CN=signer", "cam/1.0", "digitalCapture", false});
+  const absl::Time later = kNow + absl::Hours(2);
+  const std::vector<DecisionAt> batch = {
+      {Decision("feed", 1, StoredDecision::kAccepted, false), kNow},
+      {Decision("feed", 2, StoredDecision::kAccepted, false, later), later},
+      {binary, kNow},
+      {media, kNow},
+      {Decision("feed", 5, StoredDecision::kDropped, false), kNow}};
+  pqxx::connection connection(url_);
+  const std::vector<absl::StatusOr<RecordResult>> results =
+      store_->RecordBatch(connection, batch);
+  ASSERT_EQ(results.size(), batch.size());
+  for (const auto& result : results) {
+    ASSERT_TRUE(result.ok()) << result.status();
+  }
+  EXPECT_FALSE(results[0]->recorded) << "the stored acceptance stays";
+  EXPECT_EQ(results[0]->decision.item_id, "item-1");
+  EXPECT_TRUE(results[1]->recorded) << "judged at its own now, the stored drop has expired";
+  EXPECT_TRUE(results[2]->recorded);
+  EXPECT_TRUE(results[3]->recorded);
+  EXPECT_TRUE(results[4]->recorded);
+  EXPECT_EQ(Count("SELECT count(*) FROM ingest_items"), 4) << "items 1, 2, 3 and 4";
+  EXPECT_EQ(Count("SELECT count(*) FROM ingest_items WHERE content_hash = '" + Hash(5) + "'"), 0);
+  absl::StatusOr<std::vector<AcceptedItemRecord>> items = store_->ListAcceptedItems(0, 10);
+  ASSERT_TRUE(items.ok()) << items.status();
+  ASSERT_EQ(items->size(), 4u);
+  for (const AcceptedItemRecord& item : *items) {
+    if (item.item_id == "item-3") {
+      EXPECT_EQ(item.canonical_body, binary.delivery.canonical_body);
+      EXPECT_TRUE(item.signature_valid);
+    }
+    if (item.item_id == "item-4") {
+      ASSERT_EQ(item.media.size(), 1u);
+      EXPECT_EQ(item.media[0].signer_subject, "CN=signer");
+    }
+  }
+}
+
 TEST_F(VerifierPgIngestStoreTest, AReevaluationAcceptsOnceAndEmptiesTheLedgerOfThatItem) {
   PORTCULLIS_CREATE_TEST_DATABASE_OR_SKIP(db);
   Open(db->connection_string());

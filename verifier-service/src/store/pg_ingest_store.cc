@@ -5,6 +5,7 @@
 #include <tuple>
 #include <utility>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "boost/json/array.hpp"
 #include "boost/json/object.hpp"
@@ -15,6 +16,7 @@
 #include "pqxx/result"
 #include "pqxx/row"
 #include "pqxx/transaction"
+#include "common/status/status_macros.h"
 #include "verifier-service/src/store/uuid.h"
 
 namespace portcullis::verifier::store {
@@ -38,7 +40,19 @@ constexpr PgStatement kFindDecision{
 
 // One statement decides between concurrent deliveries of one key: the primary key serializes
 // them, and the WHERE of DO UPDATE (re-checked against the latest committed row) says whether
-// this delivery may replace what is there. No row returned: it may not (a duplicate).
+// this delivery may replace what is there: the stored decision expired by `now`, a valid
+// signature over an unsigned refusal, or the replay of the stored quarantine (`replay`, a dead
+// letter id as text). No row returned: it may not (a duplicate). One rule for the single and the
+// batch statements.
+#define PORTCULLIS_DECISION_REPLACE(now, replay)                                              \
+  "ON CONFLICT (publisher, content_hash) DO UPDATE SET item_id = EXCLUDED.item_id, "          \
+  "  decision = EXCLUDED.decision, reason = EXCLUDED.reason, "                                 \
+  "  signature_valid = EXCLUDED.signature_valid, dead_letter_id = EXCLUDED.dead_letter_id, "   \
+  "  decided_at = EXCLUDED.decided_at, expires_at = EXCLUDED.expires_at "                      \
+  "WHERE d.expires_at <= " now " "                                                             \
+  "   OR (EXCLUDED.signature_valid AND NOT d.signature_valid AND d.decision <> 'accepted') "   \
+  "   OR (d.dead_letter_id IS NOT NULL AND d.dead_letter_id::text = " replay ") "
+
 // $7: the dead letter being replayed ('' when none); a quarantine gets a fresh dead letter id
 // unless it is that replay's.
 #define PORTCULLIS_UPSERT_DECISION                                                            \
@@ -47,13 +61,7 @@ constexpr PgStatement kFindDecision{
   "VALUES ($1, $2, $3, $4, $5, $6, "                                                          \
   "  CASE WHEN $4 = 'quarantined' THEN coalesce(nullif($7, '')::uuid, gen_random_uuid()) END, " \
   "  " PORTCULLIS_TIME("$8") ", " PORTCULLIS_TIME("$9") ") "                                   \
-  "ON CONFLICT (publisher, content_hash) DO UPDATE SET item_id = EXCLUDED.item_id, "          \
-  "  decision = EXCLUDED.decision, reason = EXCLUDED.reason, "                                 \
-  "  signature_valid = EXCLUDED.signature_valid, dead_letter_id = EXCLUDED.dead_letter_id, "   \
-  "  decided_at = EXCLUDED.decided_at, expires_at = EXCLUDED.expires_at "                      \
-  "WHERE d.expires_at <= " PORTCULLIS_TIME("$10") " "                                          \
-  "   OR (EXCLUDED.signature_valid AND NOT d.signature_valid AND d.decision <> 'accepted') "   \
-  "   OR (d.dead_letter_id IS NOT NULL AND d.dead_letter_id::text = $7) "
+  PORTCULLIS_DECISION_REPLACE(PORTCULLIS_TIME("$10"), "$7")
 
 constexpr PgStatement kUpsertDecision{
     "ingest_upsert_decision",
@@ -90,25 +98,41 @@ constexpr PgStatement kDeleteMootDeadLetters{
     "ingest_delete_moot_dead_letters",
     "DELETE FROM dead_letters WHERE publisher = $1 AND content_hash = $2"};
 
-// Record's common case (no replay, not quarantined) in one statement, so in one round trip and
-// one implicit transaction: the upsert above; if it wrote and the decision is `accepted`, the
-// outbox lock (shared; the materialized CTE `l` is read before the item's cursor is drawn, so
-// the lock is held before the cursor exists), the item, and its moot dead letters. Answers
-// whether the decision was recorded. $11: the canonical body; $12: the media verification
-// (MediaJson, '' for none).
-constexpr PgStatement kRecordDecision{
-    "ingest_record_decision",
-    "WITH d AS (" PORTCULLIS_UPSERT_DECISION
-    "RETURNING 1), "
-    "l AS MATERIALIZED (SELECT pg_advisory_xact_lock_shared(" PORTCULLIS_OUTBOX_LOCK_KEY
-    ") "
-    "  FROM d WHERE $4 = 'accepted'), "
-    "i AS (INSERT INTO ingest_items (publisher, item_id, content_hash, canonical_body, "
-    "  signature_valid, media) SELECT $1, $3, $2, $11::bytea, $6, nullif($12, '')::jsonb "
-    "  FROM l RETURNING 1), "
-    "x AS (DELETE FROM dead_letters WHERE publisher = $1 AND content_hash = $2 "
-    "  AND EXISTS (SELECT 1 FROM i)) "
-    "SELECT count(*) FROM d"};
+// Plain decisions (no replay, no re-evaluation, not quarantined) of distinct keys, a whole batch
+// in ONE statement (issue 21): the upserts above, each judged at its own `now`; if any accepted
+// decision was recorded, the outbox lock (shared; the materialized CTE `l` is read before any
+// item's cursor is drawn, so the lock is held before the cursors exist), the accepted items, in
+// the batch's order, and their moot dead letters. Every parameter is an array with one element
+// per decision: $1 publishers, $2 content hashes, $3 item ids, $4 decisions, $5 reasons,
+// $6 signature_valid, $7 decided_at, $8 expires_at, $9 now (Unix µs), $10 canonical bodies (hex),
+// $11 media verifications (MediaJson, '' for none). Answers the positions (1-based) of the
+// decisions recorded; the others lost to a decision that stays.
+constexpr PgStatement kRecordDecisions{
+    "ingest_record_decisions",
+    "WITH i AS MATERIALIZED (SELECT * FROM unnest($1::text[], $2::text[], $3::text[], "
+    "    $4::text[], $5::text[], $6::boolean[], $7::bigint[], $8::bigint[], $9::bigint[], "
+    "    $10::text[], $11::text[]) WITH ORDINALITY AS i(publisher, content_hash, item_id, "
+    "    decision, reason, signature_valid, decided_at, expires_at, now, body, media, n)), "
+    "d AS (INSERT INTO ingest_decisions AS d (publisher, content_hash, item_id, decision, "
+    "    reason, signature_valid, decided_at, expires_at) "
+    "  SELECT publisher, content_hash, item_id, decision, reason, signature_valid, "
+    "    " PORTCULLIS_TIME("decided_at") ", " PORTCULLIS_TIME("expires_at") " FROM i ORDER BY n "
+    PORTCULLIS_DECISION_REPLACE(
+        "(SELECT " PORTCULLIS_TIME("x.now") " FROM i x WHERE x.publisher = EXCLUDED.publisher "
+        "AND x.content_hash = EXCLUDED.content_hash)", "''")
+    "  RETURNING d.publisher, d.content_hash), "
+    "l AS MATERIALIZED (SELECT pg_advisory_xact_lock_shared(" PORTCULLIS_OUTBOX_LOCK_KEY ") "
+    "  WHERE EXISTS (SELECT 1 FROM d JOIN i USING (publisher, content_hash) "
+    "    WHERE i.decision = 'accepted')), "
+    "it AS (INSERT INTO ingest_items (publisher, item_id, content_hash, canonical_body, "
+    "    signature_valid, media) "
+    "  SELECT i.publisher, i.item_id, i.content_hash, decode(i.body, 'hex'), i.signature_valid, "
+    "    nullif(i.media, '')::jsonb "
+    "  FROM l, d JOIN i USING (publisher, content_hash) WHERE i.decision = 'accepted' "
+    "  ORDER BY i.n RETURNING publisher, content_hash), "
+    "x AS (DELETE FROM dead_letters dl USING it "
+    "  WHERE dl.publisher = it.publisher AND dl.content_hash = it.content_hash) "
+    "SELECT i.n FROM i JOIN d USING (publisher, content_hash)"};
 
 constexpr PgStatement kInsertDeadLetter{
     "ingest_insert_dead_letter",
@@ -194,6 +218,7 @@ constexpr PgStatement kListDrops{
 #undef PORTCULLIS_DEAD_LETTER_COLUMNS
 #undef PORTCULLIS_OUTBOX_LOCK_KEY
 #undef PORTCULLIS_UPSERT_DECISION
+#undef PORTCULLIS_DECISION_REPLACE
 #undef PORTCULLIS_DECISION_COLUMNS
 #undef PORTCULLIS_TIME
 #undef PORTCULLIS_MICROS
@@ -360,6 +385,66 @@ std::vector<MediaVerificationRecord> MediaFromJson(const std::string& text) {
   return media;
 }
 
+
+// Whether `next` is recorded by kRecordDecisions: no replay, no re-evaluation, not quarantined.
+bool IsPlain(const NewDecision& next) {
+  return next.replay_of.empty() && next.reevaluation_of.empty() &&
+         next.decision.decision != StoredDecision::kQuarantined;
+}
+
+// Plain decisions of distinct keys, decisions[k] judged at nows[k], in one kRecordDecisions
+// statement: recorded[k] says whether decisions[k] was (otherwise it lost to a decision that
+// stays).
+std::vector<bool> RecordPlainDecisions(pqxx::transaction_base& transaction,
+                                       absl::Span<const NewDecision* const> decisions,
+                                       absl::Span<const absl::Time> nows) {
+  enum Column { kPublisher, kHash, kItem, kKind, kReason, kSigned, kDecided, kExpires, kNow,
+                kBody, kMedia, kColumns };
+  std::vector<std::string> columns[kColumns];
+  for (std::vector<std::string>& column : columns) {
+    column.reserve(decisions.size());
+  }
+  for (size_t k = 0; k < decisions.size(); ++k) {
+    const DecisionRecord& decision = decisions[k]->decision;
+    columns[kPublisher].push_back(decision.publisher);
+    columns[kHash].push_back(decision.content_hash);
+    columns[kItem].push_back(decision.item_id);
+    columns[kKind].emplace_back(StoredDecisionName(decision.decision));
+    columns[kReason].push_back(decision.reason);
+    columns[kSigned].push_back(decision.signature_valid ? "t" : "f");
+    columns[kDecided].push_back(absl::StrCat(absl::ToUnixMicros(decision.decided_at)));
+    columns[kExpires].push_back(absl::StrCat(absl::ToUnixMicros(decision.expires_at)));
+    columns[kNow].push_back(absl::StrCat(absl::ToUnixMicros(nows[k])));
+    columns[kBody].push_back(absl::BytesToHexString(decisions[k]->delivery.canonical_body));
+    columns[kMedia].push_back(MediaJson(decisions[k]->media_verification));
+  }
+  std::vector<bool> recorded(decisions.size(), false);
+  const pqxx::result rows = ExecPrepared(
+      transaction, kRecordDecisions, TextArrayLiteral(columns[kPublisher]),
+      TextArrayLiteral(columns[kHash]), TextArrayLiteral(columns[kItem]),
+      TextArrayLiteral(columns[kKind]), TextArrayLiteral(columns[kReason]),
+      TextArrayLiteral(columns[kSigned]), TextArrayLiteral(columns[kDecided]),
+      TextArrayLiteral(columns[kExpires]), TextArrayLiteral(columns[kNow]),
+      TextArrayLiteral(columns[kBody]), TextArrayLiteral(columns[kMedia]));
+  for (const pqxx::row& row : rows) {
+    recorded[row[0].as<size_t>() - 1] = true;
+  }
+  return recorded;
+}
+
+// The decision `decision` lost to, read after the statement that waited for it; false when it
+// is gone (expired and swept in between: deciding again is right).
+absl::StatusOr<bool> ReadWinningDecision(pqxx::transaction_base& transaction,
+                                         const DecisionRecord& decision, DecisionRecord* out) {
+  const pqxx::result rows =
+      ExecPrepared(transaction, kReadDecision, decision.publisher, decision.content_hash);
+  if (rows.empty()) {
+    return false;
+  }
+  RETURN_IF_ERROR(DecisionFromRow(rows[0], out));
+  return true;
+}
+
 }  // namespace
 
 absl::StatusOr<std::optional<DecisionRecord>> PgIngestStore::FindDecision(
@@ -437,26 +522,17 @@ absl::Status PgIngestStore::RecordInTransaction(pqxx::transaction_base& transact
   if (!next.reevaluation_of.empty()) {
     return RecordReevaluation(transaction, next, now, out);
   }
-  if (next.replay_of.empty() && decision.decision != StoredDecision::kQuarantined) {
-    // The common case: kRecordDecision, one statement.
-    const pqxx::row recorded = ExecPrepared1(
-        transaction, kRecordDecision, decision.publisher, decision.content_hash, decision.item_id,
-        std::string(StoredDecisionName(decision.decision)), decision.reason,
-        decision.signature_valid, std::string(), absl::ToUnixMicros(decision.decided_at),
-        absl::ToUnixMicros(decision.expires_at), absl::ToUnixMicros(now),
-        Bytes(delivery.canonical_body), MediaJson(next.media_verification));
-    if (recorded[0].as<int64_t>() == 1) {
+  if (IsPlain(next)) {
+    const NewDecision* const one[] = {&next};
+    if (RecordPlainDecisions(transaction, one, {now}).front()) {
       result.recorded = true;
       return absl::OkStatus();
     }
-    // Lost to a decision that stays (committed, or this transaction's own); read it.
-    const pqxx::result rows =
-        ExecPrepared(transaction, kReadDecision, decision.publisher, decision.content_hash);
-    if (rows.empty()) {
-      // Expired and swept between the two statements: deciding again is right, later.
+    ASSIGN_OR_RETURN(const bool found, ReadWinningDecision(transaction, decision, &result.decision));
+    if (!found) {
       return absl::UnavailableError("ingest decision changed while being recorded; retry");
     }
-    return DecisionFromRow(rows[0], &result.decision);
+    return absl::OkStatus();
   }
   const pqxx::result upserted = ExecPrepared(
       transaction, kUpsertDecision, decision.publisher, decision.content_hash, decision.item_id,
@@ -514,7 +590,7 @@ std::vector<absl::StatusOr<RecordResult>> PgIngestStore::RecordBatch(
   std::vector<absl::StatusOr<RecordResult>> results(
       batch.size(), absl::InternalError("decision not recorded"));
   pqxx::work transaction(connection);
-  for (const size_t i : order) {
+  const auto record_one = [&](size_t i) {
     RecordResult result;
     const absl::Status status =
         RecordInTransaction(transaction, batch[i].next, batch[i].now, &result);
@@ -522,6 +598,53 @@ std::vector<absl::StatusOr<RecordResult>> PgIngestStore::RecordBatch(
       results[i] = std::move(result);
     } else {
       results[i] = status;
+    }
+  };
+  const bool all_plain = std::all_of(batch.begin(), batch.end(),
+                                     [](const DecisionAt& item) { return IsPlain(item.next); });
+  if (!all_plain) {
+    for (const size_t i : order) {
+      record_one(i);
+    }
+  } else {
+    // The first copy of each key, all in one statement; a later copy (its key's row is locked by
+    // this transaction now, so no new lock is taken out of order) one at a time after it.
+    std::vector<size_t> firsts;
+    std::vector<size_t> copies;
+    std::vector<const NewDecision*> decisions;
+    std::vector<absl::Time> nows;
+    for (size_t k = 0; k < order.size(); ++k) {
+      const DecisionRecord& decision = batch[order[k]].next.decision;
+      if (k > 0 && decision.publisher == batch[order[k - 1]].next.decision.publisher &&
+          decision.content_hash == batch[order[k - 1]].next.decision.content_hash) {
+        copies.push_back(order[k]);
+        continue;
+      }
+      firsts.push_back(order[k]);
+      decisions.push_back(&batch[order[k]].next);
+      nows.push_back(batch[order[k]].now);
+    }
+    const std::vector<bool> recorded = RecordPlainDecisions(transaction, decisions, nows);
+    for (size_t k = 0; k < firsts.size(); ++k) {
+      const DecisionRecord& decision = batch[firsts[k]].next.decision;
+      RecordResult result;
+      result.decision = decision;
+      result.recorded = recorded[k];
+      absl::StatusOr<bool> found = true;
+      if (!result.recorded) {
+        found = ReadWinningDecision(transaction, decision, &result.decision);
+      }
+      if (!found.ok()) {
+        results[firsts[k]] = found.status();
+      } else if (!*found) {
+        results[firsts[k]] =
+            absl::UnavailableError("ingest decision changed while being recorded; retry");
+      } else {
+        results[firsts[k]] = std::move(result);
+      }
+    }
+    for (const size_t i : copies) {
+      record_one(i);
     }
   }
   // The drops to keep, after every decision: a writer takes the ledger's usage rows last (in
@@ -610,24 +733,18 @@ absl::StatusOr<RecordResult> PgIngestStore::RecordInOneStatement(const NewDecisi
       parsed = absl::OkStatus();
       swept = false;
       pqxx::nontransaction transaction(connection);
-      const pqxx::row recorded = ExecPrepared1(
-          transaction, kRecordDecision, decision.publisher, decision.content_hash, decision.item_id,
-          std::string(StoredDecisionName(decision.decision)), decision.reason,
-          decision.signature_valid, std::string(), absl::ToUnixMicros(decision.decided_at),
-          absl::ToUnixMicros(decision.expires_at), absl::ToUnixMicros(now),
-          Bytes(next.delivery.canonical_body), MediaJson(next.media_verification));
-      if (recorded[0].as<int64_t>() == 1) {
+      const NewDecision* const one[] = {&next};
+      if (RecordPlainDecisions(transaction, one, {now}).front()) {
         result.recorded = true;
         return;
       }
       // Lost to a decision that stays (committed: the conflict waited for it); read it.
-      const pqxx::result rows =
-          ExecPrepared(transaction, kReadDecision, decision.publisher, decision.content_hash);
-      if (rows.empty()) {
-        swept = true;
-        return;
+      absl::StatusOr<bool> found = ReadWinningDecision(transaction, decision, &result.decision);
+      if (!found.ok()) {
+        parsed = found.status();
+      } else {
+        swept = !*found;
       }
-      parsed = DecisionFromRow(rows[0], &result.decision);
     });
     if (!status.ok()) {
       return status;

@@ -33,8 +33,10 @@ class PgIngestStore final : public IngestStore {
   // Record(next, now) for each of `batch`, all in ONE transaction on `connection`, committed
   // before it returns (IngestWriter's batches, issue 21): one result per decision, in the order
   // of `batch`.
-  // Decisions are recorded in the order of their key (publisher, content hash), so concurrent
-  // batches take the keys' locks in one order; copies of one key keep their order and are
+  // A batch of plain decisions (no replay, no re-evaluation, not quarantined) is one statement
+  // (the first copy of each key; later copies one at a time after it). Decisions are recorded
+  // in the order of their key (publisher, content hash), so concurrent batches take the keys'
+  // locks in one order; copies of one key keep their order and are
   // decided one after the other, as if they had come one at a time (the first recorded, a later
   // one a duplicate of it, or its replacement when validly signed over an unsigned drop). A
   // per-decision problem (an unreadable stored decision) is that decision's result; anything
@@ -51,10 +53,8 @@ class PgIngestStore final : public IngestStore {
   absl::Status RecordReevaluation(pqxx::transaction_base& transaction, const NewDecision& next,
                                   absl::Time now, RecordResult* result);
 
-  // Record without a replay or a quarantine: one statement, one round trip, its own transaction.
-  // (Group commit, several of these per transaction, was tried in 3c33643 and did not pay: the
-  // verifier runs at most --db_pool_size evaluations at once (8), so groups stayed at 1-2 rows and
-  // paid extra BEGIN and COMMIT round trips; bench/README.md.)
+  // Record without a replay or a quarantine: one statement (the batch statement with one
+  // decision), one round trip, its own transaction.
   absl::StatusOr<RecordResult> RecordInOneStatement(const NewDecision& next, absl::Time now);
 
   PgConnectionPool& pool_;
