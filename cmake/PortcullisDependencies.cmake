@@ -38,8 +38,9 @@ add_library(portcullis_dep_cbor INTERFACE)
 target_link_libraries(portcullis_dep_cbor INTERFACE PkgConfig::CBOR)
 add_library(portcullis::dep::cbor ALIAS portcullis_dep_cbor)
 
-# The two services' allocator in release builds: tcmalloc (gperftools' minimal build, Debian's
-# libgoogle-perftools-dev). Under load glibc's malloc was a quarter of the gateway's CPU and a
+# The allocator of release builds: tcmalloc (gperftools' minimal build, Debian's
+# libgoogle-perftools-dev), linked through portcullis::lifecycle, which caps its caches
+# (allocator_caches.h). Under load glibc's malloc was a quarter of the gateway's CPU and a
 # fifth of the verifier's, much of it malloc_consolidate (every allocation of 1 KiB or more walks
 # the fastbins; issue 21's profiles). Debug, sanitizer and fuzz builds keep glibc's, which the
 # sanitizers replace anyway.
@@ -48,5 +49,6 @@ if(CMAKE_BUILD_TYPE MATCHES "^(Release|RelWithDebInfo|MinSizeRel)$"
    AND NOT CMAKE_CXX_FLAGS MATCHES "-fsanitize")
   pkg_check_modules(TCMALLOC REQUIRED IMPORTED_TARGET libtcmalloc_minimal)
   target_link_libraries(portcullis_dep_allocator INTERFACE PkgConfig::TCMALLOC)
+  target_compile_definitions(portcullis_dep_allocator INTERFACE PORTCULLIS_TCMALLOC)
 endif()
 add_library(portcullis::dep::allocator ALIAS portcullis_dep_allocator)

@@ -7,6 +7,7 @@
 #include "absl/flags/usage.h"
 #include "absl/time/clock.h"
 #include "common/config/setting.h"
+#include "common/lifecycle/allocator_caches.h"
 #include "common/lifecycle/termination_signal.h"
 #include "common/logging/log.h"
 #include "ingest-gateway/src/gateway.h"
@@ -23,6 +24,7 @@ int Usage(const absl::Status& status) {
 
 int main(int argc, char** argv) {
   portcullis::lifecycle::BlockTerminationSignals();
+  portcullis::lifecycle::LimitAllocatorCaches();
   absl::SetProgramUsageMessage("The Portcullis ingest gateway (HTTP front of the verifier).");
   const absl::StatusOr<portcullis::config::Texts> command_line =
       portcullis::config::ParseCommandLine(argc, argv);
