@@ -385,6 +385,7 @@ std::vector<MediaVerificationRecord> MediaFromJson(const std::string& text) {
   return media;
 }
 
+constexpr char kDecisionGone[] = "ingest decision changed while being recorded; retry";
 
 // Whether `next` is recorded by kRecordDecisions: no replay, no re-evaluation, not quarantined.
 bool IsPlain(const NewDecision& next) {
@@ -398,8 +399,20 @@ bool IsPlain(const NewDecision& next) {
 std::vector<bool> RecordPlainDecisions(pqxx::transaction_base& transaction,
                                        absl::Span<const NewDecision* const> decisions,
                                        absl::Span<const absl::Time> nows) {
-  enum Column { kPublisher, kHash, kItem, kKind, kReason, kSigned, kDecided, kExpires, kNow,
-                kBody, kMedia, kColumns };
+  enum Column {
+    kPublisher,
+    kHash,
+    kItem,
+    kKind,
+    kReason,
+    kSigned,
+    kDecided,
+    kExpires,
+    kNow,
+    kBody,
+    kMedia,
+    kColumns
+  };
   std::vector<std::string> columns[kColumns];
   for (std::vector<std::string>& column : columns) {
     column.reserve(decisions.size());
@@ -419,30 +432,30 @@ std::vector<bool> RecordPlainDecisions(pqxx::transaction_base& transaction,
     columns[kMedia].push_back(MediaJson(decisions[k]->media_verification));
   }
   std::vector<bool> recorded(decisions.size(), false);
-  const pqxx::result rows = ExecPrepared(
-      transaction, kRecordDecisions, TextArrayLiteral(columns[kPublisher]),
-      TextArrayLiteral(columns[kHash]), TextArrayLiteral(columns[kItem]),
-      TextArrayLiteral(columns[kKind]), TextArrayLiteral(columns[kReason]),
-      TextArrayLiteral(columns[kSigned]), TextArrayLiteral(columns[kDecided]),
-      TextArrayLiteral(columns[kExpires]), TextArrayLiteral(columns[kNow]),
-      TextArrayLiteral(columns[kBody]), TextArrayLiteral(columns[kMedia]));
+  const pqxx::result rows =
+      ExecPrepared(transaction, kRecordDecisions, TextArrayLiteral(columns[kPublisher]),
+                   TextArrayLiteral(columns[kHash]), TextArrayLiteral(columns[kItem]),
+                   TextArrayLiteral(columns[kKind]), TextArrayLiteral(columns[kReason]),
+                   TextArrayLiteral(columns[kSigned]), TextArrayLiteral(columns[kDecided]),
+                   TextArrayLiteral(columns[kExpires]), TextArrayLiteral(columns[kNow]),
+                   TextArrayLiteral(columns[kBody]), TextArrayLiteral(columns[kMedia]));
   for (const pqxx::row& row : rows) {
     recorded[row[0].as<size_t>() - 1] = true;
   }
   return recorded;
 }
 
-// The decision `decision` lost to, read after the statement that waited for it; false when it
-// is gone (expired and swept in between: deciding again is right).
-absl::StatusOr<bool> ReadWinningDecision(pqxx::transaction_base& transaction,
-                                         const DecisionRecord& decision, DecisionRecord* out) {
+// The decision `decision` lost to, read into `out` after the statement that waited for it;
+// kDecisionGone (UNAVAILABLE, retryable) when it is gone: expired and swept in between, so
+// deciding again is right.
+absl::Status ReadWinningDecision(pqxx::transaction_base& transaction,
+                                 const DecisionRecord& decision, DecisionRecord* out) {
   const pqxx::result rows =
       ExecPrepared(transaction, kReadDecision, decision.publisher, decision.content_hash);
   if (rows.empty()) {
-    return false;
+    return absl::UnavailableError(kDecisionGone);
   }
-  RETURN_IF_ERROR(DecisionFromRow(rows[0], out));
-  return true;
+  return DecisionFromRow(rows[0], out);
 }
 
 }  // namespace
@@ -528,11 +541,7 @@ absl::Status PgIngestStore::RecordInTransaction(pqxx::transaction_base& transact
       result.recorded = true;
       return absl::OkStatus();
     }
-    ASSIGN_OR_RETURN(const bool found, ReadWinningDecision(transaction, decision, &result.decision));
-    if (!found) {
-      return absl::UnavailableError("ingest decision changed while being recorded; retry");
-    }
-    return absl::OkStatus();
+    return ReadWinningDecision(transaction, decision, &result.decision);
   }
   const pqxx::result upserted = ExecPrepared(
       transaction, kUpsertDecision, decision.publisher, decision.content_hash, decision.item_id,
@@ -630,17 +639,13 @@ std::vector<absl::StatusOr<RecordResult>> PgIngestStore::RecordBatch(
       RecordResult result;
       result.decision = decision;
       result.recorded = recorded[k];
-      absl::StatusOr<bool> found = true;
-      if (!result.recorded) {
-        found = ReadWinningDecision(transaction, decision, &result.decision);
-      }
-      if (!found.ok()) {
-        results[firsts[k]] = found.status();
-      } else if (!*found) {
-        results[firsts[k]] =
-            absl::UnavailableError("ingest decision changed while being recorded; retry");
-      } else {
+      const absl::Status status =
+          result.recorded ? absl::OkStatus()
+                          : ReadWinningDecision(transaction, decision, &result.decision);
+      if (status.ok()) {
         results[firsts[k]] = std::move(result);
+      } else {
+        results[firsts[k]] = status;
       }
     }
     for (const size_t i : copies) {
@@ -720,44 +725,31 @@ absl::StatusOr<std::vector<DroppedDeliveryRecord>> PgIngestStore::ListDrops(
 
 absl::StatusOr<RecordResult> PgIngestStore::RecordInOneStatement(const NewDecision& next,
                                                                  absl::Time now) {
-  const DecisionRecord& decision = next.decision;
   RecordResult result;
-  absl::Status parsed = absl::OkStatus();
-  bool swept = false;
+  absl::Status read = absl::OkStatus();
   // A duplicate is read after the statement that found it; if the sweeper deleted that decision
-  // in between (it expired), deciding again is right: try again, a bounded number of times.
+  // in between (it expired: kDecisionGone), deciding again is right: try again, a bounded number
+  // of times.
   for (int attempt = 0; attempt < 3; ++attempt) {
     absl::Status status = pool_.Run("record_ingest_decision", [&](pqxx::connection& connection) {
       result = RecordResult();
-      result.decision = decision;
-      parsed = absl::OkStatus();
-      swept = false;
+      result.decision = next.decision;
       pqxx::nontransaction transaction(connection);
       const NewDecision* const one[] = {&next};
-      if (RecordPlainDecisions(transaction, one, {now}).front()) {
-        result.recorded = true;
-        return;
-      }
-      // Lost to a decision that stays (committed: the conflict waited for it); read it.
-      absl::StatusOr<bool> found = ReadWinningDecision(transaction, decision, &result.decision);
-      if (!found.ok()) {
-        parsed = found.status();
-      } else {
-        swept = !*found;
-      }
+      result.recorded = RecordPlainDecisions(transaction, one, {now}).front();
+      // Lost to a decision that stays (committed: the conflict waited for it): read it.
+      read = result.recorded ? absl::OkStatus()
+                             : ReadWinningDecision(transaction, next.decision, &result.decision);
     });
     if (!status.ok()) {
       return status;
     }
-    if (!swept) {
+    if (!absl::IsUnavailable(read)) {
       break;
     }
   }
-  if (swept) {
-    return absl::UnavailableError("ingest decision changed while being recorded; retry");
-  }
-  if (!parsed.ok()) {
-    return parsed;
+  if (!read.ok()) {
+    return read;
   }
   return result;
 }
