@@ -29,14 +29,16 @@
 // A block entry (global, or of `m`'s site) matches `m`'s source now: the source blocklist of
 // migrations/0007 applied to stored mentions, as MentionStore::Submit applies it to submissions.
 // Domain entries are looked up by the source host's keys (one index probe each, the keys computed
-// once per mention); prefix entries are few and compared one by one.
+// once per mention); prefix entries are few and compared one by one. Without any block entry
+// at all (an uncorrelated InitPlan, read once per statement) none of that runs per mention.
 #define PORTCULLIS_MENTION_BLOCKED                                                           \
+  "((SELECT EXISTS (SELECT 1 FROM source_blocks)) AND "                                      \
   "(EXISTS (SELECT 1 FROM unnest(portcullis_domain_block_keys(" PORTCULLIS_MENTION_SOURCE_HOST \
   ")) AS k(value) JOIN source_blocks b ON b.kind = 'DOMAIN' AND b.value = k.value "          \
   "   WHERE b.site_id IS NULL OR b.site_id = s.id) "                                         \
   " OR EXISTS (SELECT 1 FROM source_blocks b WHERE b.kind = 'PREFIX' "                       \
   "   AND (b.site_id IS NULL OR b.site_id = s.id) "                                          \
-  "   AND starts_with(" PORTCULLIS_MENTION_NORMALIZED_SOURCE ", b.value)))"
+  "   AND starts_with(" PORTCULLIS_MENTION_NORMALIZED_SOURCE ", b.value))))"
 
 // The site's policy lets `m` be shown: `off`; or approved by a person; or matched by one of the
 // site's approval rules; or, under `first-time-authors`, an earlier mention by the same author
