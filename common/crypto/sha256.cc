@@ -25,4 +25,16 @@ std::string ToHex(const Sha256Digest& digest) {
       absl::string_view(reinterpret_cast<const char*>(digest.data()), digest.size()));
 }
 
+bool IsSha256Hex(absl::string_view text) {
+  if (text.size() != 64) {
+    return false;
+  }
+  for (const char c : text) {
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) {
+      return false;
+    }
+  }
+  return true;
+}
+
 }  // namespace portcullis::crypto

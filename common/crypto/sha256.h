@@ -15,4 +15,7 @@ Sha256Digest Sha256(absl::string_view data);
 // Lowercase hex of a digest (64 characters).
 std::string ToHex(const Sha256Digest& digest);
 
+// Whether `text` is what ToHex writes: exactly 64 lowercase hex digits.
+bool IsSha256Hex(absl::string_view text);
+
 }  // namespace portcullis::crypto

@@ -4,9 +4,9 @@
 #include <optional>
 #include <utility>
 
-#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "common/logging/log.h"
+#include "common/crypto/sha256.h"
 #include "ingest-gateway/src/answers.h"
 #include "ingest-gateway/src/mentions_feed.h"
 #include "ingest-gateway/src/rate_limiter.h"
@@ -15,18 +15,6 @@ namespace portcullis::gateway {
 
 namespace v1 = verifier::v1;
 using http::HttpResponse;
-
-bool IsAvatarHash(absl::string_view hash) {
-  if (hash.size() != 64) {
-    return false;
-  }
-  for (const char c : hash) {
-    if (!absl::ascii_isdigit(static_cast<unsigned char>(c)) && (c < 'a' || c > 'f')) {
-      return false;
-    }
-  }
-  return true;
-}
 
 bool IsAvatarMediaType(absl::string_view media_type) {
   for (const absl::string_view allowed :
@@ -39,7 +27,7 @@ bool IsAvatarMediaType(absl::string_view media_type) {
 }
 
 std::string ProxiedPhotoUrl(const v1::Author& author, absl::string_view public_base_url) {
-  if (author.photo().empty() || !IsAvatarHash(author.photo_proxy_hash())) {
+  if (author.photo().empty() || !crypto::IsSha256Hex(author.photo_proxy_hash())) {
     return "";
   }
   return absl::StrCat(public_base_url, kAvatarPathPrefix, author.photo_proxy_hash());
@@ -63,7 +51,7 @@ HttpResponse AvatarResponse(const CachedAvatar& avatar, absl::string_view if_non
 
 void AvatarProxy::Handle(const http::HttpRequest& request, http::Respond respond) const {
   const std::string& hash = request.path_param;
-  if (!IsAvatarHash(hash)) {
+  if (!crypto::IsSha256Hex(hash)) {
     respond(ErrorAnswer(Answer::kAvatarNotFound));
     return;
   }

@@ -26,9 +26,6 @@ inline constexpr char kAvatarRoute[] = "/avatar/{hash}";
 // How long browsers and shared caches may keep an avatar.
 inline constexpr int kAvatarMaxAgeSeconds = 86400;
 
-// Whether `hash` is what /avatar/ takes: 64 lowercase hex digits (a SHA-256).
-bool IsAvatarHash(absl::string_view hash);
-
 // Whether the gateway serves `media_type` as an avatar: image/jpeg, image/png, image/gif,
 // image/webp or image/avif (what FetchAvatar promises; checked again here).
 bool IsAvatarMediaType(absl::string_view media_type);

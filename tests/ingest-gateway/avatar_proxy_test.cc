@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 
+#include "common/crypto/sha256.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "ingest-gateway/src/answers.h"
@@ -54,10 +55,10 @@ class GatewayAvatarProxyTest : public ::testing::Test {
 };
 
 TEST(GatewayAvatarHashTest, HashesAndMediaTypes) {
-  EXPECT_TRUE(IsAvatarHash(kHash));
-  EXPECT_FALSE(IsAvatarHash(std::string(64, 'B')));
-  EXPECT_FALSE(IsAvatarHash(std::string(63, 'b')));
-  EXPECT_FALSE(IsAvatarHash(kHash + "/x"));
+  EXPECT_TRUE(crypto::IsSha256Hex(kHash));
+  EXPECT_FALSE(crypto::IsSha256Hex(std::string(64, 'B')));
+  EXPECT_FALSE(crypto::IsSha256Hex(std::string(63, 'b')));
+  EXPECT_FALSE(crypto::IsSha256Hex(kHash + "/x"));
   EXPECT_TRUE(IsAvatarMediaType("image/avif"));
   EXPECT_FALSE(IsAvatarMediaType("image/svg+xml"));
   EXPECT_FALSE(IsAvatarMediaType("text/html"));

@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "common/crypto/sha256.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -19,14 +20,14 @@ using ::testing::HasSubstr;
 const std::string kHash(64, 'a');
 
 TEST(VerifierAvatarRpcTest, OnlyA64DigitLowercaseHexHashIsTaken) {
-  EXPECT_TRUE(IsPhotoHash(kHash));
-  EXPECT_TRUE(IsPhotoHash("0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"));
-  EXPECT_FALSE(IsPhotoHash(""));
-  EXPECT_FALSE(IsPhotoHash(std::string(63, 'a')));
-  EXPECT_FALSE(IsPhotoHash(std::string(65, 'a')));
-  EXPECT_FALSE(IsPhotoHash(std::string(64, 'A')));
-  EXPECT_FALSE(IsPhotoHash(std::string(63, 'a') + "g"));
-  EXPECT_FALSE(IsPhotoHash(std::string(63, 'a') + "/"));
+  EXPECT_TRUE(crypto::IsSha256Hex(kHash));
+  EXPECT_TRUE(crypto::IsSha256Hex("0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"));
+  EXPECT_FALSE(crypto::IsSha256Hex(""));
+  EXPECT_FALSE(crypto::IsSha256Hex(std::string(63, 'a')));
+  EXPECT_FALSE(crypto::IsSha256Hex(std::string(65, 'a')));
+  EXPECT_FALSE(crypto::IsSha256Hex(std::string(64, 'A')));
+  EXPECT_FALSE(crypto::IsSha256Hex(std::string(63, 'a') + "g"));
+  EXPECT_FALSE(crypto::IsSha256Hex(std::string(63, 'a') + "/"));
 
   v1::FetchAvatarRequest request;
   EXPECT_EQ(ValidateFetchAvatar(request).status().code(), absl::StatusCode::kInvalidArgument);

@@ -3,8 +3,8 @@
 #include <memory>
 #include <utility>
 
-#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "common/crypto/sha256.h"
 #include "verifier-service/src/fetch/http_client.h"
 #include "verifier-service/src/server/unary_rpc.h"
 #include "verifier-service/src/server/verifier_service.h"
@@ -13,20 +13,8 @@ namespace portcullis::verifier::server {
 
 namespace v1 = portcullis::verifier::v1;
 
-bool IsPhotoHash(absl::string_view hash) {
-  if (hash.size() != 64) {
-    return false;
-  }
-  for (const char c : hash) {
-    if (!absl::ascii_isdigit(static_cast<unsigned char>(c)) && (c < 'a' || c > 'f')) {
-      return false;
-    }
-  }
-  return true;
-}
-
 absl::StatusOr<std::string> ValidateFetchAvatar(const v1::FetchAvatarRequest& request) {
-  if (!IsPhotoHash(request.hash())) {
+  if (!crypto::IsSha256Hex(request.hash())) {
     return absl::InvalidArgumentError("hash must be 64 lowercase hex digits (a SHA-256)");
   }
   return request.hash();

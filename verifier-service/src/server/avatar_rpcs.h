@@ -27,9 +27,6 @@ inline constexpr int kMaxAvatarRedirects = 2;
 inline constexpr absl::string_view kAvatarMediaTypes[] = {"image/jpeg", "image/png", "image/gif",
                                                           "image/webp", "image/avif"};
 
-// Whether `hash` is a SHA-256 in lowercase hex: 64 of [0-9a-f].
-bool IsPhotoHash(absl::string_view hash);
-
 // The hash of the request, or INVALID_ARGUMENT.
 absl::StatusOr<std::string> ValidateFetchAvatar(
     const portcullis::verifier::v1::FetchAvatarRequest& request);

@@ -31,18 +31,6 @@ absl::Status Invalid(absl::string_view field, absl::string_view rule) {
 
 bool HasNul(absl::string_view text) { return text.find('\0') != absl::string_view::npos; }
 
-bool IsLowerHex64(absl::string_view text) {
-  if (text.size() != 64) {
-    return false;
-  }
-  for (char c : text) {
-    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) {
-      return false;
-    }
-  }
-  return true;
-}
-
 // Text stored as is: bounded, no NUL (PostgreSQL text cannot hold one).
 absl::Status CheckText(absl::string_view text, size_t max_bytes, absl::string_view field) {
   if (text.size() > max_bytes) {
@@ -79,7 +67,7 @@ absl::StatusOr<store::DeliveryRecord> Validate(const v1::EvaluateIngestRequest& 
   if (HasNul(request.item_id())) {
     return Invalid("item_id", "holds a NUL character");
   }
-  if (!IsLowerHex64(request.content_hash())) {
+  if (!crypto::IsSha256Hex(request.content_hash())) {
     return Invalid("content_hash", "must be 64 lowercase hexadecimal characters");
   }
   if (request.raw_body().empty()) {
