@@ -9,6 +9,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/common/config/setting_checks.h"
+#include "tests/support/temp_path.h"
 
 namespace portcullis::gateway {
 namespace {
@@ -20,7 +21,7 @@ constexpr char kToken[] = "pct_00112233445566778899aabbccddeeff00112233445566778
 
 // Writes `contents` to a file in the test's temporary directory; its path.
 std::string WriteFile(const std::string& name, const std::string& contents) {
-  const std::string path = ::testing::TempDir() + "/gateway-config-" + name;
+  const std::string path = portcullis::testing::PrivateTempPath("gateway-config-" + name);
   std::ofstream(path, std::ios::binary | std::ios::trunc) << contents;
   return path;
 }

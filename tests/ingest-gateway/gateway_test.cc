@@ -10,6 +10,7 @@
 #include "gtest/gtest.h"
 #include "tests/ingest-gateway/fake_verifier_client.h"
 #include "tests/ingest-gateway/http/test_http_client.h"
+#include "tests/support/temp_path.h"
 
 namespace portcullis::gateway {
 namespace {
@@ -32,7 +33,7 @@ class GatewayTest : public ::testing::Test {
  protected:
   void SetUp() override {
     config::Texts flags;
-    flags["verifier_token_file"] = ::testing::TempDir() + "/gateway-test-token";
+    flags["verifier_token_file"] = portcullis::testing::PrivateTempPath("gateway-test-token");
     std::ofstream(flags["verifier_token_file"], std::ios::trunc) << "pct_" << std::string(64, 'a');
     flags["http_listen"] = "127.0.0.1:0";
     flags["admin_listen"] = "127.0.0.1:0";

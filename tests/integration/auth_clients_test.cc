@@ -13,6 +13,7 @@
 #include "common/status/status_mapping.h"
 #include "gtest/gtest.h"
 #include "tests/integration/fixture.h"
+#include "tests/support/temp_path.h"
 
 namespace portcullis::integration {
 namespace {
@@ -29,7 +30,7 @@ class AuthClientsTest : public StackTest {
   AuthClientsTest() { start_stack_ = false; }
 
   std::string WriteFile(const std::string& name, const std::string& contents) {
-    const std::string path = absl::StrCat(::testing::TempDir(), "/auth-clients-", name);
+    const std::string path = portcullis::testing::PrivateTempPath("auth-clients-" + name);
     std::ofstream(path, std::ios::trunc) << contents;
     return path;
   }
@@ -129,7 +130,7 @@ TEST_F(AuthClientsTest, CliWithoutATokenSaysHowToGiveOne) {
 TEST_F(AuthClientsTest, ATokenMadeWithTheCliWorksUntilRevoked) {
   ASSERT_TRUE(stack_->StartAll().ok());
   ASSERT_TRUE(stack_->ServeTarget(kTarget).ok());
-  const std::string err_path = absl::StrCat(::testing::TempDir(), "/auth-clients-create.err");
+  const std::string err_path = portcullis::testing::PrivateTempPath("auth-clients-create.err");
   const testing::CommandResult created = Cli(
       stack_->CliArgs({"token", "create", "--scopes=read", "--name=feed-reader"}), err_path);
   ASSERT_EQ(created.exit_code, 0) << created.output << Read(err_path);

@@ -9,6 +9,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "gtest/gtest.h"
+#include "tests/support/temp_path.h"
 
 namespace portcullis::integration {
 
@@ -40,7 +41,7 @@ std::string PromtoolCheck(const std::string& scrape, bool* skipped) {
     *skipped = true;
     return "";
   }
-  const std::string path = absl::StrCat(::testing::TempDir(), "/verifier-metrics.txt");
+  const std::string path = portcullis::testing::PrivateTempPath("verifier-metrics.txt");
   std::ofstream(path) << scrape;
   const std::string command =
       absl::StrCat(promtool, " check metrics < ", path, " > ", path, ".out 2>&1");

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "tests/integration/fixture.h"
+#include "tests/support/temp_path.h"
 
 namespace portcullis::integration {
 namespace {
@@ -36,7 +37,7 @@ TEST_F(MetricsTest, MetricsArePrometheusTextAndCountRequests) {
     }
     GTEST_SKIP() << "SKIPPED promtool check: PORTCULLIS_PROMTOOL not set (run scripts/test)";
   }
-  const std::string path = absl::StrCat(::testing::TempDir(), "/metrics.txt");
+  const std::string path = portcullis::testing::PrivateTempPath("metrics.txt");
   std::ofstream(path) << metrics.body;
   const std::string command =
       absl::StrCat(promtool, " check metrics < ", path, " > ", path, ".out 2>&1");

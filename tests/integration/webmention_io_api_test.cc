@@ -14,6 +14,7 @@
 #include "gtest/gtest.h"
 #include "pqxx/pqxx"
 #include "tests/integration/fixture.h"
+#include "tests/support/temp_path.h"
 #include "verifier-service/src/store/pg_connection_pool.h"
 #include "verifier-service/src/store/pg_job_store.h"
 
@@ -296,7 +297,7 @@ TEST_F(WebmentionIoApiStackTest, ExportThenImportRoundTripsAndAWebmentionIoPageI
   // portcullis export, every row removed, portcullis import: the same mentions, same times.
   const testing::CommandResult exported = cli({"export", "--site", "bob.example"});
   ASSERT_EQ(exported.exit_code, 0) << exported.output;
-  const std::string export_file = ::testing::TempDir() + "/h18-export.jsonl";
+  const std::string export_file = portcullis::testing::PrivateTempPath("h18-export.jsonl");
   std::ofstream(export_file) << exported.output;
   Query("WITH d AS (DELETE FROM mentions RETURNING 1) SELECT count(*) FROM d");
   testing::CommandResult imported = cli({"import", export_file});
@@ -314,7 +315,7 @@ TEST_F(WebmentionIoApiStackTest, ExportThenImportRoundTripsAndAWebmentionIoPageI
       stack_->http_port(), "GET", "/api/mentions.jf2?domain=bob.example", "", "",
       absl::Seconds(10));
   ASSERT_EQ(page.status, 200);
-  const std::string page_file = ::testing::TempDir() + "/h18-webmention-io.json";
+  const std::string page_file = portcullis::testing::PrivateTempPath("h18-webmention-io.json");
   std::ofstream(page_file) << page.body << "\n" << page.body;  // Two saved pages, one repeated.
   Query("WITH d AS (DELETE FROM mentions RETURNING 1) SELECT count(*) FROM d");
   imported = cli({"import", page_file, "--format=webmention-io"});

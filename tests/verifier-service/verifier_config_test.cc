@@ -6,6 +6,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/common/config/setting_checks.h"
+#include "tests/support/temp_path.h"
 #include "verifier-service/src/verifier_flags.h"
 
 namespace portcullis::verifier {
@@ -424,7 +425,7 @@ TEST(VerifierConfigTest, C2paTrustAnchorsAreReadOnceAndRefusedWhenUnusable) {
   EXPECT_EQ(defaults->c2pa_trust_anchors, nullptr);
 
   const std::string missing = absl::StrCat(::testing::TempDir(), "/no-such-anchors.pem");
-  const std::string garbage = absl::StrCat(::testing::TempDir(), "/garbage-anchors.pem");
+  const std::string garbage = portcullis::testing::PrivateTempPath("garbage-anchors.pem");
   {
     std::ofstream file(garbage);
     file << "-----BEGIN CERTIFICATE-----\nnot a certificate\n-----END CERTIFICATE-----\n";

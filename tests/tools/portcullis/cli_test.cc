@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "gtest/gtest.h"
+#include "tests/support/temp_path.h"
 #include "tests/tools/portcullis/fake_verifier.h"
 
 namespace portcullis::cli {
@@ -92,7 +93,7 @@ TEST(CliTest, AnUnreadableTokenFileIsReportedInsteadOfCalling) {
 }
 
 TEST(CliTest, ResolveTokenPrefersTheFlagThenTheVariableThenTheFile) {
-  const std::string file = ::testing::TempDir() + "/cli-token";
+  const std::string file = portcullis::testing::PrivateTempPath("cli-token");
   std::ofstream(file, std::ios::trunc) << "pct_from_file\n";
   EXPECT_EQ(*ResolveToken(file, "pct_from_env", ""), "pct_from_file");
   EXPECT_EQ(*ResolveToken("", " pct_from_env\n", file), "pct_from_env");

@@ -7,6 +7,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/support/ci.h"
+#include "tests/support/temp_path.h"
 
 namespace portcullis::cli {
 namespace {
@@ -71,7 +72,7 @@ TEST(HttpFixtureTest, RejectsWhatIsNotARawHttpResponse) {
 
 TEST(HttpFixtureTest, ReadsAFileAndNamesItInErrors) {
   const std::filesystem::path dir =
-      std::filesystem::path(::testing::TempDir()) / "http_fixture_test" / "source.example.com";
+      std::filesystem::path(portcullis::testing::PrivateTempPath("http_fixture_test")) / "source.example.com";
   std::filesystem::create_directories(dir);
   const std::string good = (dir / "page").string();
   std::ofstream(good, std::ios::binary) << "HTTP/1.1 200 OK\r\n\r\n<a href=x>";

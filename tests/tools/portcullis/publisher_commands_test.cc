@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "boost/json/parse.hpp"
 #include "gtest/gtest.h"
+#include "tests/support/temp_path.h"
 #include "tests/tools/portcullis/fake_verifier.h"
 #include "tools/portcullis/src/cli.h"
 
@@ -212,7 +213,7 @@ TEST_F(PublisherCommandsTest, SetC2paSettingsChangesOnlyWhatIsGiven) {
   EXPECT_FALSE(service_.updated[1].require_c2pa_for_media());
 
   // --c2pa-trust: the file's text is sent; "off" sends an empty list.
-  const std::string pem = absl::StrCat(::testing::TempDir(), "/publisher-anchors.pem");
+  const std::string pem = portcullis::testing::PrivateTempPath("publisher-anchors.pem");
   std::ofstream(pem, std::ios::binary) << "-----BEGIN CERTIFICATE-----\nMIIB\n";
   CliOptions trust;
   trust.publisher_c2pa_trust = pem;

@@ -8,6 +8,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/support/ci.h"
+#include "tests/support/temp_path.h"
 #include "tools/portcullis/src/cli.h"
 #include "verifier-service/src/fetch/ssrf_conformance.h"
 
@@ -117,7 +118,7 @@ TEST(PortcullisSsrfConformanceTest, AnEmptyFileOrAnUnknownKindIsAnError) {
   const absl::StatusOr<SsrfConformanceSummary> empty = RunSsrfConformance("[]", out);
   EXPECT_EQ(empty.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(empty.status().message(), HasSubstr("no vector"));
-  const std::string path = ::testing::TempDir() + "/empty-ssrf-vectors.json";
+  const std::string path = portcullis::testing::PrivateTempPath("empty-ssrf-vectors.json");
   std::ofstream(path) << "[]";
   EXPECT_EQ(RunSsrfConformanceFile(path, MissingData::kFail, false, out, err), kExitFailed);
   EXPECT_THAT(err.str(), HasSubstr("no vector"));

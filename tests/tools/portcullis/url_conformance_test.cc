@@ -6,6 +6,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/support/temp_path.h"
 #include "tools/portcullis/src/cli.h"
 
 namespace portcullis::cli {
@@ -138,10 +139,10 @@ TEST(UrlConformanceTest, MalformedDataIsOneClearError) {
   }
 }
 
-class UrlConformanceFileTest : public testing::Test {
+class UrlConformanceFileTest : public ::testing::Test {
  protected:
   std::string Write(const std::string& name, const std::string& content) {
-    const std::string path = testing::TempDir() + "/" + name;
+    const std::string path = portcullis::testing::PrivateTempPath(name);
     std::ofstream(path) << content;
     return path;
   }
@@ -161,7 +162,7 @@ TEST_F(UrlConformanceFileTest, ExitCodes) {
 }
 
 TEST_F(UrlConformanceFileTest, MissingFileIsSkippedOnlyOutsideCi) {
-  const std::string missing = testing::TempDir() + "/does-not-exist.json";
+  const std::string missing = ::testing::TempDir() + "/does-not-exist.json";
   std::ostringstream out;
   std::ostringstream err;
   EXPECT_EQ(RunUrlConformanceFile(missing, MissingData::kFail, false, out, err), kExitFailed);
