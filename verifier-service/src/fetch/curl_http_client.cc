@@ -1,9 +1,13 @@
 #include "verifier-service/src/fetch/curl_http_client.h"
 
 #include <curl/curl.h>
+#include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <deque>
@@ -16,6 +20,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
 
 namespace portcullis::verifier::fetch {
 namespace {
@@ -29,6 +34,23 @@ struct MultiDeleter {
   void operator()(CURLM* multi) const { curl_multi_cleanup(multi); }
 };
 using MultiPtr = std::unique_ptr<CURLM, MultiDeleter>;
+
+// A descriptor closed with its owner.
+class OwnedFd {
+ public:
+  explicit OwnedFd(int fd) : fd_(fd) {}
+  ~OwnedFd() {
+    if (fd_ >= 0) {
+      close(fd_);
+    }
+  }
+  OwnedFd(const OwnedFd&) = delete;
+  OwnedFd& operator=(const OwnedFd&) = delete;
+  int get() const { return fd_; }
+
+ private:
+  int fd_;
+};
 
 struct SlistDeleter {
   void operator()(curl_slist* list) const { curl_slist_free_all(list); }
@@ -150,15 +172,42 @@ absl::Status StatusOfFailure(const Transfer& transfer, CURLcode code) {
 
 }  // namespace
 
+// The event loop: libcurl's socket interface (curl_multi_socket_action) over epoll, so each
+// wakeup costs what its ready sockets cost, not one pass over every transfer in flight (a thousand
+// tarpits trickling their bodies would otherwise make every fast fetch wait behind them).
 class CurlHttpClient::Loop {
  public:
   Loop(CurlHttpClientConfig config, const EgressPolicy* policy, MultiPtr multi)
-      : config_(std::move(config)), policy_(policy), multi_(std::move(multi)) {}
+      : config_(std::move(config)),
+        policy_(policy),
+        epoll_(epoll_create1(EPOLL_CLOEXEC)),
+        wake_(eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)),
+        multi_(std::move(multi)) {}
 
-  ~Loop() { Stop(); }
+  ~Loop() {
+    Stop();
+    multi_.reset();  // may still report sockets removed: before the descriptors close
+  }
 
-  void Start() {
+  absl::Status Start() {
+    if (epoll_.get() < 0 || wake_.get() < 0) {
+      return absl::InternalError(absl::StrCat("cannot create the fetch event loop: errno ", errno));
+    }
+    epoll_event wake{};
+    wake.events = EPOLLIN;
+    wake.data.fd = wake_.get();
+    if (epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, wake_.get(), &wake) != 0) {
+      return absl::InternalError(absl::StrCat("cannot watch the wakeup descriptor: errno ", errno));
+    }
+    CURLM* multi = multi_.get();
+    if (curl_multi_setopt(multi, CURLMOPT_SOCKETFUNCTION, &Loop::OnSocket) != CURLM_OK ||
+        curl_multi_setopt(multi, CURLMOPT_SOCKETDATA, static_cast<void*>(this)) != CURLM_OK ||
+        curl_multi_setopt(multi, CURLMOPT_TIMERFUNCTION, &Loop::OnTimer) != CURLM_OK ||
+        curl_multi_setopt(multi, CURLMOPT_TIMERDATA, static_cast<void*>(this)) != CURLM_OK) {
+      return absl::InternalError("libcurl refused the socket interface's callbacks");
+    }
     thread_ = std::thread([this] { Run(); });
+    return absl::OkStatus();
   }
 
   void Submit(HttpRequest request, Callback callback) {
@@ -176,7 +225,7 @@ class CurlHttpClient::Loop {
       std::move(transfer->callback)(absl::CancelledError("HTTP client is shutting down"));
       return;
     }
-    curl_multi_wakeup(multi_.get());
+    Wake();
   }
 
   void Stop() {
@@ -187,7 +236,7 @@ class CurlHttpClient::Loop {
       }
       stopping_ = true;
     }
-    curl_multi_wakeup(multi_.get());
+    Wake();
     if (thread_.joinable()) {
       thread_.join();
     }
@@ -332,6 +381,8 @@ class CurlHttpClient::Loop {
     sigemptyset(&pipe);
     sigaddset(&pipe, SIGPIPE);
     pthread_sigmask(SIG_BLOCK, &pipe, nullptr);
+    constexpr int kMaxEvents = 256;
+    epoll_event events[kMaxEvents];
     while (true) {
       {
         absl::MutexLock lock(&mutex_);
@@ -340,15 +391,39 @@ class CurlHttpClient::Loop {
         }
       }
       StartQueued();
-      int running = 0;
-      curl_multi_perform(multi_.get(), &running);
+      const int ready = epoll_wait(epoll_.get(), events, kMaxEvents, WaitMilliseconds());
+      for (int i = 0; i < ready; ++i) {
+        const int fd = events[i].data.fd;
+        if (fd == wake_.get()) {
+          uint64_t count = 0;
+          while (read(fd, &count, sizeof(count)) > 0) {
+          }
+          continue;
+        }
+        int flags = 0;
+        if ((events[i].events & EPOLLIN) != 0) {
+          flags |= CURL_CSELECT_IN;
+        }
+        if ((events[i].events & EPOLLOUT) != 0) {
+          flags |= CURL_CSELECT_OUT;
+        }
+        if ((events[i].events & (EPOLLERR | EPOLLHUP)) != 0) {
+          flags |= CURL_CSELECT_ERR;
+        }
+        int running = 0;
+        curl_multi_socket_action(multi_.get(), fd, flags, &running);
+      }
+      if (timer_.has_value() && absl::Now() >= *timer_) {
+        timer_.reset();  // libcurl sets the next one from inside the call
+        int running = 0;
+        curl_multi_socket_action(multi_.get(), CURL_SOCKET_TIMEOUT, 0, &running);
+      }
       int left = 0;
       while (CURLMsg* message = curl_multi_info_read(multi_.get(), &left)) {
         if (message->msg == CURLMSG_DONE) {
           Finish(message->easy_handle, message->data.result);
         }
       }
-      curl_multi_poll(multi_.get(), nullptr, 0, 1000, nullptr);
     }
     for (auto& [easy, transfer] : running_) {
       curl_multi_remove_handle(multi_.get(), easy);
@@ -365,8 +440,57 @@ class CurlHttpClient::Loop {
     }
   }
 
+  void Wake() {
+    const uint64_t one = 1;
+    [[maybe_unused]] const ssize_t written = write(wake_.get(), &one, sizeof(one));
+  }
+
+  // How long epoll may wait: until libcurl's timer, and at most a second.
+  int WaitMilliseconds() const {
+    constexpr int kMaxWaitMs = 1000;
+    if (!timer_.has_value()) {
+      return kMaxWaitMs;
+    }
+    const absl::Duration left = *timer_ - absl::Now();
+    if (left <= absl::ZeroDuration()) {
+      return 0;
+    }
+    return static_cast<int>(std::min<int64_t>(kMaxWaitMs, absl::ToInt64Milliseconds(left) + 1));
+  }
+
+  // CURLMOPT_SOCKETFUNCTION: watch `socket` for what libcurl waits for, or stop watching it.
+  static int OnSocket(CURL*, curl_socket_t socket, int what, void* user, void*) {
+    const int epoll = static_cast<Loop*>(user)->epoll_.get();
+    if (what == CURL_POLL_REMOVE) {
+      epoll_ctl(epoll, EPOLL_CTL_DEL, socket, nullptr);  // may be closed already: nothing to do
+      return 0;
+    }
+    epoll_event event{};
+    event.data.fd = socket;
+    event.events =
+        ((what & CURL_POLL_IN) != 0 ? EPOLLIN : 0u) | ((what & CURL_POLL_OUT) != 0 ? EPOLLOUT : 0u);
+    if (epoll_ctl(epoll, EPOLL_CTL_MOD, socket, &event) != 0 && errno == ENOENT &&
+        epoll_ctl(epoll, EPOLL_CTL_ADD, socket, &event) != 0) {
+      return -1;  // libcurl fails the transfers on this socket
+    }
+    return 0;
+  }
+
+  // CURLMOPT_TIMERFUNCTION: when libcurl wants CURL_SOCKET_TIMEOUT next (-1: no timer).
+  static int OnTimer(CURLM*, long timeout_ms, void* user) {
+    auto* loop = static_cast<Loop*>(user);
+    if (timeout_ms < 0) {
+      loop->timer_.reset();
+    } else {
+      loop->timer_ = absl::Now() + absl::Milliseconds(timeout_ms);
+    }
+    return 0;
+  }
+
   const CurlHttpClientConfig config_;
   const EgressPolicy* const policy_;
+  const OwnedFd epoll_;
+  const OwnedFd wake_;  // an eventfd: Submit and Stop wake the loop
   MultiPtr multi_;
   std::thread thread_;
 
@@ -376,6 +500,7 @@ class CurlHttpClient::Loop {
 
   // Loop thread only.
   std::map<CURL*, std::unique_ptr<Transfer>> running_;
+  std::optional<absl::Time> timer_;
 };
 
 CurlHttpClient::CurlHttpClient(std::unique_ptr<Loop> loop) : loop_(std::move(loop)) {}
@@ -393,7 +518,9 @@ absl::StatusOr<std::unique_ptr<CurlHttpClient>> CurlHttpClient::Create(CurlHttpC
     return absl::InternalError("curl_multi_init failed");
   }
   auto loop = std::make_unique<Loop>(std::move(config), policy, std::move(multi));
-  loop->Start();
+  if (absl::Status started = loop->Start(); !started.ok()) {
+    return started;
+  }
   return std::unique_ptr<CurlHttpClient>(new CurlHttpClient(std::move(loop)));
 }
 

@@ -1,7 +1,8 @@
 #pragma once
 
 // CurlHttpClient: HttpClient over the libcurl multi interface — every transfer in one event-loop
-// thread (curl_multi_poll), many at once.
+// thread (curl_multi_socket_action over epoll: a wakeup costs what its ready sockets cost, however
+// many transfers are in flight), many at once.
 //
 // Each transfer:
 //   - connects only to HttpRequest::address (CURLOPT_CONNECT_TO, per transfer, so concurrent
