@@ -72,7 +72,8 @@ TEST(HttpFixtureTest, RejectsWhatIsNotARawHttpResponse) {
 
 TEST(HttpFixtureTest, ReadsAFileAndNamesItInErrors) {
   const std::filesystem::path dir =
-      std::filesystem::path(portcullis::testing::PrivateTempPath("http_fixture_test")) / "source.example.com";
+      std::filesystem::path(portcullis::testing::PrivateTempPath("http_fixture_test")) /
+      "source.example.com";
   std::filesystem::create_directories(dir);
   const std::string good = (dir / "page").string();
   std::ofstream(good, std::ios::binary) << "HTTP/1.1 200 OK\r\n\r\n<a href=x>";
