@@ -2,8 +2,10 @@
 // machine, each asserting on the stored row (issue 5 §4).
 #include "verifier-service/src/store/pg_job_store.h"
 
+#include <algorithm>
 #include <map>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "pqxx/pqxx"
 #include "tests/support/test_database.h"
@@ -339,8 +341,7 @@ TEST_F(VerifierPgJobStoreTest, RenewLeasesExtendsOnlyTheOwnersLeases) {
   ASSERT_EQ(theirs->size(), 1u);
 
   // Asked in descending order, with another owner's job and an id that does not exist.
-  const std::vector<int64_t> ids = {(*theirs)[0].job_id, (*mine)[1].job_id, (*mine)[0].job_id,
-                                    -1};
+  const std::vector<int64_t> ids = {(*theirs)[0].job_id, (*mine)[1].job_id, (*mine)[0].job_id, -1};
   absl::StatusOr<int> renewed = jobs_->RenewLeases("w", ids, absl::Hours(1));
   ASSERT_TRUE(renewed.ok()) << renewed.status();
   EXPECT_EQ(*renewed, 2);
@@ -407,6 +408,55 @@ TEST_F(VerifierPgJobStoreTest, FinishBatchRecordsAllButTheJobWhoseLeaseWasLost) 
   // The new holder records its own outcome.
   EXPECT_TRUE(jobs_->Finish(job_of[lost], "new", Verified(Reply("current"))).ok());
   EXPECT_EQ(Row(lost).content.content_text, "current");
+}
+
+// The VERIFIED mentions of a batch are written by one statement over arrays: each row gets its
+// own content, whatever characters the content holds (quotes, backslashes, braces, commas, NUL,
+// which PostgreSQL cannot store and is dropped), and empty fields are stored as absent.
+TEST_F(VerifierPgJobStoreTest, ABatchOfVerifiedMentionsGivesEachRowItsOwnContent) {
+  PORTCULLIS_CREATE_TEST_DATABASE_OR_SKIP(db);
+  Open(db->connection_string());
+  const std::vector<std::string> texts = {"plain", "say \"hi\", {a,b} \\ back",
+                                          std::string("nul\0byte", 8), "caf\xc3\xa9 \xe2\x9c\x93"};
+  std::vector<std::string> ids;
+  for (size_t i = 0; i < texts.size(); ++i) {
+    ids.push_back(Submit("https://a.example/batch/" + std::to_string(i)));
+  }
+  absl::StatusOr<std::vector<JobRecord>> claimed = jobs_->Claim("w", 10, absl::Seconds(30));
+  ASSERT_TRUE(claimed.ok()) << claimed.status();
+  ASSERT_EQ(claimed->size(), texts.size());
+  std::vector<FinishRequest> batch;
+  for (const JobRecord& job : *claimed) {
+    const size_t i = std::find(ids.begin(), ids.end(), job.mention_id) - ids.begin();
+    ASSERT_LT(i, texts.size());
+    MentionContent content = Reply(texts[i]);
+    if (i == 0) {
+      content.author_note.clear();
+      content.rsvp.clear();
+      content.type = "like";
+    }
+    batch.push_back({job.job_id, Verified(std::move(content))});
+  }
+  for (const absl::Status& status : jobs_->FinishBatch("w", batch)) {
+    EXPECT_TRUE(status.ok()) << status;
+  }
+  for (size_t i = 0; i < texts.size(); ++i) {
+    const StoredMention row = Row(ids[i]);
+    EXPECT_EQ(row.state, MentionState::kVerified) << i;
+    std::string expected = texts[i];
+    expected.erase(std::remove(expected.begin(), expected.end(), '\0'), expected.end());
+    EXPECT_EQ(row.content.content_text, expected) << i;
+    EXPECT_EQ(row.content.content_html, "<p>" + expected + "</p>") << i;
+    EXPECT_EQ(row.content.type, i == 0 ? "like" : "reply") << i;
+    EXPECT_EQ(row.content.author_name, "Alice") << i;
+    EXPECT_TRUE(row.content.content_truncated) << i;
+  }
+  EXPECT_EQ(Count(absl::StrCat("SELECT count(*) FROM mentions WHERE id = '", ids[0],
+                               "' AND author_note IS NULL AND rsvp IS NULL")),
+            1);
+  EXPECT_EQ(Count("SELECT count(*) FROM verification_jobs"), 0);
+  EXPECT_EQ(Count("SELECT count(DISTINCT content_hash) FROM mentions"),
+            static_cast<long long>(texts.size()));
 }
 
 }  // namespace

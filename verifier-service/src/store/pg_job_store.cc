@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "pqxx/nontransaction"
@@ -33,42 +34,55 @@ constexpr PgStatement kRenew{
     // and its jobs' leases ran out under load).
     "WITH owned AS (SELECT id FROM verification_jobs WHERE lease_owner = $1 "
     "AND id = ANY ($3::bigint[]) ORDER BY id FOR UPDATE) "
-    "UPDATE verification_jobs j SET lease_expires_at = now() + $2::bigint * interval '1 microsecond' "
+    "UPDATE verification_jobs j SET lease_expires_at = now() + $2::bigint * interval '1 "
+    "microsecond' "
     "FROM owned WHERE j.id = owned.id"};
 
+// The jobs of a batch still leased to $2, with their mentions, locked in job id order (ORDER BY
+// sorts before the rows are locked, so every batch locks in one order).
 constexpr PgStatement kLockOwned{
     "job_lock_owned",
-    "SELECT j.mention_id::text, j.rerun, m.state, j.attempts FROM verification_jobs j "
+    "SELECT j.id, j.mention_id::text, j.rerun, m.state, j.attempts FROM verification_jobs j "
     "JOIN mentions m ON m.id = j.mention_id "
-    "WHERE j.id = $1 AND j.lease_owner = $2 FOR UPDATE OF j, m"};
+    "WHERE j.id = ANY ($1::bigint[]) AND j.lease_owner = $2 ORDER BY j.id FOR UPDATE OF j, m"};
 
 // Moderation (issue 16): re-verification found content (hash n.hash) other than what was
 // reviewed, on a site under moderation `all`: an approved or rejected mention goes back to
 // UNREVIEWED. A hidden one stays hidden; unchanged content keeps its review state.
-#define PORTCULLIS_REVIEWED_CONTENT_CHANGED                                               \
-  "(m.content_hash IS NOT NULL AND m.content_hash <> n.hash "                            \
-  " AND m.review IN ('APPROVED', 'REJECTED') "                                           \
+#define PORTCULLIS_REVIEWED_CONTENT_CHANGED                   \
+  "(m.content_hash IS NOT NULL AND m.content_hash <> n.hash " \
+  " AND m.review IN ('APPROVED', 'REJECTED') "                \
   " AND (SELECT s.moderation FROM sites s WHERE s.domain = m.target_domain) = 'all')"
 
-// A match: the mention is VERIFIED with what its source says now, in place (the same row,
-// whatever it held before); any failure reason and no-link diagnostic go. The content hash
-// covers what a reviewer sees: type, rsvp, author, name, published, url and content.
+// Matches: each mention is VERIFIED with what its source says now, in place (the same row,
+// whatever it held before); any failure reason and no-link diagnostic go. One element per mention
+// in each array. The content hash covers what a reviewer sees: type, rsvp, author, name,
+// published, url and content.
 constexpr PgStatement kSetVerified{
     "job_set_verified",
     "UPDATE mentions m SET state = 'VERIFIED', reason = NULL, links_to_target_host = '{}', "
-    "  type = $2, rsvp = nullif($3, ''), author_name = nullif($4, ''), "
-    "  author_url = nullif($5, ''), author_photo = nullif($6, ''), author_note = nullif($7, ''), "
-    "  entry_name = nullif($8, ''), published = nullif($9, ''), url = nullif($10, ''), "
-    "  content_text = nullif($11, ''), content_html = nullif($12, ''), content_truncated = $13, "
-    "  verified_at = now(), attempts = $14, updated_at = now(), content_hash = n.hash, "
-    "  review = CASE WHEN " PORTCULLIS_REVIEWED_CONTENT_CHANGED " THEN 'UNREVIEWED' "
+    "  type = n.type, rsvp = nullif(n.rsvp, ''), author_name = nullif(n.author_name, ''), "
+    "  author_url = nullif(n.author_url, ''), author_photo = nullif(n.author_photo, ''), "
+    "  author_note = nullif(n.author_note, ''), entry_name = nullif(n.entry_name, ''), "
+    "  published = nullif(n.published, ''), url = nullif(n.url, ''), "
+    "  content_text = nullif(n.content_text, ''), content_html = nullif(n.content_html, ''), "
+    "  content_truncated = n.truncated, verified_at = now(), attempts = n.attempts, "
+    "  updated_at = now(), content_hash = n.hash, "
+    "  review = CASE WHEN " PORTCULLIS_REVIEWED_CONTENT_CHANGED
+    " THEN 'UNREVIEWED' "
     "    ELSE m.review END, "
-    "  review_reason = CASE WHEN " PORTCULLIS_REVIEWED_CONTENT_CHANGED " THEN 'content_changed' "
+    "  review_reason = CASE WHEN " PORTCULLIS_REVIEWED_CONTENT_CHANGED
+    " THEN 'content_changed' "
     "    ELSE m.review_reason END "
-    "FROM (SELECT sha256(convert_to(concat_ws(chr(31), $2::text, $3::text, $4::text, $5::text, "
-    "  $6::text, $7::text, $8::text, $9::text, $10::text, $11::text, $12::text), 'UTF8')) "
-    "  AS hash) n "
-    "WHERE m.id = $1::uuid"};
+    "FROM (SELECT u.*, sha256(convert_to(concat_ws(chr(31), u.type, u.rsvp, u.author_name, "
+    "        u.author_url, u.author_photo, u.author_note, u.entry_name, u.published, u.url, "
+    "        u.content_text, u.content_html), 'UTF8')) AS hash "
+    "      FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], "
+    "        $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::text[], "
+    "        $13::bool[], $14::int[]) "
+    "        AS u(id, type, rsvp, author_name, author_url, author_photo, author_note, entry_name, "
+    "             published, url, content_text, content_html, truncated, attempts)) n "
+    "WHERE m.id = n.id"};
 
 #undef PORTCULLIS_REVIEWED_CONTENT_CHANGED
 
@@ -91,7 +105,8 @@ constexpr PgStatement kSetWithdrawn{
     "  content_text = NULL, content_html = NULL, content_truncated = false "
     "WHERE id = $1::uuid"};
 
-constexpr PgStatement kDelete{"job_delete", "DELETE FROM verification_jobs WHERE id = $1"};
+constexpr PgStatement kDelete{"job_delete",
+                              "DELETE FROM verification_jobs WHERE id = ANY ($1::bigint[])"};
 
 // The mention was submitted again while this job ran: one more run, from the start.
 constexpr PgStatement kRequeue{
@@ -123,18 +138,6 @@ constexpr char kNotify[] = "SELECT pg_notify('portcullis_verification_jobs', '')
 // Failure reasons meaning the source withdrew the mention (unmention, delete).
 bool IsWithdrawal(const std::string& reason) {
   return reason == kReasonNoLink || reason == kReasonSourceGone;
-}
-
-// `text` as a text parameter: PostgreSQL cannot store NUL bytes, so they are dropped.
-std::string WithoutNul(absl::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (const char c : text) {
-    if (c != '\0') {
-      out += c;
-    }
-  }
-  return out;
 }
 
 }  // namespace
@@ -189,57 +192,124 @@ absl::StatusOr<int> PgJobStore::RenewLeases(const std::string& owner,
 
 namespace {
 
-// Records `result` of job `job_id` in `transaction` (Finish's work, without the commit); false,
-// writing nothing, when `owner` no longer holds the job's lease.
-bool FinishIn(pqxx::work& transaction, int64_t job_id, const std::string& owner,
-              const JobResult& result) {
-  const pqxx::result rows = ExecPrepared(transaction, kLockOwned, job_id, owner);
-  if (rows.empty()) {
-    return false;  // Another worker took the job over: its outcome counts, not ours.
+// A PostgreSQL array literal of integers (or booleans as t/f): nothing in it needs quoting.
+template <typename T>
+std::string ArrayLiteral(const std::vector<T>& values) {
+  return absl::StrCat("{", absl::StrJoin(values, ","), "}");
+}
+
+// The VERIFIED mentions of a batch, one array per column of kSetVerified.
+struct VerifiedColumns {
+  std::vector<std::string> id, type, rsvp, author_name, author_url, author_photo, author_note, name,
+      published, url, content_text, content_html;
+  std::vector<std::string> truncated;  // "t" or "f"
+  std::vector<int> attempts;
+
+  void Add(const std::string& mention_id, const MentionContent& c, int attempts_so_far) {
+    id.push_back(mention_id);
+    type.push_back(c.type.empty() ? std::string("mention") : c.type);
+    rsvp.push_back(c.rsvp);
+    author_name.push_back(c.author_name);
+    author_url.push_back(c.author_url);
+    author_photo.push_back(c.author_photo);
+    author_note.push_back(c.author_note);
+    name.push_back(c.name);
+    published.push_back(c.published);
+    url.push_back(c.url);
+    content_text.push_back(c.content_text);
+    content_html.push_back(c.content_html);
+    truncated.push_back(c.content_truncated ? "t" : "f");
+    attempts.push_back(attempts_so_far);
   }
-  const std::string mention_id = rows[0][0].as<std::string>();
-  const bool rerun = rows[0][1].as<bool>();
-  const std::string state = rows[0][2].as<std::string>();
-  const int attempts = rows[0][3].as<int>();
-  bool done = true;
-  switch (result.kind) {
-    case JobResult::Kind::kVerified: {
-      const MentionContent& c = result.content;
-      ExecPrepared0(transaction, kSetVerified, mention_id,
-                    c.type.empty() ? std::string("mention") : c.type, WithoutNul(c.rsvp),
-                    WithoutNul(c.author_name), WithoutNul(c.author_url), WithoutNul(c.author_photo),
-                    WithoutNul(c.author_note), WithoutNul(c.name), WithoutNul(c.published),
-                    WithoutNul(c.url), WithoutNul(c.content_text), WithoutNul(c.content_html),
-                    c.content_truncated, attempts);
-      break;
+
+  // TextArrayLiteral drops NUL bytes, which PostgreSQL cannot store.
+  void Write(pqxx::work& transaction) const {
+    if (id.empty()) {
+      return;
     }
-    case JobResult::Kind::kFailed:
-      // The diagnostic explains a no_link failure only.
-      ExecPrepared0(transaction, IsWithdrawal(result.reason) ? kSetWithdrawn : kSetFailed,
-                    mention_id, result.reason, attempts,
-                    TextArrayLiteral(result.reason == kReasonNoLink ? result.links_to_target_host
-                                                                    : LinkDiagnostic()));
-      break;
-    case JobResult::Kind::kGiveUp:
-      // A transient failure never deletes a VERIFIED mention: state and content stay.
-      if (state != "VERIFIED") {
-        ExecPrepared0(transaction, kSetFailed, mention_id, result.reason, attempts,
-                      TextArrayLiteral({}));
-      }
-      break;
-    case JobResult::Kind::kRetry:
-      ExecPrepared0(transaction, kRetry, job_id, absl::ToInt64Microseconds(result.retry_in),
-                    result.reason);
-      done = false;
-      break;
+    ExecPrepared0(
+        transaction, kSetVerified, TextArrayLiteral(id), TextArrayLiteral(type),
+        TextArrayLiteral(rsvp), TextArrayLiteral(author_name), TextArrayLiteral(author_url),
+        TextArrayLiteral(author_photo), TextArrayLiteral(author_note), TextArrayLiteral(name),
+        TextArrayLiteral(published), TextArrayLiteral(url), TextArrayLiteral(content_text),
+        TextArrayLiteral(content_html), ArrayLiteral(truncated), ArrayLiteral(attempts));
   }
-  if (done && rerun) {
-    ExecPrepared0(transaction, kRequeue, job_id);
-    transaction.exec(kNotify);
-  } else if (done) {
-    ExecPrepared0(transaction, kDelete, job_id);
+};
+
+// Records the results of `requests`, taken in `order` (job id order), in `transaction`, without
+// the commit:
+// one statement locks every job still leased to `owner`, one writes every VERIFIED mention, one
+// deletes every finished job; failures, retries and re-runs (the few) take a statement each.
+// owned[i]: whether request i's job was still leased to `owner` (nothing is written for it when
+// not: another worker took it over, and its outcome counts).
+std::vector<bool> FinishIn(pqxx::work& transaction, const std::string& owner,
+                           absl::Span<const FinishRequest> requests,
+                           const std::vector<size_t>& order) {
+  std::vector<int64_t> ids;
+  ids.reserve(requests.size());
+  for (const size_t i : order) {
+    ids.push_back(requests[i].job_id);
   }
-  return true;
+  struct Owned {
+    std::string mention_id;
+    bool rerun = false;
+    std::string state;
+    int attempts = 0;
+  };
+  absl::flat_hash_map<int64_t, Owned> owned_jobs;
+  for (const pqxx::row& row : ExecPrepared(transaction, kLockOwned, ArrayLiteral(ids), owner)) {
+    owned_jobs[row[0].as<int64_t>()] = {row[1].as<std::string>(), row[2].as<bool>(),
+                                        row[3].as<std::string>(), row[4].as<int>()};
+  }
+  std::vector<bool> owned(requests.size(), false);
+  VerifiedColumns verified;
+  std::vector<int64_t> finished;
+  for (const size_t i : order) {
+    const auto it = owned_jobs.find(requests[i].job_id);
+    if (it == owned_jobs.end()) {
+      continue;
+    }
+    owned[i] = true;
+    const int64_t job_id = requests[i].job_id;
+    const JobResult& result = requests[i].result;
+    const Owned& job = it->second;
+    bool done = true;
+    switch (result.kind) {
+      case JobResult::Kind::kVerified:
+        verified.Add(job.mention_id, result.content, job.attempts);
+        break;
+      case JobResult::Kind::kFailed:
+        // The diagnostic explains a no_link failure only.
+        ExecPrepared0(transaction, IsWithdrawal(result.reason) ? kSetWithdrawn : kSetFailed,
+                      job.mention_id, result.reason, job.attempts,
+                      TextArrayLiteral(result.reason == kReasonNoLink ? result.links_to_target_host
+                                                                      : LinkDiagnostic()));
+        break;
+      case JobResult::Kind::kGiveUp:
+        // A transient failure never deletes a VERIFIED mention: state and content stay.
+        if (job.state != "VERIFIED") {
+          ExecPrepared0(transaction, kSetFailed, job.mention_id, result.reason, job.attempts,
+                        TextArrayLiteral({}));
+        }
+        break;
+      case JobResult::Kind::kRetry:
+        ExecPrepared0(transaction, kRetry, job_id, absl::ToInt64Microseconds(result.retry_in),
+                      result.reason);
+        done = false;
+        break;
+    }
+    if (done && job.rerun) {
+      ExecPrepared0(transaction, kRequeue, job_id);
+      transaction.exec(kNotify);
+    } else if (done) {
+      finished.push_back(job_id);
+    }
+  }
+  verified.Write(transaction);
+  if (!finished.empty()) {
+    ExecPrepared0(transaction, kDelete, ArrayLiteral(finished));
+  }
+  return owned;
 }
 
 absl::Status NotLeased(int64_t job_id, const std::string& owner) {
@@ -250,50 +320,38 @@ absl::Status NotLeased(int64_t job_id, const std::string& owner) {
 }  // namespace
 
 absl::Status PgJobStore::Finish(int64_t job_id, const std::string& owner, const JobResult& result) {
-  bool owned = false;
-  absl::Status status = pool_.Run("finish_job", [&](pqxx::connection& connection) {
-    pqxx::work transaction(connection);
-    owned = FinishIn(transaction, job_id, owner, result);
-    transaction.commit();
-  });
-  if (!status.ok()) {
-    return status;
-  }
-  return owned ? absl::OkStatus() : NotLeased(job_id, owner);
+  return FinishBatch(owner, {FinishRequest{job_id, result}})[0];
 }
 
 std::vector<absl::Status> PgJobStore::FinishBatch(const std::string& owner,
                                                   absl::Span<const FinishRequest> requests) {
-  if (requests.size() == 1) {
-    return {Finish(requests[0].job_id, owner, requests[0].result)};
-  }
-  // Row locks taken in one order by every batch.
+  // Row locks taken in one order by every batch (kLockOwned sorts too; the updates follow).
   std::vector<size_t> order(requests.size());
   for (size_t i = 0; i < order.size(); ++i) {
     order[i] = i;
   }
   std::sort(order.begin(), order.end(),
             [&](size_t a, size_t b) { return requests[a].job_id < requests[b].job_id; });
-  std::vector<bool> owned(requests.size(), false);
+  std::vector<bool> owned;
   const absl::Status status = pool_.Run("finish_jobs", [&](pqxx::connection& connection) {
-    owned.assign(requests.size(), false);
     pqxx::work transaction(connection);
-    for (const size_t i : order) {
-      owned[i] = FinishIn(transaction, requests[i].job_id, owner, requests[i].result);
-    }
+    owned = FinishIn(transaction, owner, requests, order);
     transaction.commit();
   });
-  std::vector<absl::Status> statuses;
-  statuses.reserve(requests.size());
+  std::vector<absl::Status> statuses(requests.size());
   if (!status.ok()) {
+    if (requests.size() == 1) {
+      statuses[0] = status;
+      return statuses;
+    }
     // Nothing of the batch was written: one by one, so one job's trouble is only its own.
-    for (const FinishRequest& request : requests) {
-      statuses.push_back(Finish(request.job_id, owner, request.result));
+    for (size_t i = 0; i < requests.size(); ++i) {
+      statuses[i] = Finish(requests[i].job_id, owner, requests[i].result);
     }
     return statuses;
   }
   for (size_t i = 0; i < requests.size(); ++i) {
-    statuses.push_back(owned[i] ? absl::OkStatus() : NotLeased(requests[i].job_id, owner));
+    statuses[i] = owned[i] ? absl::OkStatus() : NotLeased(requests[i].job_id, owner);
   }
   return statuses;
 }
