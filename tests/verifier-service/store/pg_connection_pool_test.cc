@@ -21,6 +21,16 @@ std::unique_ptr<PgConnectionPool> MakePool(const std::string& url, int size,
   return pool.ok() ? *std::move(pool) : nullptr;
 }
 
+// Quotes and backslashes escaped, NUL dropped (PostgreSQL cannot store it), every element quoted
+// so braces, commas and spaces stay inside it; read back by PostgreSQL in the batch statements'
+// tests (pg_job_store_test).
+TEST(VerifierPgConnectionPoolTest, TextArrayLiteralQuotesEveryElement) {
+  EXPECT_EQ(TextArrayLiteral({}), "{}");
+  EXPECT_EQ(TextArrayLiteral({""}), "{\"\"}");
+  EXPECT_EQ(TextArrayLiteral({"a\"b", "c\\d", std::string("e\0f\0", 4), "{g, h}", "\"\\"}),
+            "{\"a\\\"b\",\"c\\\\d\",\"ef\",\"{g, h}\",\"\\\"\\\\\"}");
+}
+
 TEST(VerifierPgConnectionPoolTest, RefusesBadOptions) {
   EXPECT_FALSE(PgConnectionPool::Create({"", 1, absl::Seconds(1), absl::Seconds(1)}).ok());
   EXPECT_FALSE(PgConnectionPool::Create({"x", 0, absl::Seconds(1), absl::Seconds(1)}).ok());

@@ -1,5 +1,6 @@
 #include "verifier-service/src/store/pg_connection_pool.h"
 
+#include <algorithm>
 #include <exception>
 #include <utility>
 
@@ -42,20 +43,31 @@ thread_local PgPooledConnection* current_pooled_connection = nullptr;
 }  // namespace
 
 std::string TextArrayLiteral(const std::vector<std::string>& values) {
-  std::string literal = "{";
+  size_t size = 2;
+  for (const std::string& value : values) {
+    size += value.size() + 3;
+  }
+  std::string literal;
+  literal.reserve(size);
+  literal += '{';
   for (size_t i = 0; i < values.size(); ++i) {
     if (i > 0) {
       literal += ',';
     }
     literal += '"';
-    for (const char c : values[i]) {
-      if (c == '\0') {
-        continue;
+    // Runs without a character to escape or drop are copied whole.
+    absl::string_view rest = values[i];
+    while (!rest.empty()) {
+      const size_t special = rest.find_first_of(absl::string_view("\"\\\0", 3));
+      literal.append(rest.data(), std::min(special, rest.size()));
+      if (special == absl::string_view::npos) {
+        break;
       }
-      if (c == '"' || c == '\\') {
+      if (rest[special] != '\0') {
         literal += '\\';
+        literal += rest[special];
       }
-      literal += c;
+      rest.remove_prefix(special + 1);
     }
     literal += '"';
   }
