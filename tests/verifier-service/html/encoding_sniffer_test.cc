@@ -118,6 +118,15 @@ TEST(EncodingSnifferTest, Utf16ByBom) {
   EXPECT_EQ(page.utf8, "José");
 }
 
+TEST(EncodingSnifferTest, WellFormedUtf8IsKeptByteForByte) {
+  // Every sequence length, the last code point, a noncharacter, a NUL and a BOM-like character
+  // in the middle: what the decoder gives back is the page itself.
+  const std::string text("a\0\xC3\xA9\xE2\x82\xAC\xEF\xBF\xBF\xEF\xBB\xBF\xF0\x9F\x98\x80\xF4\x8F\xBF\xBF z",
+                         23);
+  EXPECT_EQ(DecodeToUtf8(text, "text/html; charset=utf-8").utf8, text);
+  EXPECT_EQ(DecodeAs(text, "UTF-8"), text);
+}
+
 TEST(EncodingSnifferTest, InvalidSequencesBecomeReplacementCharactersNeverACrash) {
   // Ill-formed UTF-8: a lone continuation, a truncated sequence, a surrogate, an overlong form.
   DecodedPage page = DecodeToUtf8("a\x80" "b\xC3" "c\xED\xA0\x80" "d\xC0\xAF" "e\xE2\x82",

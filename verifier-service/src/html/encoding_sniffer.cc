@@ -8,6 +8,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
+#include "common/encoding/utf8.h"
 #include "unicode/ucnv.h"
 #include "unicode/ucnv_cb.h"
 #include "unicode/ustring.h"
@@ -703,6 +704,11 @@ std::string DecodeAs(absl::string_view bytes, absl::string_view encoding) {
   }
   if (encoding == "x-user-defined") {
     return DecodeUserDefined(bytes);
+  }
+  // Most pages: well-formed UTF-8 decodes to itself (the decoder only replaces ill-formed
+  // sequences), so one validating pass instead of a round trip through UTF-16.
+  if (encoding == "UTF-8" && encoding::IsValidUtf8(bytes)) {
+    return std::string(bytes);
   }
   std::string converter(encoding);
   for (const IcuName& name : kIcuNames) {
