@@ -106,6 +106,18 @@ TEST(HtmlDocumentTest, CapNestingDepthKnowsVoidAndImplicitlyClosedElements) {
   EXPECT_EQ(dropped, 0u);
 }
 
+// A page with no more start tags than the cap is kept without tokenizing it; one more start tag
+// nested inside them is the first that can go.
+TEST(HtmlDocumentTest, CapNestingDepthKeepsExactlyMaxDepthNestedElements) {
+  std::string at_cap;
+  for (int i = 0; i < 3; ++i) {
+    at_cap += "<div>";
+  }
+  EXPECT_EQ(CapNestingDepth(at_cap + "x", 3), std::make_pair(at_cap + "x", size_t{0}));
+  EXPECT_EQ(CapNestingDepth(at_cap + "<b>x</b>", 3), std::make_pair(at_cap + "x", size_t{1}));
+  EXPECT_EQ(CapNestingDepth("<div>a</div><div>b</div><div>c</div><div>d</div>", 3).second, 0u);
+}
+
 TEST(HtmlDocumentTest, CapNestingDepthCountsSelfClosingHtmlElements) {
   // "<div/>" does not close in HTML: it nests.
   const auto [capped, dropped] = CapNestingDepth("<div/><div/><div/>", 2);

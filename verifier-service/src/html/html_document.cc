@@ -267,7 +267,35 @@ std::string* HtmlNode::MutableAttribute(absl::string_view name) {
   return nullptr;
 }
 
+namespace {
+
+// At least how many start tags `html` holds: every '<' followed by an ASCII letter (some are in
+// comments or attribute values, which only makes the bound looser).
+size_t StartTagBound(absl::string_view html) {
+  size_t count = 0;
+  const char* p = html.data();
+  const char* const end = p + html.size();
+  while (p < end) {
+    const void* lt = std::memchr(p, '<', static_cast<size_t>(end - p));
+    if (lt == nullptr) {
+      break;
+    }
+    p = static_cast<const char*>(lt) + 1;
+    if (p < end && IsAsciiAlpha(*p)) {
+      ++count;
+    }
+  }
+  return count;
+}
+
+}  // namespace
+
 std::pair<std::string, size_t> CapNestingDepth(absl::string_view html, int max_depth) {
+  // A start tag is dropped only when max_depth elements are open before it: a page with no more
+  // start tags than that (most pages) is kept as it is without tokenizing it.
+  if (StartTagBound(html) <= static_cast<size_t>(std::max(max_depth, 0))) {
+    return {std::string(html), 0};
+  }
   std::string out;
   out.reserve(html.size());
   std::unordered_map<std::string, int> open;     // counted open elements by name
