@@ -34,8 +34,7 @@ constexpr PgStatement kRenew{
     // and its jobs' leases ran out under load).
     "WITH owned AS (SELECT id FROM verification_jobs WHERE lease_owner = $1 "
     "AND id = ANY ($3::bigint[]) ORDER BY id FOR UPDATE) "
-    "UPDATE verification_jobs j SET lease_expires_at = now() + $2::bigint * interval '1 "
-    "microsecond' "
+    "UPDATE verification_jobs j SET lease_expires_at = now() + $2::bigint * interval '1 microsecond' "
     "FROM owned WHERE j.id = owned.id"};
 
 // The jobs of a batch still leased to $2, with their mentions, locked in job id order (ORDER BY
@@ -49,40 +48,30 @@ constexpr PgStatement kLockOwned{
 // Moderation (issue 16): re-verification found content (hash n.hash) other than what was
 // reviewed, on a site under moderation `all`: an approved or rejected mention goes back to
 // UNREVIEWED. A hidden one stays hidden; unchanged content keeps its review state.
-#define PORTCULLIS_REVIEWED_CONTENT_CHANGED                   \
-  "(m.content_hash IS NOT NULL AND m.content_hash <> n.hash " \
-  " AND m.review IN ('APPROVED', 'REJECTED') "                \
+#define PORTCULLIS_REVIEWED_CONTENT_CHANGED                                               \
+  "(m.content_hash IS NOT NULL AND m.content_hash <> n.hash "                            \
+  " AND m.review IN ('APPROVED', 'REJECTED') "                                           \
   " AND (SELECT s.moderation FROM sites s WHERE s.domain = m.target_domain) = 'all')"
 
-// Matches: each mention is VERIFIED with what its source says now, in place (the same row,
-// whatever it held before); any failure reason and no-link diagnostic go. One element per mention
-// in each array. The content hash covers what a reviewer sees: type, rsvp, author, name,
-// published, url and content.
+// A match: the mention is VERIFIED with what its source says now, in place (the same row,
+// whatever it held before); any failure reason and no-link diagnostic go. The content hash
+// covers what a reviewer sees: type, rsvp, author, name, published, url and content.
 constexpr PgStatement kSetVerified{
     "job_set_verified",
     "UPDATE mentions m SET state = 'VERIFIED', reason = NULL, links_to_target_host = '{}', "
-    "  type = n.type, rsvp = nullif(n.rsvp, ''), author_name = nullif(n.author_name, ''), "
-    "  author_url = nullif(n.author_url, ''), author_photo = nullif(n.author_photo, ''), "
-    "  author_note = nullif(n.author_note, ''), entry_name = nullif(n.entry_name, ''), "
-    "  published = nullif(n.published, ''), url = nullif(n.url, ''), "
-    "  content_text = nullif(n.content_text, ''), content_html = nullif(n.content_html, ''), "
-    "  content_truncated = n.truncated, verified_at = now(), attempts = n.attempts, "
-    "  updated_at = now(), content_hash = n.hash, "
-    "  review = CASE WHEN " PORTCULLIS_REVIEWED_CONTENT_CHANGED
-    " THEN 'UNREVIEWED' "
+    "  type = $2, rsvp = nullif($3, ''), author_name = nullif($4, ''), "
+    "  author_url = nullif($5, ''), author_photo = nullif($6, ''), author_note = nullif($7, ''), "
+    "  entry_name = nullif($8, ''), published = nullif($9, ''), url = nullif($10, ''), "
+    "  content_text = nullif($11, ''), content_html = nullif($12, ''), content_truncated = $13, "
+    "  verified_at = now(), attempts = $14, updated_at = now(), content_hash = n.hash, "
+    "  review = CASE WHEN " PORTCULLIS_REVIEWED_CONTENT_CHANGED " THEN 'UNREVIEWED' "
     "    ELSE m.review END, "
-    "  review_reason = CASE WHEN " PORTCULLIS_REVIEWED_CONTENT_CHANGED
-    " THEN 'content_changed' "
+    "  review_reason = CASE WHEN " PORTCULLIS_REVIEWED_CONTENT_CHANGED " THEN 'content_changed' "
     "    ELSE m.review_reason END "
-    "FROM (SELECT u.*, sha256(convert_to(concat_ws(chr(31), u.type, u.rsvp, u.author_name, "
-    "        u.author_url, u.author_photo, u.author_note, u.entry_name, u.published, u.url, "
-    "        u.content_text, u.content_html), 'UTF8')) AS hash "
-    "      FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], "
-    "        $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::text[], "
-    "        $13::bool[], $14::int[]) "
-    "        AS u(id, type, rsvp, author_name, author_url, author_photo, author_note, entry_name, "
-    "             published, url, content_text, content_html, truncated, attempts)) n "
-    "WHERE m.id = n.id"};
+    "FROM (SELECT sha256(convert_to(concat_ws(chr(31), $2::text, $3::text, $4::text, $5::text, "
+    "  $6::text, $7::text, $8::text, $9::text, $10::text, $11::text, $12::text), 'UTF8')) "
+    "  AS hash) n "
+    "WHERE m.id = $1::uuid"};
 
 #undef PORTCULLIS_REVIEWED_CONTENT_CHANGED
 
@@ -140,6 +129,18 @@ bool IsWithdrawal(const std::string& reason) {
   return reason == kReasonNoLink || reason == kReasonSourceGone;
 }
 
+// `text` as a text parameter: PostgreSQL cannot store NUL bytes, so they are dropped.
+std::string WithoutNul(absl::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (const char c : text) {
+    if (c != '\0') {
+      out += c;
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 absl::StatusOr<std::vector<JobRecord>> PgJobStore::Claim(const std::string& owner, int limit,
@@ -192,54 +193,15 @@ absl::StatusOr<int> PgJobStore::RenewLeases(const std::string& owner,
 
 namespace {
 
-// A PostgreSQL array literal of integers (or booleans as t/f): nothing in it needs quoting.
+// A PostgreSQL array literal of integers: nothing in it needs quoting.
 template <typename T>
 std::string ArrayLiteral(const std::vector<T>& values) {
   return absl::StrCat("{", absl::StrJoin(values, ","), "}");
 }
 
-// The VERIFIED mentions of a batch, one array per column of kSetVerified.
-struct VerifiedColumns {
-  std::vector<std::string> id, type, rsvp, author_name, author_url, author_photo, author_note, name,
-      published, url, content_text, content_html;
-  std::vector<std::string> truncated;  // "t" or "f"
-  std::vector<int> attempts;
-
-  void Add(const std::string& mention_id, const MentionContent& c, int attempts_so_far) {
-    id.push_back(mention_id);
-    type.push_back(c.type.empty() ? std::string("mention") : c.type);
-    rsvp.push_back(c.rsvp);
-    author_name.push_back(c.author_name);
-    author_url.push_back(c.author_url);
-    author_photo.push_back(c.author_photo);
-    author_note.push_back(c.author_note);
-    name.push_back(c.name);
-    published.push_back(c.published);
-    url.push_back(c.url);
-    content_text.push_back(c.content_text);
-    content_html.push_back(c.content_html);
-    truncated.push_back(c.content_truncated ? "t" : "f");
-    attempts.push_back(attempts_so_far);
-  }
-
-  // TextArrayLiteral drops NUL bytes, which PostgreSQL cannot store.
-  void Write(pqxx::work& transaction) const {
-    if (id.empty()) {
-      return;
-    }
-    ExecPrepared0(
-        transaction, kSetVerified, TextArrayLiteral(id), TextArrayLiteral(type),
-        TextArrayLiteral(rsvp), TextArrayLiteral(author_name), TextArrayLiteral(author_url),
-        TextArrayLiteral(author_photo), TextArrayLiteral(author_note), TextArrayLiteral(name),
-        TextArrayLiteral(published), TextArrayLiteral(url), TextArrayLiteral(content_text),
-        TextArrayLiteral(content_html), ArrayLiteral(truncated), ArrayLiteral(attempts));
-  }
-};
-
 // Records the results of `requests`, taken in `order` (job id order), in `transaction`, without
-// the commit:
-// one statement locks every job still leased to `owner`, one writes every VERIFIED mention, one
-// deletes every finished job; failures, retries and re-runs (the few) take a statement each.
+// the commit: one statement locks every job still leased to `owner` and one deletes every finished
+// job; each outcome is written to its mention by a statement of its own.
 // owned[i]: whether request i's job was still leased to `owner` (nothing is written for it when
 // not: another worker took it over, and its outcome counts).
 std::vector<bool> FinishIn(pqxx::work& transaction, const std::string& owner,
@@ -262,7 +224,6 @@ std::vector<bool> FinishIn(pqxx::work& transaction, const std::string& owner,
                                         row[3].as<std::string>(), row[4].as<int>()};
   }
   std::vector<bool> owned(requests.size(), false);
-  VerifiedColumns verified;
   std::vector<int64_t> finished;
   for (const size_t i : order) {
     const auto it = owned_jobs.find(requests[i].job_id);
@@ -275,9 +236,18 @@ std::vector<bool> FinishIn(pqxx::work& transaction, const std::string& owner,
     const Owned& job = it->second;
     bool done = true;
     switch (result.kind) {
-      case JobResult::Kind::kVerified:
-        verified.Add(job.mention_id, result.content, job.attempts);
+      case JobResult::Kind::kVerified: {
+        // One row per statement: content passed as text parameters is read as it is, where
+        // arrays of it went through PostgreSQL's array parser character by character.
+        const MentionContent& c = result.content;
+        ExecPrepared0(transaction, kSetVerified, job.mention_id,
+                      c.type.empty() ? std::string("mention") : c.type, WithoutNul(c.rsvp),
+                      WithoutNul(c.author_name), WithoutNul(c.author_url),
+                      WithoutNul(c.author_photo), WithoutNul(c.author_note), WithoutNul(c.name),
+                      WithoutNul(c.published), WithoutNul(c.url), WithoutNul(c.content_text),
+                      WithoutNul(c.content_html), c.content_truncated, job.attempts);
         break;
+      }
       case JobResult::Kind::kFailed:
         // The diagnostic explains a no_link failure only.
         ExecPrepared0(transaction, IsWithdrawal(result.reason) ? kSetWithdrawn : kSetFailed,
@@ -305,7 +275,6 @@ std::vector<bool> FinishIn(pqxx::work& transaction, const std::string& owner,
       finished.push_back(job_id);
     }
   }
-  verified.Write(transaction);
   if (!finished.empty()) {
     ExecPrepared0(transaction, kDelete, ArrayLiteral(finished));
   }
