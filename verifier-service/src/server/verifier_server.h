@@ -137,6 +137,7 @@ class VerifierServer {
   config::HostPort address_;
   std::unique_ptr<store::PgConnectionPool> db_pool_;
   std::unique_ptr<store::PgConnectionPool> health_db_pool_;
+  std::unique_ptr<store::PgConnectionPool> job_db_pool_;
   std::unique_ptr<store::PgMentionStore> store_;
   // SubmitMention's batches; stopped after the gRPC server drained (declared after store_).
   std::unique_ptr<store::MentionWriter> mention_writer_;
