@@ -122,17 +122,18 @@ absl::Status VerifierServer::OpenDatabase() {
   writer_options.connection = {config_.database_url, 1, config_.db_acquire_timeout,
                                config_.db_statement_timeout};
   ASSIGN_OR_RETURN(mention_writer_, store::MentionWriter::Start(*store_, writer_options));
-  // The job store's statements all go by key (job ids, the lease owner, the run_at index): its own
-  // connections plan each once (keyed_statements_only) instead of once per execution, which
+  // The workers' job statements all go by key (job ids, the lease owner, the run_at index): their
+  // own connections plan each once (keyed_statements_only) instead of once per execution, which
   // PostgreSQL did for the array parameters of a batch (a custom plan per batch: 6% of the
-  // machine's CPU under bench/verify). One connection each for the worker's dispatcher, renewer
-  // and recorders, and for each VerifyNow thread.
-  const int job_connections = 2 + queue::WorkerOptions().recorders + config_.verify_now_concurrency;
+  // machine's CPU under bench/verify). One connection each for the dispatcher, the renewer and
+  // the recorders; VerifyNow's jobs go through the shared pool.
   ASSIGN_OR_RETURN(job_db_pool_,
                    store::PgConnectionPool::Create(
-                       {config_.database_url, job_connections, config_.db_acquire_timeout,
-                        config_.db_statement_timeout, /*keyed_statements_only=*/true}));
+                       {config_.database_url, 2 + queue::WorkerOptions().recorders,
+                        config_.db_acquire_timeout, config_.db_statement_timeout,
+                        /*keyed_statements_only=*/true}));
   job_store_ = std::make_unique<store::PgJobStore>(*job_db_pool_);
+  verify_now_jobs_ = std::make_unique<store::PgJobStore>(*db_pool_);
   health_store_ = std::make_unique<store::PgMentionStore>(*health_db_pool_);
   // One thread per database connection: more threads would only wait for connections.
   blocking_pool_ = std::make_unique<BlockingPool>(config_.db_pool_size, config_.max_queued_work);
@@ -228,7 +229,7 @@ absl::Status VerifierServer::BuildService() {
   deps.evaluator = ingest_evaluator_.get();
   deps.publishers = publisher_store_.get();
   deps.ingest = ingest_store_.get();
-  deps.verify_now = {job_store_.get(),
+  deps.verify_now = {verify_now_jobs_.get(),
                      in_flight_verifier_.get(),
                      verify_now_pool_.get(),
                      queue::MakeWorkerOwner() + "/verify-now",

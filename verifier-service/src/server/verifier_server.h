@@ -161,7 +161,8 @@ class VerifierServer {
   // The one sweeper of expired rows (issue 17), started once the schema is ready.
   std::unique_ptr<store::PgRetentionStore> retention_store_;
   std::unique_ptr<lifecycle::RetentionSweeper> retention_sweeper_;
-  std::unique_ptr<store::PgJobStore> job_store_;
+  std::unique_ptr<store::PgJobStore> job_store_;        // the workers', on job_db_pool_
+  std::unique_ptr<store::PgJobStore> verify_now_jobs_;  // VerifyNow's, on db_pool_
   std::unique_ptr<store::PgJobListener> job_listener_;
   std::unique_ptr<queue::VerificationWorker> worker_;
   std::unique_ptr<store::Migrator> migrator_;
