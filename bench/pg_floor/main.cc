@@ -1,9 +1,10 @@
 // pg_floor: what PostgreSQL alone costs per durable row on the real schema and the verifier's own
 // batch statements (issue 21's floor, beside bench/load's table). No HTTP, no gRPC: `--threads`
 // connections, each set up as a writer's (OpenWriterConnections), write batches of `--batch`
-// items through PgMentionStore::SubmitBatch (new pairs with their jobs) or PgIngestStore::RecordBatch (unsigned accepted items), for `--seconds`.
-// Prints one line: kind, batch, threads, rows, seconds, rows/s. bench/pg_floor.sh runs it beside
-// a private PostgreSQL and adds the server's CPU per row.
+// items through PgMentionStore::SubmitBatch (new pairs with their jobs) or
+// PgIngestStore::RecordBatch (unsigned accepted items), for `--seconds`. Prints one line: kind,
+// batch, threads, rows, seconds, rows/s. bench/floor runs it beside a private PostgreSQL and adds
+// the server's CPU per row.
 #include <atomic>
 #include <cstdio>
 #include <string>

@@ -26,15 +26,7 @@ std::string ToHex(const Sha256Digest& digest) {
 }
 
 bool IsSha256Hex(absl::string_view text) {
-  if (text.size() != 64) {
-    return false;
-  }
-  for (const char c : text) {
-    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) {
-      return false;
-    }
-  }
-  return true;
+  return text.size() == 64 && text.find_first_not_of("0123456789abcdef") == absl::string_view::npos;
 }
 
 }  // namespace portcullis::crypto

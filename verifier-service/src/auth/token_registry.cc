@@ -7,6 +7,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "common/crypto/sha256.h"
 #include "common/logging/log.h"
 #include "verifier-service/src/auth/stored_tokens.h"
 
@@ -100,8 +101,7 @@ absl::StatusOr<std::vector<ActiveToken>> ParseStaticTokens(absl::string_view tex
     if (fields.size() < 3 || fields.size() > 4) {
       return bad("expected <sha256 hex> <name> <scopes> [sites]");
     }
-    if (fields[0].size() != 64 ||
-        fields[0].find_first_not_of("0123456789abcdef") != absl::string_view::npos) {
+    if (!crypto::IsSha256Hex(fields[0])) {
       return bad("the first field must be the lowercase hex SHA-256 of the token");
     }
     absl::StatusOr<ScopeSet> scopes = ParseScopes(fields[2]);

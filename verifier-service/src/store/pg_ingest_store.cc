@@ -445,17 +445,22 @@ std::vector<bool> RecordPlainDecisions(pqxx::transaction_base& transaction,
   return recorded;
 }
 
-// The decision `decision` lost to, read into `out` after the statement that waited for it;
-// kDecisionGone (UNAVAILABLE, retryable) when it is gone: expired and swept in between, so
+// Completes `result` (whose decision is the one submitted) once kRecordDecisions has said whether
+// it was `recorded`: if not, the decision it lost to, read after the statement that waited for it;
+// kDecisionGone (UNAVAILABLE, retryable) when that one is gone: expired and swept in between, so
 // deciding again is right.
-absl::Status ReadWinningDecision(pqxx::transaction_base& transaction,
-                                 const DecisionRecord& decision, DecisionRecord* out) {
-  const pqxx::result rows =
-      ExecPrepared(transaction, kReadDecision, decision.publisher, decision.content_hash);
+absl::Status CompletePlain(pqxx::transaction_base& transaction, bool recorded,
+                           RecordResult* result) {
+  result->recorded = recorded;
+  if (recorded) {
+    return absl::OkStatus();
+  }
+  const pqxx::result rows = ExecPrepared(transaction, kReadDecision, result->decision.publisher,
+                                         result->decision.content_hash);
   if (rows.empty()) {
     return absl::UnavailableError(kDecisionGone);
   }
-  return DecisionFromRow(rows[0], out);
+  return DecisionFromRow(rows[0], &result->decision);
 }
 
 }  // namespace
@@ -537,11 +542,7 @@ absl::Status PgIngestStore::RecordInTransaction(pqxx::transaction_base& transact
   }
   if (IsPlain(next)) {
     const NewDecision* const one[] = {&next};
-    if (RecordPlainDecisions(transaction, one, {now}).front()) {
-      result.recorded = true;
-      return absl::OkStatus();
-    }
-    return ReadWinningDecision(transaction, decision, &result.decision);
+    return CompletePlain(transaction, RecordPlainDecisions(transaction, one, {now}).front(), out);
   }
   const pqxx::result upserted = ExecPrepared(
       transaction, kUpsertDecision, decision.publisher, decision.content_hash, decision.item_id,
@@ -599,15 +600,16 @@ std::vector<absl::StatusOr<RecordResult>> PgIngestStore::RecordBatch(
   std::vector<absl::StatusOr<RecordResult>> results(
       batch.size(), absl::InternalError("decision not recorded"));
   pqxx::work transaction(connection);
-  const auto record_one = [&](size_t i) {
-    RecordResult result;
-    const absl::Status status =
-        RecordInTransaction(transaction, batch[i].next, batch[i].now, &result);
+  const auto set_result = [&](size_t i, const absl::Status& status, RecordResult& result) {
     if (status.ok()) {
       results[i] = std::move(result);
     } else {
       results[i] = status;
     }
+  };
+  const auto record_one = [&](size_t i) {
+    RecordResult result;
+    set_result(i, RecordInTransaction(transaction, batch[i].next, batch[i].now, &result), result);
   };
   const bool all_plain = std::all_of(batch.begin(), batch.end(),
                                      [](const DecisionAt& item) { return IsPlain(item.next); });
@@ -635,18 +637,9 @@ std::vector<absl::StatusOr<RecordResult>> PgIngestStore::RecordBatch(
     }
     const std::vector<bool> recorded = RecordPlainDecisions(transaction, decisions, nows);
     for (size_t k = 0; k < firsts.size(); ++k) {
-      const DecisionRecord& decision = batch[firsts[k]].next.decision;
       RecordResult result;
-      result.decision = decision;
-      result.recorded = recorded[k];
-      const absl::Status status =
-          result.recorded ? absl::OkStatus()
-                          : ReadWinningDecision(transaction, decision, &result.decision);
-      if (status.ok()) {
-        results[firsts[k]] = std::move(result);
-      } else {
-        results[firsts[k]] = status;
-      }
+      result.decision = batch[firsts[k]].next.decision;
+      set_result(firsts[k], CompletePlain(transaction, recorded[k], &result), result);
     }
     for (const size_t i : copies) {
       record_one(i);
@@ -736,10 +729,8 @@ absl::StatusOr<RecordResult> PgIngestStore::RecordInOneStatement(const NewDecisi
       result.decision = next.decision;
       pqxx::nontransaction transaction(connection);
       const NewDecision* const one[] = {&next};
-      result.recorded = RecordPlainDecisions(transaction, one, {now}).front();
-      // Lost to a decision that stays (committed: the conflict waited for it): read it.
-      read = result.recorded ? absl::OkStatus()
-                             : ReadWinningDecision(transaction, next.decision, &result.decision);
+      read = CompletePlain(transaction, RecordPlainDecisions(transaction, one, {now}).front(),
+                           &result);
     });
     if (!status.ok()) {
       return status;
