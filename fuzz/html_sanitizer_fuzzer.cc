@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <set>
 #include <string>
 #include <vector>
@@ -23,8 +24,8 @@ namespace {
 
 namespace html = portcullis::verifier::html;
 
-const std::set<std::string>& AllowedElements() {
-  static const auto* elements = new std::set<std::string>{
+const std::set<std::string, std::less<>>& AllowedElements() {
+  static const auto* elements = new std::set<std::string, std::less<>>{
       "a",    "abbr", "b",      "bdi",   "blockquote", "br",    "caption", "cite", "code",
       "dd",   "del",  "dfn",    "div",   "dl",         "dt",    "em",      "figcaption",
       "figure", "h1", "h2",     "h3",    "h4",         "h5",    "h6",      "hr",   "i",
@@ -37,7 +38,7 @@ const std::set<std::string>& AllowedElements() {
   return *elements;
 }
 
-bool AttributeAllowed(const std::string& tag, const std::string& name) {
+bool AttributeAllowed(absl::string_view tag, absl::string_view name) {
   if (name == "title") return true;
   if (tag == "a") return name == "href" || name == "rel";
   if (tag == "img") return name == "src" || name == "alt" || name == "width" || name == "height";
@@ -57,19 +58,21 @@ void CheckTree(const html::HtmlNode& root, const std::string& output) {
       FUZZ_CHECK(false, "comment in output: " + output);
     }
     if (node->is_element()) {
-      FUZZ_CHECK(node->html_namespace, "foreign element " + node->tag + " in: " + output);
-      FUZZ_CHECK(AllowedElements().count(node->tag) == 1, node->tag + " in: " + output);
+      FUZZ_CHECK(node->html_namespace, absl::StrCat("foreign element ", node->tag, " in: ", output));
+      FUZZ_CHECK(AllowedElements().count(node->tag) == 1,
+                 absl::StrCat(node->tag, " in: ", output));
       for (const auto& [name, value] : node->attributes) {
-        FUZZ_CHECK(AttributeAllowed(node->tag, name), node->tag + "[" + name + "] in: " + output);
+        FUZZ_CHECK(AttributeAllowed(node->tag, name),
+                   absl::StrCat(node->tag, "[", name, "] in: ", output));
         if (name == "href" || name == "src" || name == "cite") {
           const bool web = absl::StartsWith(value, "http://") || absl::StartsWith(value, "https://");
           const bool mail = name == "href" && absl::StartsWithIgnoreCase(value, "mailto:");
-          FUZZ_CHECK(web || mail, name + "=" + value + " in: " + output);
+          FUZZ_CHECK(web || mail, absl::StrCat(name, "=", value, " in: ", output));
         }
       }
     }
     for (const auto& child : node->children) {
-      stack.push_back(child.get());
+      stack.push_back(child);
     }
   }
 }
@@ -100,7 +103,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const html::HtmlNode* node = stack.back();
     stack.pop_back();
     for (const auto& child : node->children) {
-      stack.push_back(child.get());
+      stack.push_back(child);
     }
     if (!node->is_element()) {
       continue;

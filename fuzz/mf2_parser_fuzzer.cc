@@ -27,7 +27,7 @@ size_t TreeDepth(const html::HtmlNode& root) {
     stack.pop_back();
     deepest = std::max(deepest, depth);
     for (const auto& child : node->children) {
-      stack.emplace_back(child.get(), depth + 1);
+      stack.emplace_back(child, depth + 1);
     }
   }
   return deepest;

@@ -390,7 +390,7 @@ void BM_GumboRawParse(benchmark::State& state) {
 }
 BENCHMARK(BM_GumboRawParse)->Arg(100)->Arg(1024)->Unit(benchmark::kMillisecond);
 
-// HtmlDocument::Parse alone: depth cap + gumbo + the copy into the owned tree.
+// HtmlDocument::Parse alone: depth cap + gumbo + the tree over its output.
 void BM_HtmlDocumentParse(benchmark::State& state) {
   const std::string& page = Page(state.range(0));
   for (auto _ : state) {

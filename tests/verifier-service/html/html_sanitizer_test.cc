@@ -529,7 +529,7 @@ void CollectFragments(const HtmlNode& node, std::vector<FragmentCase>& out) {
     const size_t front = std::min(serialized.find_first_not_of(" \t\n\f"), serialized.size());
     const size_t end = serialized.find_last_not_of(" \t\n\f");
     const size_t back = end == std::string::npos ? 0 : serialized.size() - end - 1;
-    out.push_back({HtmlFragment{child.get(), front, back},
+    out.push_back({HtmlFragment{child, front, back},
                    serialized.substr(front, serialized.size() - front - back)});
     CollectFragments(*child, out);
   }

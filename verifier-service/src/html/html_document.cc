@@ -9,7 +9,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <new>
+#include <optional>
 #include <string>
+#include <type_traits>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -19,41 +22,65 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
-#include "absl/strings/str_split.h"
 
 namespace portcullis::verifier::html {
 namespace {
 
-// The owned tree never gets deeper than this, whatever gumbo built (a second belt behind
+// The tree never gets deeper than this, whatever gumbo built (a second belt behind
 // CapNestingDepth; gumbo adds a few implied levels such as html, body, tbody).
 constexpr int kMaxTreeDepth = kMaxElementDepth + 64;
 
-// Gumbo's memory for one parse: small blocks from a bump allocator over chunks that are all freed
-// together once the tree has been copied, instead of one malloc and one free per token, buffer
-// growth and node (the profile: malloc/free ~18% of the verifier), and no walk of gumbo's
-// tree to free it. A free gives back a small block only when it is the most recent allocation
-// (gumbo grows a buffer by allocating the larger one, copying and freeing the old); large blocks
-// (the buffers that grow with the page: long texts, the children of a long body) come from malloc
-// and are freed as gumbo frees them, so the arena's waste stays bounded (parser_bytes; the test
-// keeps it near what malloc would hold at the end of the parse).
-class GumboArena {
+}  // namespace
+
+// The memory of one document: gumbo's parse and the tree over it, as small blocks from a bump
+// allocator over chunks that are all freed together with the document, instead of one malloc and
+// one free per token, buffer growth and node (the profile: malloc/free ~18% of the
+// verifier), and no walk of gumbo's tree to free it. A free gives back a small block only when it
+// is the most recent allocation (gumbo grows a buffer by allocating the larger one, copying and
+// freeing the old); large blocks (the buffers that grow with the page: long texts, the children of
+// a long body) come from malloc and are freed as gumbo frees them, so the arena's waste stays
+// bounded (memory_bytes; the test keeps it near what malloc would hold).
+class DocumentArena {
  public:
-  GumboArena() = default;
-  GumboArena(const GumboArena&) = delete;
-  GumboArena& operator=(const GumboArena&) = delete;
-  ~GumboArena() {
+  DocumentArena() = default;
+  DocumentArena(const DocumentArena&) = delete;
+  DocumentArena& operator=(const DocumentArena&) = delete;
+  ~DocumentArena() {
     for (const auto& [block, size] : large_) {
       std::free(block);
     }
   }
 
+  // gumbo's allocator and deallocator (GumboOptions).
   static void* Allocate(void* arena, size_t size) {
-    return static_cast<GumboArena*>(arena)->Allocate(size);
+    return static_cast<DocumentArena*>(arena)->Allocate(size);
   }
-  static void Free(void* arena, void* pointer) { static_cast<GumboArena*>(arena)->Free(pointer); }
+  static void Free(void* arena, void* pointer) {
+    static_cast<DocumentArena*>(arena)->Free(pointer);
+  }
 
-  // The most memory the parse held: chunks plus the peak of the large blocks.
-  size_t peak_bytes() const { return chunk_bytes_ + large_peak_; }
+  // Uninitialized room for `count` objects of a trivially destructible type (never destroyed).
+  template <typename T>
+  T* AllocateArray(size_t count) {
+    static_assert(std::is_trivially_destructible_v<T> && alignof(T) <= kAlignment);
+    void* block = Allocate(std::max<size_t>(count, 1) * sizeof(T));
+    if (block == nullptr) {
+      throw std::bad_alloc();
+    }
+    return static_cast<T*>(block);
+  }
+
+  absl::string_view Copy(absl::string_view text) {
+    if (text.empty()) {
+      return {};
+    }
+    char* copy = AllocateArray<char>(text.size());
+    std::memcpy(copy, text.data(), text.size());
+    return {copy, text.size()};
+  }
+
+  // The memory held: chunks plus the large blocks.
+  size_t bytes() const { return chunk_bytes_ + large_bytes_; }
 
  private:
   static constexpr size_t kAlignment = alignof(std::max_align_t);
@@ -67,7 +94,6 @@ class GumboArena {
       if (block != nullptr) {
         large_.emplace(block, size);
         large_bytes_ += size;
-        large_peak_ = std::max(large_peak_, large_bytes_);
       }
       return block;
     }
@@ -112,8 +138,9 @@ class GumboArena {
   size_t chunk_bytes_ = 0;
   absl::flat_hash_map<void*, size_t> large_;  // the large blocks held, with their sizes
   size_t large_bytes_ = 0;
-  size_t large_peak_ = 0;
 };
+
+namespace {
 
 bool IsOneOf(absl::string_view name, std::initializer_list<absl::string_view> names) {
   return std::find(names.begin(), names.end(), name) != names.end();
@@ -149,8 +176,6 @@ bool BreaksOutOfForeignContent(absl::string_view name) {
                         "table", "tt",      "u",          "ul",   "var"});
 }
 
-void AppendTo(std::string& out, absl::string_view text) { out.append(text.data(), text.size()); }
-
 bool IsAsciiAlpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
 
 bool IsTagNameEnd(char c) {
@@ -184,14 +209,14 @@ void SerializeChildrenInto(const HtmlNode& node, std::string& out, int depth, si
   const bool raw_text_parent = node.is_element() && node.html_namespace &&
                                IsOneOf(node.tag, {"style", "script", "xmp", "iframe", "noembed",
                                                   "noframes", "plaintext", "noscript"});
-  for (const std::unique_ptr<HtmlNode>& child : node.children) {
+  for (const HtmlNode* child : node.children) {
     if (out.size() > max_bytes) {
       return;
     }
     switch (child->kind) {
       case HtmlNode::Kind::kText:
         if (raw_text_parent) {
-          out += child->text;
+          absl::StrAppend(&out, child->text);
         } else {
           EscapeInto(child->text, /*attribute=*/false, out);
         }
@@ -221,7 +246,11 @@ void SerializeChildrenInto(const HtmlNode& node, std::string& out, int depth, si
 
 }  // namespace
 
-std::string GumboElementName(const GumboNode& node) {
+namespace {
+
+// gumbo's (static) spelling of an element's name, or nullopt for an unknown tag: its name is only
+// in the page's text.
+std::optional<absl::string_view> KnownElementName(const GumboNode& node) {
   const GumboElement& element = node.v.element;
   if (element.tag_namespace == GUMBO_NAMESPACE_SVG) {
     GumboStringPiece piece = element.original_tag;
@@ -233,9 +262,13 @@ std::string GumboElementName(const GumboNode& node) {
   if (element.tag != GUMBO_TAG_UNKNOWN) {
     return gumbo_normalized_tagname(element.tag);
   }
+  return std::nullopt;
+}
+
+std::string UnknownElementName(const GumboNode& node) {
   // An unknown tag's name is only in its original text, which gumbo starts at any "</>" it
   // ignored just before the tag ("</><x-y>" is the original text of <x-y>): the name follows them.
-  GumboStringPiece piece = element.original_tag;
+  GumboStringPiece piece = node.v.element.original_tag;
   while (piece.length > 3 && std::memcmp(piece.data, "</>", 3) == 0) {
     piece.data += 3;
     piece.length -= 3;
@@ -249,19 +282,28 @@ std::string GumboElementName(const GumboNode& node) {
   return name;
 }
 
-const std::string* HtmlNode::Attribute(absl::string_view name) const {
-  for (const auto& [key, value] : attributes) {
-    if (key == name) {
-      return &value;
-    }
+}  // namespace
+
+std::string GumboElementName(const GumboNode& node) {
+  if (const std::optional<absl::string_view> known = KnownElementName(node)) {
+    return std::string(*known);
   }
-  return nullptr;
+  return UnknownElementName(node);
 }
 
-std::string* HtmlNode::MutableAttribute(absl::string_view name) {
-  for (auto& [key, value] : attributes) {
-    if (key == name) {
-      return &value;
+std::optional<absl::string_view> HtmlNode::Attribute(absl::string_view name) const {
+  for (const HtmlAttribute& attribute : attributes) {
+    if (attribute.name == name) {
+      return attribute.value;
+    }
+  }
+  return std::nullopt;
+}
+
+absl::string_view* HtmlNode::MutableAttribute(absl::string_view name) {
+  for (HtmlAttribute& attribute : attributes) {
+    if (attribute.name == name) {
+      return &attribute.value;
     }
   }
   return nullptr;
@@ -296,8 +338,8 @@ std::pair<std::string, size_t> CapNestingDepth(absl::string_view html, int max_d
   if (StartTagBound(html) <= static_cast<size_t>(std::max(max_depth, 0))) {
     return {std::string(html), 0};
   }
-  std::string out;
-  out.reserve(html.size());
+  // The output is the input less the dropped tags: their [begin, end) ranges, in order.
+  std::vector<std::pair<size_t, size_t>> dropped_tags;
   std::unordered_map<std::string, int> open;     // counted open elements by name
   std::unordered_map<std::string, int> dropped;  // dropped start tags awaiting their end tag
   int depth = 0;
@@ -308,28 +350,21 @@ std::pair<std::string, size_t> CapNestingDepth(absl::string_view html, int max_d
   while (i < n) {
     const size_t lt = html.find('<', i);
     if (lt == absl::string_view::npos) {
-      AppendTo(out, html.substr(i));
       break;
     }
-    AppendTo(out, html.substr(i, lt - i));
     i = lt;
     if (html.substr(i, 4) == "<!--") {
-      size_t end = html.find("-->", i + 4);
-      end = end == absl::string_view::npos ? n : end + 3;
-      AppendTo(out, html.substr(i, end - i));
-      i = end;
+      const size_t end = html.find("-->", i + 4);
+      i = end == absl::string_view::npos ? n : end + 3;
       continue;
     }
     const bool end_tag = i + 1 < n && html[i + 1] == '/';
     const size_t name_start = i + (end_tag ? 2 : 1);
     if (name_start >= n || !IsAsciiAlpha(html[name_start])) {
       if (i + 1 < n && (html[i + 1] == '!' || html[i + 1] == '?')) {
-        size_t end = html.find('>', i);
-        end = end == absl::string_view::npos ? n : end + 1;
-        AppendTo(out, html.substr(i, end - i));
-        i = end;
+        const size_t end = html.find('>', i);
+        i = end == absl::string_view::npos ? n : end + 1;
       } else {
-        out += '<';
         ++i;
       }
       continue;
@@ -357,13 +392,14 @@ std::pair<std::string, size_t> CapNestingDepth(absl::string_view html, int max_d
     }
     const bool self_closing = j < n && j > name_end && html[j - 1] == '/';
     const size_t tag_end = j < n ? j + 1 : n;
-    const absl::string_view tag = html.substr(i, tag_end - i);
+    const size_t tag_begin = i;
     i = tag_end;
     if (end_tag) {
       // (No lookup while nothing was dropped: every page under the cap.)
       if (auto it = dropped_total == 0 ? dropped.end() : dropped.find(name);
           it != dropped.end() && it->second > 0) {
         --it->second;
+        dropped_tags.emplace_back(tag_begin, tag_end);
         continue;
       }
       if (auto it = open.find(name); it != open.end() && it->second > 0) {
@@ -373,16 +409,12 @@ std::pair<std::string, size_t> CapNestingDepth(absl::string_view html, int max_d
           --foreign;
         }
       }
-      AppendTo(out, tag);
       continue;
     }
     if (name == "plaintext") {
-      AppendTo(out, tag);
-      AppendTo(out, html.substr(i));
       break;
     }
     if (IsRawTextElement(name)) {
-      AppendTo(out, tag);
       // Contents up to the matching end tag are text.
       size_t k = i;
       while (true) {
@@ -397,19 +429,18 @@ std::pair<std::string, size_t> CapNestingDepth(absl::string_view html, int max_d
         }
         k = close + 2;
       }
-      AppendTo(out, html.substr(i, k - i));
       i = k;
       continue;
     }
     const bool closes_itself = IsVoidElement(name) || IsImplicitlyClosed(name) ||
                                (self_closing && foreign > 0 && !BreaksOutOfForeignContent(name));
     if (closes_itself) {
-      AppendTo(out, tag);
       continue;
     }
     if (depth >= max_depth) {
       ++dropped[name];
       ++dropped_total;
+      dropped_tags.emplace_back(tag_begin, tag_end);
       continue;
     }
     ++depth;
@@ -417,87 +448,142 @@ std::pair<std::string, size_t> CapNestingDepth(absl::string_view html, int max_d
     if (name == "svg" || name == "math") {
       ++foreign;
     }
-    AppendTo(out, tag);
   }
+  std::string out;
+  out.reserve(html.size());
+  size_t kept_from = 0;
+  for (const auto& [begin, end] : dropped_tags) {
+    out.append(html.data() + kept_from, begin - kept_from);
+    kept_from = end;
+  }
+  out.append(html.data() + kept_from, html.size() - kept_from);
   return {std::move(out), dropped_total};
 }
 
+HtmlDocument::HtmlDocument() : arena_(std::make_unique<DocumentArena>()) {}
+HtmlDocument::HtmlDocument(HtmlDocument&&) noexcept = default;
+HtmlDocument& HtmlDocument::operator=(HtmlDocument&&) noexcept = default;
+HtmlDocument::~HtmlDocument() = default;
+
+absl::string_view HtmlDocument::Keep(absl::string_view text) { return arena_->Copy(text); }
+
+size_t HtmlDocument::memory_bytes() const { return arena_->bytes(); }
+
+namespace {
+
+// The class attribute split on ASCII whitespace, in `arena`.
+absl::Span<const absl::string_view> SplitClasses(absl::string_view value, DocumentArena& arena) {
+  static constexpr absl::string_view kSpace = " \t\n\r\f";
+  size_t count = 0;
+  for (size_t i = value.find_first_not_of(kSpace); i != absl::string_view::npos;
+       i = value.find_first_not_of(kSpace, i)) {
+    ++count;
+    i = value.find_first_of(kSpace, i);
+  }
+  if (count == 0) {
+    return {};
+  }
+  auto* classes = arena.AllocateArray<absl::string_view>(count);
+  size_t k = 0;
+  for (size_t i = value.find_first_not_of(kSpace); i != absl::string_view::npos;
+       i = value.find_first_not_of(kSpace, i)) {
+    const size_t end = std::min(value.find_first_of(kSpace, i), value.size());
+    classes[k++] = value.substr(i, end - i);
+    i = end;
+  }
+  return {classes, count};
+}
+
+}  // namespace
+
 HtmlDocument HtmlDocument::Parse(absl::string_view html) {
   HtmlDocument document;
+  DocumentArena& arena = *document.arena_;
   auto [capped, dropped] = CapNestingDepth(html, kMaxElementDepth);
   document.dropped_start_tags_ = dropped;
-  document.root_ = std::make_unique<HtmlNode>();
+  document.root_ = new (arena.AllocateArray<HtmlNode>(1)) HtmlNode{};
   document.root_->kind = HtmlNode::Kind::kDocument;
 
-  GumboArena arena;  // frees gumbo's tree after the copy, without walking it
   GumboOptions options = kGumboDefaultOptions;
   options.max_errors = 0;  // errors are not read; do not spend memory on them
-  options.allocator = &GumboArena::Allocate;
-  options.deallocator = &GumboArena::Free;
+  options.allocator = &DocumentArena::Allocate;
+  options.deallocator = &DocumentArena::Free;
   options.userdata = &arena;
   const GumboOutput* output = gumbo_parse_with_options(&options, capped.data(), capped.size());
   if (output == nullptr || output->document == nullptr) {
     return document;
   }
-  // Depth-first copy with an explicit stack: (gumbo node, owned parent, depth).
+  // Depth first with an explicit stack: (gumbo node, parent, room for the parent's children,
+  // depth). A parent's array has room for all of gumbo's children; `children` grows over it as
+  // they are built (templates and nodes past kMaxTreeDepth are left out).
   struct Pending {
     const GumboNode* node;
     HtmlNode* parent;
+    HtmlNode** slots;
     int depth;
   };
   std::vector<Pending> stack;
-  const GumboVector& top = output->document->v.document.children;
-  for (unsigned k = top.length; k > 0; --k) {
-    stack.push_back({static_cast<const GumboNode*>(top.data[k - 1]), document.root_.get(), 1});
-  }
+  const auto push_children = [&](const GumboVector& children, HtmlNode* parent, int depth) {
+    if (children.length == 0) {
+      return;
+    }
+    auto** slots = arena.AllocateArray<HtmlNode*>(children.length);
+    for (unsigned k = children.length; k > 0; --k) {
+      stack.push_back({static_cast<const GumboNode*>(children.data[k - 1]), parent, slots, depth});
+    }
+  };
+  push_children(output->document->v.document.children, document.root_, 1);
   while (!stack.empty()) {
     const Pending pending = stack.back();
     stack.pop_back();
     const GumboNode& node = *pending.node;
-    auto owned = std::make_unique<HtmlNode>();
+    HtmlNode::Kind kind;
     switch (node.type) {
       case GUMBO_NODE_TEXT:
       case GUMBO_NODE_WHITESPACE:
       case GUMBO_NODE_CDATA:
-        owned->kind = HtmlNode::Kind::kText;
-        owned->text = node.v.text.text;
+        kind = HtmlNode::Kind::kText;
         break;
       case GUMBO_NODE_COMMENT:
-        owned->kind = HtmlNode::Kind::kComment;
-        owned->text = node.v.text.text;
+        kind = HtmlNode::Kind::kComment;
         break;
-      case GUMBO_NODE_ELEMENT: {
+      case GUMBO_NODE_ELEMENT:
         if (pending.depth > kMaxTreeDepth) {
           continue;
         }
-        owned->kind = HtmlNode::Kind::kElement;
-        owned->tag = GumboElementName(node);
-        owned->html_namespace = node.v.element.tag_namespace == GUMBO_NAMESPACE_HTML;
-        const GumboVector& attributes = node.v.element.attributes;
-        owned->attributes.reserve(attributes.length);
-        for (unsigned k = 0; k < attributes.length; ++k) {
-          const auto* attribute = static_cast<const GumboAttribute*>(attributes.data[k]);
-          owned->attributes.emplace_back(attribute->name, attribute->value);
-        }
-        if (const std::string* cls = owned->Attribute("class"); cls != nullptr) {
-          owned->classes = absl::StrSplit(*cls, absl::ByAnyChar(" \t\n\r\f"), absl::SkipEmpty());
-        }
-        const GumboVector& children = node.v.element.children;
-        owned->children.reserve(children.length);  // one allocation, not log2(n) regrowths
-        HtmlNode* self = owned.get();
-        for (unsigned k = children.length; k > 0; --k) {
-          stack.push_back(
-              {static_cast<const GumboNode*>(children.data[k - 1]), self, pending.depth + 1});
-        }
+        kind = HtmlNode::Kind::kElement;
         break;
-      }
       case GUMBO_NODE_TEMPLATE:  // left out with its contents
       case GUMBO_NODE_DOCUMENT:
+      default:
         continue;
     }
-    pending.parent->children.push_back(std::move(owned));
+    auto* self = new (arena.AllocateArray<HtmlNode>(1)) HtmlNode{};
+    self->kind = kind;
+    if (kind != HtmlNode::Kind::kElement) {
+      self->text = node.v.text.text;
+    } else {
+      const GumboElement& element = node.v.element;
+      const std::optional<absl::string_view> known = KnownElementName(node);
+      self->tag = known.has_value() ? *known : arena.Copy(UnknownElementName(node));
+      self->html_namespace = element.tag_namespace == GUMBO_NAMESPACE_HTML;
+      if (element.attributes.length > 0) {
+        auto* attributes = arena.AllocateArray<HtmlAttribute>(element.attributes.length);
+        for (unsigned k = 0; k < element.attributes.length; ++k) {
+          const auto* attribute = static_cast<const GumboAttribute*>(element.attributes.data[k]);
+          attributes[k] = {attribute->name, attribute->value};
+        }
+        self->attributes = {attributes, element.attributes.length};
+        if (const std::optional<absl::string_view> cls = self->Attribute("class")) {
+          self->classes = SplitClasses(*cls, arena);
+        }
+      }
+      push_children(element.children, self, pending.depth + 1);
+    }
+    HtmlNode& parent = *pending.parent;
+    pending.slots[parent.children.size()] = self;
+    parent.children = {pending.slots, parent.children.size() + 1};
   }
-  document.parser_bytes_ = arena.peak_bytes();
   return document;
 }
 

@@ -1,13 +1,18 @@
 #pragma once
 
-// An HTML5 document parsed by gumbo, copied into a small owned tree the rest of html/ reads.
+// An HTML5 document parsed by gumbo, and a small tree over gumbo's output that the rest of html/
+// reads.
 //
 // Pure: no I/O. The caller bounds the input size (the fetcher caps bodies at 1 MiB); this file
 // bounds what that size can cost. Gumbo's tree construction is quadratic in nesting depth and its
 // tree teardown is recursive, so a hostile page of a million nested start tags would take minutes
 // or overflow the stack: before gumbo sees the input, start tags that would nest deeper than
-// kMaxElementDepth (and their end tags) are dropped; their text stays. The owned tree is built
+// kMaxElementDepth (and their end tags) are dropped; their text stays. The tree is built
 // iteratively and never deeper than kMaxElementDepth + a few implied elements.
+//
+// Nothing is copied out of gumbo's output: the document keeps gumbo's per-page memory, and the
+// tree's nodes, names, texts and attribute values are views into it (or into static names). The
+// nodes and their arrays live in that same memory, which is freed as a whole with the document.
 //
 // `<template>` elements and their contents are left out of the tree (the microformats2 suite
 // ignores them, as a browser's DOM keeps them out of the document's children).
@@ -15,11 +20,12 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
-#include <vector>
 
 #include "absl/strings/string_view.h"
+#include "absl/types/span.h"
 
 struct GumboInternalNode;  // gumbo.h's GumboNode
 
@@ -29,28 +35,38 @@ namespace portcullis::verifier::html {
 // parser builds at 512 too (Blink's kMaximumHTMLParserDOMTreeDepth).
 inline constexpr int kMaxElementDepth = 512;
 
+struct HtmlAttribute {
+  absl::string_view name;  // lowercase
+  absl::string_view value;
+};
+
+// A node of HtmlDocument's tree. Every view points into memory the document owns (or at static
+// names): a node lives as long as its document.
 struct HtmlNode {
   enum class Kind { kDocument, kElement, kText, kComment };
 
   Kind kind = Kind::kElement;
-  // Element name, lowercase ("div", "my-element"; SVG names in their camelCase, "foreignObject").
-  std::string tag;
   // False for SVG and MathML elements (serialization rules differ).
   bool html_namespace = true;
-  // Attributes in document order, names lowercase. Values may be rewritten by later passes (the
-  // mf2 parser resolves href/src against the base URL, as the reference parsers do).
-  std::vector<std::pair<std::string, std::string>> attributes;
+  // Element name, lowercase ("div", "my-element"; SVG names in their camelCase, "foreignObject").
+  absl::string_view tag;
+  // Attributes in document order. Values may be rewritten by later passes (the mf2 parser resolves
+  // href/src against the base URL, as the reference parsers do) with text HtmlDocument::Keep holds.
+  absl::Span<HtmlAttribute> attributes;
   // The class attribute split on ASCII whitespace (the DOM's classList), in order.
-  std::vector<std::string> classes;
+  absl::Span<const absl::string_view> classes;
   // Text of a text or comment node.
-  std::string text;
-  std::vector<std::unique_ptr<HtmlNode>> children;
+  absl::string_view text;
+  absl::Span<HtmlNode* const> children;
 
   bool is_element() const { return kind == Kind::kElement; }
-  // The attribute's value, or nullptr when absent.
-  const std::string* Attribute(absl::string_view name) const;
-  std::string* MutableAttribute(absl::string_view name);
+  // The attribute's value, or nullopt when absent.
+  std::optional<absl::string_view> Attribute(absl::string_view name) const;
+  // The attribute's value to rewrite, or nullptr when absent.
+  absl::string_view* MutableAttribute(absl::string_view name);
 };
+
+class DocumentArena;  // the memory of one document: gumbo's output and the tree
 
 class HtmlDocument {
  public:
@@ -58,17 +74,25 @@ class HtmlDocument {
   // garbage in gives a document with (at least) html, head and body.
   static HtmlDocument Parse(absl::string_view html);
 
+  HtmlDocument(HtmlDocument&&) noexcept;
+  HtmlDocument& operator=(HtmlDocument&&) noexcept;
+  ~HtmlDocument();
+
   const HtmlNode& root() const { return *root_; }
   HtmlNode& mutable_root() { return *root_; }
+  // A copy of `text` that lives as long as the document: what a rewritten attribute points at.
+  absl::string_view Keep(absl::string_view text);
   // How many start tags were dropped for nesting deeper than kMaxElementDepth.
   size_t dropped_start_tags() const { return dropped_start_tags_; }
-  // The memory gumbo's parse took (its per-page arena, freed when Parse returns).
-  size_t parser_bytes() const { return parser_bytes_; }
+  // The memory the document holds: gumbo's parse and the tree over it.
+  size_t memory_bytes() const;
 
  private:
-  std::unique_ptr<HtmlNode> root_;
+  HtmlDocument();
+
+  std::unique_ptr<DocumentArena> arena_;
+  HtmlNode* root_ = nullptr;
   size_t dropped_start_tags_ = 0;
-  size_t parser_bytes_ = 0;
 };
 
 // Part of a parsed document read as an HTML fragment: the children of `parent`, less the first

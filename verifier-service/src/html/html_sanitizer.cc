@@ -298,7 +298,7 @@ struct GumboTree {
   }
 };
 
-// What the writer reads of HtmlDocument's tree (gumbo's, copied; attributes in a namespace only
+// What the writer reads of HtmlDocument's tree (over gumbo's; attributes in a namespace only
 // exist on foreign elements, which are never kept).
 struct OwnedTree {
   using Node = HtmlNode;
@@ -318,14 +318,14 @@ struct OwnedTree {
   }
   static absl::string_view Text(const Node& node) { return node.text; }
   static bool IsHtml(const Node& node) { return node.html_namespace; }
-  static const std::string& Name(const Node& node) { return node.tag; }
+  static absl::string_view Name(const Node& node) { return node.tag; }
   static unsigned AttributeCount(const Node& node) {
     return static_cast<unsigned>(node.attributes.size());
   }
   static bool Attribute(const Node& node, unsigned k, absl::string_view& name,
                         absl::string_view& value) {
-    name = node.attributes[k].first;
-    value = node.attributes[k].second;
+    name = node.attributes[k].name;
+    value = node.attributes[k].value;
     return true;
   }
 };

@@ -84,20 +84,20 @@ struct ElementFacts {
   bool mf2_root = false;
   bool post_root = false;
   bool mf2_property_or_root = false;
-  const std::string* url_property = nullptr;  // the first u-* class
+  std::optional<absl::string_view> url_property;  // the first u-* class
 };
 
 ElementFacts FactsOf(const HtmlNode& node) {
   ElementFacts facts;
-  for (const std::string& cls : node.classes) {
+  for (const absl::string_view cls : node.classes) {
     if (IsRootClass(cls)) {
       facts.mf2_root = true;
       facts.mf2_property_or_root = true;
       facts.post_root = facts.post_root || IsPostRootClass(cls);
     } else if (IsPropertyClass(cls)) {
       facts.mf2_property_or_root = true;
-      if (facts.url_property == nullptr && IsUrlPropertyClass(cls)) {
-        facts.url_property = &cls;
+      if (!facts.url_property.has_value() && IsUrlPropertyClass(cls)) {
+        facts.url_property = cls;
       }
     }
   }
@@ -108,19 +108,19 @@ bool IsOneOf(absl::string_view tag, std::initializer_list<absl::string_view> nam
   return std::find(names.begin(), names.end(), tag) != names.end();
 }
 
-// The link an element gives by its kind ("a[href]" etc.), or nullptr. `label` names it.
-const std::string* ElementLink(const HtmlNode& node, absl::string_view* label) {
+// The link an element gives by its kind ("a[href]" etc.), or nullopt. `label` names it.
+std::optional<absl::string_view> ElementLink(const HtmlNode& node, absl::string_view* label) {
   const absl::string_view tag = node.tag;
   if (IsOneOf(tag, {"a", "area", "link"})) {
-    const std::string* href = node.Attribute("href");
-    if (href != nullptr) {
+    const std::optional<absl::string_view> href = node.Attribute("href");
+    if (href.has_value()) {
       *label = tag == "a" ? "a[href]" : tag == "area" ? "area[href]" : "link[href]";
     }
     return href;
   }
   if (IsOneOf(tag, {"img", "video", "audio", "source"})) {
-    const std::string* src = node.Attribute("src");
-    if (src != nullptr) {
+    const std::optional<absl::string_view> src = node.Attribute("src");
+    if (src.has_value()) {
       *label = tag == "img"     ? "img[src]"
                : tag == "video" ? "video[src]"
                : tag == "audio" ? "audio[src]"
@@ -128,7 +128,7 @@ const std::string* ElementLink(const HtmlNode& node, absl::string_view* label) {
     }
     return src;
   }
-  return nullptr;
+  return std::nullopt;
 }
 
 // Collects text under a node for a u-* value, with the bounds above.
@@ -153,7 +153,7 @@ class TextReader {
     bool any = false;
     std::vector<const HtmlNode*> stack;
     for (auto it = node.children.rbegin(); it != node.children.rend(); ++it) {
-      stack.push_back(it->get());
+      stack.push_back(*it);
     }
     while (!stack.empty()) {
       const HtmlNode* current = stack.back();
@@ -170,12 +170,12 @@ class TextReader {
           std::find(classes.begin(), classes.end(), "value-title") != classes.end();
       if (value_title) {
         any = true;
-        if (const std::string* title = current->Attribute("title")) {
-          out += *title;
+        if (const std::optional<absl::string_view> title = current->Attribute("title")) {
+          absl::StrAppend(&out, *title);
         }
       } else if (value) {
         any = true;
-        const std::string* attribute = nullptr;
+        std::optional<absl::string_view> attribute;
         if (IsOneOf(current->tag, {"img", "area"})) {
           attribute = current->Attribute("alt");
         } else if (current->tag == "data") {
@@ -183,14 +183,14 @@ class TextReader {
         } else if (current->tag == "abbr") {
           attribute = current->Attribute("title");
         }
-        if (attribute != nullptr) {
-          out += *attribute;
+        if (attribute.has_value()) {
+          absl::StrAppend(&out, *attribute);
         } else if (!Append(*current, out)) {
           return std::nullopt;
         }
       } else if (!FactsOf(*current).mf2_property_or_root) {
         for (auto it = current->children.rbegin(); it != current->children.rend(); ++it) {
-          stack.push_back(it->get());
+          stack.push_back(*it);
         }
       }
       if (out.size() > kMaxTextUrlBytes) {
@@ -221,7 +221,7 @@ class TextReader {
         return false;
       }
       if (current->kind == HtmlNode::Kind::kText) {
-        out += current->text;
+        absl::StrAppend(&out, current->text);
         if (out.size() > kMaxTextUrlBytes) {
           return false;
         }
@@ -232,7 +232,7 @@ class TextReader {
         continue;
       }
       for (auto it = current->children.rbegin(); it != current->children.rend(); ++it) {
-        stack.push_back(it->get());
+        stack.push_back(*it);
       }
     }
     return true;
@@ -247,25 +247,25 @@ class TextReader {
 // there is none or it is too long to be a URL.
 std::optional<std::string> UrlPropertyValue(const HtmlNode& node, size_t* text_budget) {
   const absl::string_view tag = node.tag;
-  if (IsOneOf(tag, {"a", "area", "link"}) && node.Attribute("href") != nullptr) {
+  if (IsOneOf(tag, {"a", "area", "link"}) && node.Attribute("href").has_value()) {
     return std::nullopt;  // read as the element's own link
   }
-  if (IsOneOf(tag, {"img", "video", "audio", "source"}) && node.Attribute("src") != nullptr) {
+  if (IsOneOf(tag, {"img", "video", "audio", "source"}) && node.Attribute("src").has_value()) {
     return std::nullopt;
   }
   if (tag == "iframe") {
-    if (const std::string* src = node.Attribute("src")) {
-      return *src;
+    if (const std::optional<absl::string_view> src = node.Attribute("src")) {
+      return std::string(*src);
     }
   }
   if (tag == "video") {
-    if (const std::string* poster = node.Attribute("poster")) {
-      return *poster;
+    if (const std::optional<absl::string_view> poster = node.Attribute("poster")) {
+      return std::string(*poster);
     }
   }
   if (tag == "object") {
-    if (const std::string* data = node.Attribute("data")) {
-      return *data;
+    if (const std::optional<absl::string_view> data = node.Attribute("data")) {
+      return std::string(*data);
     }
   }
   TextReader reader(text_budget);
@@ -273,13 +273,13 @@ std::optional<std::string> UrlPropertyValue(const HtmlNode& node, size_t* text_b
     return value;
   }
   if (tag == "abbr") {
-    if (const std::string* title = node.Attribute("title")) {
-      return *title;
+    if (const std::optional<absl::string_view> title = node.Attribute("title")) {
+      return std::string(*title);
     }
   }
   if (IsOneOf(tag, {"data", "input"})) {
-    if (const std::string* value = node.Attribute("value")) {
-      return *value;
+    if (const std::optional<absl::string_view> value = node.Attribute("value")) {
+      return std::string(*value);
     }
   }
   std::optional<std::string> text = reader.TextContent(node);
@@ -477,12 +477,12 @@ class Matcher {
       const bool in_scope =
           options_.scope == LinkScope::kWholeDocument || posts_open_ > 0 || child.tag == "link";
       absl::string_view label;
-      if (const std::string* link = ElementLink(child, &label)) {
+      if (const std::optional<absl::string_view> link = ElementLink(child, &label)) {
         if (!Check(*link, label, in_scope) || result_.found) {
           return;
         }
       }
-      if (facts.url_property != nullptr && is_property_of_a_root) {
+      if (facts.url_property.has_value() && is_property_of_a_root) {
         if (std::optional<std::string> value = UrlPropertyValue(child, &text_budget_)) {
           if (!Check(*value, *facts.url_property, in_scope) || result_.found) {
             return;

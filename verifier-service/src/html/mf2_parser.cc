@@ -169,17 +169,18 @@ bool IsOneOf(absl::string_view name, std::initializer_list<absl::string_view> na
   return std::find(names.begin(), names.end(), name) != names.end();
 }
 
-std::vector<std::string> Tokens(const std::string* value) {
-  if (value == nullptr) {
+// The ASCII-whitespace-separated tokens of `value` (views into it).
+std::vector<absl::string_view> Tokens(std::optional<absl::string_view> value) {
+  if (!value.has_value()) {
     return {};
   }
   return absl::StrSplit(*value, absl::ByAnyChar(" \t\n\r\f"), absl::SkipEmpty());
 }
 
-const std::vector<std::string>& Classes(const Node& node) { return node.classes; }
+absl::Span<const absl::string_view> Classes(const Node& node) { return node.classes; }
 
 bool HasClass(const Node& node, absl::string_view name) {
-  for (const std::string& cls : Classes(node)) {
+  for (const absl::string_view cls : Classes(node)) {
     if (cls == name) {
       return true;
     }
@@ -189,11 +190,11 @@ bool HasClass(const Node& node, absl::string_view name) {
 
 // The attribute's value when present and not empty.
 std::optional<std::string> Attr(const Node& node, absl::string_view name) {
-  const std::string* value = node.Attribute(name);
-  if (value == nullptr || value->empty()) {
+  const std::optional<absl::string_view> value = node.Attribute(name);
+  if (!value.has_value() || value->empty()) {
     return std::nullopt;
   }
-  return *value;
+  return std::string(*value);
 }
 
 // Attr() when the element is one of `tags`.
@@ -213,8 +214,8 @@ std::optional<std::string> PresentAttrOf(const Node& node,
   if (!IsOneOf(node.tag, tags)) {
     return std::nullopt;
   }
-  const std::string* value = node.Attribute(name);
-  return value == nullptr ? std::nullopt : std::optional<std::string>(*value);
+  const std::optional<absl::string_view> value = node.Attribute(name);
+  return value.has_value() ? std::optional<std::string>(*value) : std::nullopt;
 }
 
 bool IsLowerAlpha(absl::string_view s) {
@@ -267,7 +268,7 @@ bool IsPropertyClass(absl::string_view cls) {
 
 // Has an h-* class (a microformats2 root).
 bool IsMf2Root(const Node& node) {
-  for (const std::string& cls : Classes(node)) {
+  for (const absl::string_view cls : Classes(node)) {
     if (IsRootClass(cls)) {
       return true;
     }
@@ -278,9 +279,9 @@ bool IsMf2Root(const Node& node) {
 // The classic root classes of `node`, in class order.
 std::vector<std::string> ClassicRootsOf(const Node& node) {
   std::vector<std::string> roots;
-  for (const std::string& cls : Classes(node)) {
+  for (const absl::string_view cls : Classes(node)) {
     if (FindClassicRoot(cls) != nullptr) {
-      roots.push_back(cls);
+      roots.emplace_back(cls);
     }
   }
   return roots;
@@ -292,12 +293,12 @@ bool IsRoot(const Node& node) {
   if (!node.is_element()) {
     return false;
   }
-  for (const std::string& cls : Classes(node)) {
+  for (const absl::string_view cls : Classes(node)) {
     if (IsRootClass(cls)) {
       return true;
     }
   }
-  for (const std::string& cls : Classes(node)) {
+  for (const absl::string_view cls : Classes(node)) {
     if (FindClassicRoot(cls) != nullptr) {
       return true;
     }
@@ -306,7 +307,7 @@ bool IsRoot(const Node& node) {
 }
 
 bool HasPropertyClass(const Node& node) {
-  for (const std::string& cls : Classes(node)) {
+  for (const absl::string_view cls : Classes(node)) {
     if (IsPropertyClass(cls)) {
       return true;
     }
@@ -319,8 +320,8 @@ bool IsClassicProperty(const Node& node, const std::vector<std::string>& roots) 
   if (roots.empty()) {
     return false;  // (before splitting rel: this is asked of every element a walk passes)
   }
-  const std::vector<std::string>& classes = Classes(node);
-  const std::vector<std::string> rels = Tokens(node.Attribute("rel"));
+  const absl::Span<const absl::string_view> classes = Classes(node);
+  const std::vector<absl::string_view> rels = Tokens(node.Attribute("rel"));
   for (const std::string& name : roots) {
     const ClassicRoot* root = FindClassicRoot(name);
     for (const auto& [cls, unused] : root->properties) {
@@ -341,7 +342,7 @@ NodeList ElementChildren(const Node& node) {
   NodeList children;
   for (const auto& child : node.children) {
     if (child->is_element()) {
-      children.push_back(child.get());
+      children.push_back(child);
     }
   }
   return children;
@@ -433,7 +434,7 @@ void AltText(const Node& node, std::string& out, size_t limit) {
       return;
     }
     if (child->kind == Node::Kind::kText) {
-      out += child->text;
+      absl::StrAppend(&out, child->text);
     } else if (child->is_element() && !IsScriptOrStyle(*child)) {
       if (child->tag == "img") {
         out += Attr(*child, "alt").value_or("");
@@ -457,7 +458,7 @@ void ImageText(const Node& node, std::string& out, size_t limit) {
       return;
     }
     if (child->kind == Node::Kind::kText) {
-      out += child->text;
+      absl::StrAppend(&out, child->text);
     } else if (child->is_element() && !IsScriptOrStyle(*child)) {
       if (child->tag == "img") {
         std::optional<std::string> image = Attr(*child, "alt");
@@ -598,7 +599,7 @@ void CollectValueParts(const Node& node, NodeList& out) {
       continue;
     }
     if (HasClass(*child, "value") || HasClass(*child, "value-title")) {
-      out.push_back(child.get());
+      out.push_back(child);
     } else if (!IsRoot(*child) && !HasPropertyClass(*child)) {
       CollectValueParts(*child, out);
     }
@@ -689,8 +690,9 @@ class Mf2Parser {
   Mf2Parser(url::Url base, size_t max_output_bytes, Mf2HtmlSources* sources)
       : base_(std::move(base)), budget_(max_output_bytes), sources_(sources) {}
 
-  absl::StatusOr<json::object> Run(HtmlNode& root) {
-    Prepare(root, 0);
+  absl::StatusOr<json::object> Run(HtmlDocument& document) {
+    HtmlNode& root = document.mutable_root();
+    Prepare(document, root, 0);
     json::array items;
     for (const Node* node : CollectRoots(root)) {
       items.push_back(ParseItem(*node, Context{}));
@@ -708,7 +710,7 @@ class Mf2Parser {
 
  private:
   // Resolves href/src (object: data) attributes and collects rels, in document order.
-  void Prepare(Node& node, int depth) {
+  void Prepare(HtmlDocument& document, Node& node, int depth) {
     for (const auto& child : node.children) {
       if (!child->is_element()) {
         continue;
@@ -719,20 +721,19 @@ class Mf2Parser {
                                                       ? absl::Span<const char* const>(kObjectUrls)
                                                       : absl::Span<const char* const>(kUrls);
       for (const char* name : names) {
-        if (std::string* value = child->MutableAttribute(name); value != nullptr) {
+        if (absl::string_view* value = child->MutableAttribute(name); value != nullptr) {
           if (IsRelative(*value)) {
-            *value = Resolve(*value, base_);
-          } else if (const absl::string_view trimmed = JsTrimView(*value);
-                     trimmed.size() != value->size()) {
-            *value = std::string(trimmed);  // (no copy when already trimmed: the usual case)
+            *value = document.Keep(Resolve(*value, base_));
+          } else {
+            *value = JsTrimView(*value);
           }
         }
       }
-      if (child->Attribute("rel") != nullptr && child->Attribute("href") != nullptr) {
+      if (child->Attribute("rel").has_value() && child->Attribute("href").has_value()) {
         AddRel(*child);
       }
       if (depth < kMaxElementDepth * 2) {
-        Prepare(*child, depth + 1);
+        Prepare(document, *child, depth + 1);
       }
     }
   }
@@ -759,12 +760,13 @@ class Mf2Parser {
       return;
     }
     *href = JsTrim(*href);
-    for (const std::string& token : Tokens(&*rel)) {
+    for (const absl::string_view rel_token : Tokens(*rel)) {
+      const json::string_view token(rel_token.data(), rel_token.size());
       json::value& slot = rels_[token];
       json::array& urls = slot.is_array() ? slot.as_array() : slot.emplace_array();
       // Seen before under this rel? A set, not a search of `urls`: a page of n rel="tag" links
       // would cost n^2/2 comparisons.
-      if (rel_urls_seen_.emplace(token, *href).second) {
+      if (rel_urls_seen_.emplace(rel_token, *href).second) {
         urls.emplace_back(*href);
       }
       json::value& entry = rel_urls_[*href];
@@ -799,9 +801,9 @@ class Mf2Parser {
 
   static std::vector<std::string> TypesOf(const Node& node) {
     std::vector<std::string> types;
-    for (const std::string& cls : Classes(node)) {
+    for (const absl::string_view cls : Classes(node)) {
       if (IsRootClass(cls)) {
-        types.push_back(cls);
+        types.emplace_back(cls);
       }
     }
     if (types.empty()) {
@@ -943,7 +945,7 @@ class Mf2Parser {
     if (imply && context.roots.empty()) {
       const auto any_class = [&](std::initializer_list<absl::string_view> prefixes) {
         for (const Node* element : elements) {
-          for (const std::string& cls : Classes(*element)) {
+          for (const absl::string_view cls : Classes(*element)) {
             for (absl::string_view prefix : prefixes) {
               if (absl::StartsWith(cls, prefix)) {
                 return true;
@@ -973,18 +975,18 @@ class Mf2Parser {
   std::vector<Property> PropertiesOf(const Node& element, const Context& context) {
     std::vector<std::string> names;
     if (!context.roots.empty()) {
-      const std::vector<std::string>& classes = Classes(element);
-      const std::vector<std::string> rels = Tokens(element.Attribute("rel"));
+      const absl::Span<const absl::string_view> classes = Classes(element);
+      const std::vector<absl::string_view> rels = Tokens(element.Attribute("rel"));
       for (const std::string& root_name : context.roots) {
         const ClassicRoot* root = FindClassicRoot(root_name);
-        for (const std::string& cls : classes) {
+        for (const absl::string_view cls : classes) {
           for (const auto& [from, to] : root->properties) {
             if (cls == from) {
               names.push_back(to);
             }
           }
         }
-        for (const std::string& rel : rels) {
+        for (const absl::string_view rel : rels) {
           for (const auto& [from, to] : root->rels) {
             if (rel == from) {
               names.push_back(to);
@@ -1000,9 +1002,9 @@ class Mf2Parser {
       }
       names = std::move(unique);
     } else {
-      for (const std::string& cls : Classes(element)) {
+      for (const absl::string_view cls : Classes(element)) {
         if (IsPropertyClass(cls)) {
-          names.push_back(cls);
+          names.emplace_back(cls);
         }
       }
     }
@@ -1031,15 +1033,16 @@ class Mf2Parser {
     if (node.tag != "img") {
       return std::nullopt;
     }
-    const std::string* alt = allow_alt ? node.Attribute("alt") : nullptr;
+    const std::optional<absl::string_view> alt =
+        allow_alt ? node.Attribute("alt") : std::nullopt;
     const std::optional<std::string> src = Attr(node, "src");
     if (!src.has_value()) {
       return std::nullopt;
     }
-    if (alt != nullptr) {
+    if (alt.has_value()) {
       json::object object;
       object["value"] = *src;
-      object["alt"] = *alt;
+      object["alt"] = json::string_view(alt->data(), alt->size());
       return json::value(std::move(object));
     }
     return json::value(*src);
@@ -1098,13 +1101,13 @@ class Mf2Parser {
   // img/area alt or abbr title, trimmed; on the microformat itself even when empty, on a child
   // only when not (the spec; the reference parser skips empty ones and does not trim).
   static std::optional<std::string> ImpliedNameOf(const Node& node, bool allow_empty) {
-    const std::string* value = nullptr;
+    std::optional<absl::string_view> value;
     if (node.tag == "img" || node.tag == "area") {
       value = node.Attribute("alt");
     } else if (node.tag == "abbr") {
       value = node.Attribute("title");
     }
-    if (value == nullptr || (value->empty() && !allow_empty)) {
+    if (!value.has_value() || (value->empty() && !allow_empty)) {
       return std::nullopt;
     }
     return JsTrim(*value);
@@ -1206,8 +1209,8 @@ const Node* FindBase(const Node& node, int depth) {
     if (!child->is_element()) {
       continue;
     }
-    if (child->tag == "base" && child->Attribute("href") != nullptr) {
-      return child.get();
+    if (child->tag == "base" && child->Attribute("href").has_value()) {
+      return child;
     }
     if (depth < kMaxElementDepth * 2) {
       if (const Node* found = FindBase(*child, depth + 1)) {
@@ -1244,7 +1247,7 @@ absl::StatusOr<json::object> ParseMf2(HtmlDocument& document, const url::Url& do
                                       const Mf2Limits& limits, Mf2HtmlSources* sources) {
   url::Url base = DocumentBaseUrl(document, document_url);
   return Mf2Parser(std::move(base), limits.max_output_bytes, sources)
-      .Run(document.mutable_root());
+      .Run(document);
 }
 
 absl::StatusOr<json::object> ParseMf2(absl::string_view html, absl::string_view document_url,
