@@ -11,7 +11,8 @@
 // iteratively and never deeper than kMaxElementDepth + a few implied elements.
 //
 // Nothing is copied out of gumbo's output: the document keeps gumbo's per-page memory, and the
-// tree's nodes, names, texts and attribute values are views into it (or into static names). The
+// tree's nodes, names, texts and attribute values are views into it (or into gumbo's static tag
+// names; an unknown tag's name, which gumbo has only in the page's text, is copied into it). The
 // nodes and their arrays live in that same memory, which is freed as a whole with the document.
 //
 // `<template>` elements and their contents are left out of the tree (the microformats2 suite
