@@ -18,19 +18,14 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/inlined_vector.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
+#include "absl/strings/str_split.h"
 
 namespace portcullis::verifier::html {
-namespace {
-
-// The tree never gets deeper than this, whatever gumbo built (a second belt behind
-// CapNestingDepth; gumbo adds a few implied levels such as html, body, tbody).
-constexpr int kMaxTreeDepth = kMaxElementDepth + 64;
-
-}  // namespace
 
 // The memory of one document: gumbo's parse and the tree over it, as small blocks from a bump
 // allocator over chunks that are all freed together with the document, instead of one malloc and
@@ -142,6 +137,10 @@ class DocumentArena {
 
 namespace {
 
+// The tree never gets deeper than this, whatever gumbo built (a second belt behind
+// CapNestingDepth; gumbo adds a few implied levels such as html, body, tbody).
+constexpr int kMaxTreeDepth = kMaxElementDepth + 64;
+
 bool IsOneOf(absl::string_view name, std::initializer_list<absl::string_view> names) {
   return std::find(names.begin(), names.end(), name) != names.end();
 }
@@ -244,10 +243,6 @@ void SerializeChildrenInto(const HtmlNode& node, std::string& out, int depth, si
   }
 }
 
-}  // namespace
-
-namespace {
-
 // gumbo's (static) spelling of an element's name, or nullopt for an unknown tag: its name is only
 // in the page's text.
 std::optional<absl::string_view> KnownElementName(const GumboNode& node) {
@@ -280,6 +275,18 @@ std::string UnknownElementName(const GumboNode& node) {
     absl::StrReplaceAll({{absl::string_view("\0", 1), "\xEF\xBF\xBD"}}, &name);
   }
   return name;
+}
+
+// The class attribute split on ASCII whitespace (the DOM's classList), in `arena`.
+absl::Span<const absl::string_view> SplitClasses(absl::string_view value, DocumentArena& arena) {
+  const absl::InlinedVector<absl::string_view, 8> split =
+      absl::StrSplit(value, absl::ByAnyChar(" \t\n\r\f"), absl::SkipEmpty());
+  if (split.empty()) {
+    return {};
+  }
+  auto* classes = arena.AllocateArray<absl::string_view>(split.size());
+  std::copy(split.begin(), split.end(), classes);
+  return {classes, split.size()};
 }
 
 }  // namespace
@@ -468,33 +475,6 @@ HtmlDocument::~HtmlDocument() = default;
 absl::string_view HtmlDocument::Keep(absl::string_view text) { return arena_->Copy(text); }
 
 size_t HtmlDocument::memory_bytes() const { return arena_->bytes(); }
-
-namespace {
-
-// The class attribute split on ASCII whitespace, in `arena`.
-absl::Span<const absl::string_view> SplitClasses(absl::string_view value, DocumentArena& arena) {
-  static constexpr absl::string_view kSpace = " \t\n\r\f";
-  size_t count = 0;
-  for (size_t i = value.find_first_not_of(kSpace); i != absl::string_view::npos;
-       i = value.find_first_not_of(kSpace, i)) {
-    ++count;
-    i = value.find_first_of(kSpace, i);
-  }
-  if (count == 0) {
-    return {};
-  }
-  auto* classes = arena.AllocateArray<absl::string_view>(count);
-  size_t k = 0;
-  for (size_t i = value.find_first_not_of(kSpace); i != absl::string_view::npos;
-       i = value.find_first_not_of(kSpace, i)) {
-    const size_t end = std::min(value.find_first_of(kSpace, i), value.size());
-    classes[k++] = value.substr(i, end - i);
-    i = end;
-  }
-  return {classes, count};
-}
-
-}  // namespace
 
 HtmlDocument HtmlDocument::Parse(absl::string_view html) {
   HtmlDocument document;
