@@ -177,6 +177,52 @@ TEST_F(VerifierPgJobStoreTest, LargeContentIsCompressedWithLz4) {
             "lz4 lz4");
 }
 
+// Migration 0018: the outcome statements stamp the change feed's order and hash the author photo
+// themselves, so the PL/pgSQL triggers (and their copies of the row) do not run for them; any
+// other writer still gets both from the triggers.
+TEST_F(VerifierPgJobStoreTest, EveryWriterStampsTheChangeAndHashesThePhoto) {
+  PORTCULLIS_CREATE_TEST_DATABASE_OR_SKIP(db);
+  Open(db->connection_string());
+  const auto stamp = [this] {
+    return Count("SELECT change_seq FROM mentions");
+  };
+  const auto photo_hash_is_right = [this] {
+    return Count("SELECT count(*) FROM mentions WHERE author_photo_hash IS NOT DISTINCT FROM "
+                 "CASE WHEN author_photo IS NULL THEN NULL "
+                 "ELSE encode(sha256(convert_to(author_photo, 'UTF8')), 'hex') END") == 1;
+  };
+  const std::string id = Submit();
+  const long long submitted = stamp();
+  const long long submitted_xid = Count("SELECT change_xid::text::bigint FROM mentions");
+  EXPECT_TRUE(photo_hash_is_right());
+
+  Run(Verified(Reply("first")));
+  const long long verified = stamp();
+  EXPECT_GT(verified, submitted);
+  EXPECT_EQ(Text("SELECT author_photo_hash FROM mentions"),
+            "05ecef404446985364f401223c9ab157918cada676b9a5c8e75b4bc1dccff336");  // sha256sum
+  EXPECT_GT(Count("SELECT change_xid::text::bigint FROM mentions"), submitted_xid)
+      << "stamped with the writing transaction's id";
+
+  // Other writers: the triggers do it.
+  Count("WITH u AS (UPDATE mentions SET author_photo = 'https://a.example/new.png' RETURNING 1) "
+        "SELECT count(*) FROM u");
+  EXPECT_TRUE(photo_hash_is_right());
+  EXPECT_GT(stamp(), verified);
+  const long long by_other_writer = stamp();
+  Count("WITH u AS (UPDATE mentions SET review_note = 'seen' RETURNING 1) SELECT count(*) FROM u");
+  EXPECT_GT(stamp(), by_other_writer) << "an update that sets neither still stamps";
+  Count("WITH u AS (UPDATE mentions SET author_photo_hash = 'wrong' RETURNING 1) "
+        "SELECT count(*) FROM u");
+  EXPECT_TRUE(photo_hash_is_right()) << "a wrong hash is put right";
+
+  Submit();
+  Run(Failed(kReasonNoLink));
+  EXPECT_EQ(Row(id).state, MentionState::kFailed);
+  EXPECT_TRUE(photo_hash_is_right()) << "a withdrawn mention has no photo and no hash";
+  EXPECT_EQ(Count("SELECT count(*) FROM mentions WHERE author_photo_hash IS NULL"), 1);
+}
+
 TEST_F(VerifierPgJobStoreTest, ReverifiedReplacesContentInPlace) {
   PORTCULLIS_CREATE_TEST_DATABASE_OR_SKIP(db);
   Open(db->connection_string());

@@ -53,6 +53,12 @@ constexpr PgStatement kLockOwned{
   " AND m.review IN ('APPROVED', 'REJECTED') "                                           \
   " AND (SELECT s.moderation FROM sites s WHERE s.domain = m.target_domain) = 'all')"
 
+// The outcome statements stamp the change themselves (the feed's order, migrations/0009), so the
+// PL/pgSQL trigger that would otherwise stamp it, copying the whole row, is not called
+// (migrations/0018).
+#define PORTCULLIS_STAMP_CHANGE \
+  "change_xid = pg_current_xact_id(), change_seq = nextval('mention_change_seq')"
+
 // A match: the mention is VERIFIED with what its source says now, in place (the same row,
 // whatever it held before); any failure reason and no-link diagnostic go. The content hash
 // covers what a reviewer sees: type, rsvp, author, name, published, url and content.
@@ -61,9 +67,11 @@ constexpr PgStatement kSetVerified{
     "UPDATE mentions m SET state = 'VERIFIED', reason = NULL, links_to_target_host = '{}', "
     "  type = $2, rsvp = nullif($3, ''), author_name = nullif($4, ''), "
     "  author_url = nullif($5, ''), author_photo = nullif($6, ''), author_note = nullif($7, ''), "
+    "  author_photo_hash = portcullis_photo_hash(nullif($6, '')), "
     "  entry_name = nullif($8, ''), published = nullif($9, ''), url = nullif($10, ''), "
     "  content_text = nullif($11, ''), content_html = nullif($12, ''), content_truncated = $13, "
     "  verified_at = now(), attempts = $14, updated_at = now(), content_hash = n.hash, "
+    "  " PORTCULLIS_STAMP_CHANGE ", "
     "  review = CASE WHEN " PORTCULLIS_REVIEWED_CONTENT_CHANGED " THEN 'UNREVIEWED' "
     "    ELSE m.review END, "
     "  review_reason = CASE WHEN " PORTCULLIS_REVIEWED_CONTENT_CHANGED " THEN 'content_changed' "
@@ -80,7 +88,7 @@ constexpr PgStatement kSetVerified{
 constexpr PgStatement kSetFailed{
     "job_set_failed",
     "UPDATE mentions SET state = 'FAILED', reason = nullif($2, ''), attempts = $3, "
-    "  links_to_target_host = $4::text[], updated_at = now() "
+    "  links_to_target_host = $4::text[], updated_at = now(), " PORTCULLIS_STAMP_CHANGE " "
     "WHERE id = $1::uuid"};
 
 // The source withdrew the mention (the link is gone, or the page is): its content and author
@@ -88,11 +96,14 @@ constexpr PgStatement kSetFailed{
 constexpr PgStatement kSetWithdrawn{
     "job_set_withdrawn",
     "UPDATE mentions SET state = 'FAILED', reason = nullif($2, ''), attempts = $3, "
-    "  links_to_target_host = $4::text[], updated_at = now(), "
+    "  links_to_target_host = $4::text[], updated_at = now(), " PORTCULLIS_STAMP_CHANGE ", "
     "  type = NULL, rsvp = NULL, author_name = NULL, author_url = NULL, author_photo = NULL, "
+    "  author_photo_hash = NULL, "
     "  author_note = NULL, entry_name = NULL, published = NULL, url = NULL, "
     "  content_text = NULL, content_html = NULL, content_truncated = false "
     "WHERE id = $1::uuid"};
+
+#undef PORTCULLIS_STAMP_CHANGE
 
 constexpr PgStatement kDelete{"job_delete",
                               "DELETE FROM verification_jobs WHERE id = ANY ($1::bigint[])"};
