@@ -188,9 +188,7 @@ TEST_F(VerifierPgJobStoreTest, LargeContentIsCompressedWithLz4) {
 TEST_F(VerifierPgJobStoreTest, EveryWriterStampsTheChangeAndHashesThePhoto) {
   PORTCULLIS_CREATE_TEST_DATABASE_OR_SKIP(db);
   Open(db->connection_string());
-  const auto stamp = [this] {
-    return Count("SELECT change_seq FROM mentions");
-  };
+  const auto stamp = [this] { return Count("SELECT change_seq FROM mentions"); };
   const auto photo_hash_is_right = [this] {
     return Count("SELECT count(*) FROM mentions WHERE author_photo_hash IS NOT DISTINCT FROM "
                  "CASE WHEN author_photo IS NULL THEN NULL "
