@@ -27,6 +27,7 @@
 #include "boost/beast/core.hpp"
 #include "boost/beast/http.hpp"
 #include "common/crypto/random.h"
+#include "common/lifecycle/thread_name.h"
 #include "common/logging/log.h"
 #include "ingest-gateway/src/answers.h"
 #include "ingest-gateway/src/http/connection_limits.h"
@@ -431,7 +432,10 @@ class BeastHttpServer final : public HttpServer {
     DoAccept();
     const int threads = std::max(1, state_->options.io_threads);
     for (int i = 0; i < threads; ++i) {
-      threads_.emplace_back([this] { ioc_.run(); });
+      threads_.emplace_back([this] {
+        lifecycle::NameCurrentThread("http-io");
+        ioc_.run();
+      });
     }
   }
 

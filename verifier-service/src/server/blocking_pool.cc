@@ -3,13 +3,18 @@
 #include <algorithm>
 #include <utility>
 
+#include "common/lifecycle/thread_name.h"
+
 namespace portcullis::verifier::server {
 
 BlockingPool::BlockingPool(int threads, size_t max_queued) : max_queued_(max_queued) {
   const int count = std::max(threads, 1);
   threads_.reserve(static_cast<size_t>(count));
   for (int i = 0; i < count; ++i) {
-    threads_.emplace_back([this] { WorkerLoop(); });
+    threads_.emplace_back([this] {
+      portcullis::lifecycle::NameCurrentThread("blocking-pool");
+      WorkerLoop();
+    });
   }
 }
 

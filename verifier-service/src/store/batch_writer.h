@@ -18,6 +18,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/types/span.h"
+#include "common/lifecycle/thread_name.h"
 #include "common/status/status_macros.h"
 #include "verifier-service/src/store/pg_connection_pool.h"
 
@@ -70,7 +71,10 @@ class BatchWriter {
     ASSIGN_OR_RETURN(writer->connections_,
                      OpenWriterConnections(writer->options_.connection, writer->options_.writers));
     for (const std::unique_ptr<PgConnectionPool>& pool : writer->connections_) {
-      writer->threads_.emplace_back([w = writer.get(), p = pool.get()] { w->Write(*p); });
+      writer->threads_.emplace_back([w = writer.get(), p = pool.get()] {
+        portcullis::lifecycle::NameCurrentThread("batch-writer");
+        w->Write(*p);
+      });
     }
     return writer;
   }
