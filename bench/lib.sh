@@ -29,6 +29,16 @@ bench_spawn() {
   printf -v "$var" '%s' "$!"
 }
 
+# bench_stop PID: stops one process started through bench_spawn before the end, and forgets it
+# (so the PID, free again, is not signalled at exit).
+bench_stop() {
+  local pid kept=()
+  kill -TERM "$1" 2>/dev/null || true
+  wait "$1" 2>/dev/null || true
+  for pid in "${bench_pids[@]}"; do [ "$pid" = "$1" ] || kept+=("$pid"); done
+  bench_pids=("${kept[@]}")
+}
+
 # die_exited NAME: a process of the bench ended early; the end of its log goes to stderr, so a CI
 # run that keeps no files still says why.
 die_exited() {
@@ -120,6 +130,15 @@ cpu_ticks() {  # user + system clock ticks of the process trees rooted at $@
   for pid in $(for root in "$@"; do tree_pids "$root"; done); do
     [ -r "/proc/$pid/stat" ] || continue
     total=$((total + $(sed 's/^.*) //' "/proc/$pid/stat" | awk '{print $12 + $13}')))
+  done
+  echo "$total"
+}
+named_thread_ticks() {  # named_thread_ticks PID NAME: user + system clock ticks of PID's threads named NAME
+  local total=0 task ticks
+  for task in /proc/"$1"/task/*; do
+    [ "$(cat "$task/comm" 2>/dev/null)" = "$2" ] || continue
+    ticks=$(sed 's/^.*) //' "$task/stat" 2>/dev/null | awk '{print $12 + $13}')
+    total=$((total + ${ticks:-0}))
   done
   echo "$total"
 }

@@ -1,6 +1,7 @@
 # Turns bench/load's results (one line per wrk run: "row|connections rps p50_us p99_us non2xx
-# requests cpu_us_per_request rss_mib") into the table: medians over rounds, and each Portcullis
-# row as a ratio to the reference measured in the same run.
+# requests cpu_us_per_request rss_mib" and five stages' CPU µs per request) into the table:
+# medians over rounds, each Portcullis row as a ratio to the reference measured in the same run,
+# then the Portcullis rows' CPU per request by stage.
 function median(list,    n, a, i, j, t) {
   n = split(list, a, " ")
   for (i = 2; i <= n; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t }
@@ -11,7 +12,14 @@ function median(list,    n, a, i, j, t) {
   key = $1
   rps[key] = rps[key] " " $2; p50[key] = p50[key] " " $3; p99[key] = p99[key] " " $4
   non2xx[key] += $5; requests[key] += $6; cpu[key] = cpu[key] " " $7; rss[key] = rss[key] " " $8
+  for (i = 1; i <= 5; i++) stage[key, i] = stage[key, i] " " $(8 + i)
   runs[key]++
+}
+function stages(label, key,    i, s, total, line) {
+  if (!(key in runs)) return
+  line = sprintf("%-28s %5s", label, c)
+  for (i = 1; i <= 5; i++) { s = median(stage[key, i]); total += s; line = line sprintf(" %12.1f", s) }
+  print line sprintf(" %9.1f", total)
 }
 function row(label, key, ref,    r, rr, line) {
   if (!(key in runs)) { printf "%-28s %5s  %s\n", label, c, "n/a (not measured: " key " missing)"; return }
@@ -62,4 +70,21 @@ END {
   }
   print "CPU us/r: CPU time of the server processes per request (Portcullis: gateway + verifier + PostgreSQL);"
   print "RSS: largest resident size seen of the answering process (Portcullis: the gateway)."
+  printf "\nPortcullis CPU per request by stage, us (medians)\n"
+  printf "%-28s %5s %12s %12s %12s %12s %12s %9s\n", "row", "conns", "gateway HTTP", "gateway rest",
+    "verif writer", "verif rest", "PostgreSQL", "sum"
+  for (i = 1; i <= n; i++) {
+    c = conns[i]
+    stages("webmention new pairs", "wm-new|" c)
+    stages("webmention repeat PENDING", "wm-repeat|" c)
+    stages("new pairs, 5M stored", "wm-grown|" c)
+    stages("ingest unique unsigned", "in-unique|" c)
+    stages("ingest signed v1a", "in-signed|" c)
+    stages("ingest duplicate", "in-dup|" c)
+    stages("read /api/mentions.jf2", "wm-read|" c)
+    stages("read /api/count.json", "wm-count|" c)
+  }
+  print "gateway HTTP: its http-io threads (Beast: parsing, validating, answering); gateway rest: its gRPC"
+  print "client threads and the others; verif writer: the verifier's batch-writer threads (building and"
+  print "sending the batch statements); verif rest: gRPC's threads, where the handlers run, and the others."
 }
