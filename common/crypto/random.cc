@@ -5,7 +5,9 @@
 #include <cstdlib>
 #include <vector>
 
+#include "absl/random/random.h"
 #include "absl/strings/escaping.h"
+#include "absl/strings/str_format.h"
 
 namespace portcullis::crypto {
 
@@ -16,6 +18,12 @@ std::string RandomHex(size_t bytes) {
   }
   return absl::BytesToHexString(
       absl::string_view(reinterpret_cast<const char*>(buffer.data()), buffer.size()));
+}
+
+std::string UniqueIdHex() {
+  thread_local absl::BitGen generator;
+  return absl::StrFormat("%016x%016x", absl::Uniform<uint64_t>(generator),
+                         absl::Uniform<uint64_t>(generator));
 }
 
 }  // namespace portcullis::crypto

@@ -119,7 +119,7 @@ class Session : public std::enable_shared_from_this<Session> {
   // the write and the linger after it are short.
   void Reject(Answer answer) {
     net::dispatch(stream_.get_executor(), [self = shared_from_this(), answer] {
-      self->request_id_ = crypto::RandomHex(16);
+      self->request_id_ = crypto::UniqueIdHex();
       self->close_after_response_ = true;
       self->refused_ = true;
       self->SendResponse(

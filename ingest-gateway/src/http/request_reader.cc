@@ -123,7 +123,7 @@ ReadStep RequestReader::ReceivedEnd() {
 
 ReadStep RequestReader::Failed(std::optional<Answer> answer) {
   if (request_id_.empty()) {
-    request_id_ = crypto::RandomHex(16);
+    request_id_ = crypto::UniqueIdHex();
   }
   if (!answer.has_value()) {
     return ReadStep::kClose;
@@ -140,7 +140,7 @@ ReadStep RequestReader::OnHeader() {
   if (incoming_id != header.end() && IsAcceptableRequestId(ToAbsl(incoming_id->value()))) {
     request_id_ = std::string(ToAbsl(incoming_id->value()));
   } else {
-    request_id_ = crypto::RandomHex(16);
+    request_id_ = crypto::UniqueIdHex();
   }
   uint64_t limit = limits_.max_body_bytes;
   if (limits_.body_limit_for_path) {
