@@ -19,9 +19,14 @@
 namespace portcullis::gateway {
 namespace {
 
+// After a failed connection attempt the next comes soon (100 ms, growing to 1 s).
 constexpr int kInitialReconnectBackoffMs = 100;
-constexpr int kMinReconnectBackoffMs = 100;
 constexpr int kMaxReconnectBackoffMs = 1000;
+// How long one connection attempt (TCP, TLS, HTTP/2 SETTINGS) may take: gRPC reads it from
+// GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, whatever the name says. At 100 ms a busy verifier's TLS
+// handshake timed out attempt after attempt while the gateway answered 503; 2 s is the calls'
+// default deadline (--verifier_timeout), which bounds how long a call waits for it anyway.
+constexpr int kMinConnectTimeoutMs = 2000;
 constexpr char kServiceConfig[] = R"({"loadBalancingConfig":[{"round_robin":{}}]})";
 
 // One call's state, alive from the start of the call until its callback has run.
@@ -39,7 +44,7 @@ std::shared_ptr<grpc::Channel> MakeVerifierChannel(absl::string_view target, std
                                                    const grpc_tls::ChannelSecurity& security) {
   grpc::ChannelArguments args;
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, kInitialReconnectBackoffMs);
-  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, kMinReconnectBackoffMs);
+  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, kMinConnectTimeoutMs);
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, kMaxReconnectBackoffMs);
   args.SetServiceConfigJSON(kServiceConfig);
   security.ApplyTo(args);

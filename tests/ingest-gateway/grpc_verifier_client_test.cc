@@ -1,9 +1,17 @@
 #include "ingest-gateway/src/grpc_verifier_client.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -244,6 +252,101 @@ class GatewayGrpcVerifierClientTest : public ::testing::Test {
   int port_ = 0;
   std::unique_ptr<grpc::Server> server_;
 };
+
+// A loopback TCP relay to `port` that holds back what the server sends for the first `delay` of
+// each connection: a verifier whose handshake (here the HTTP/2 SETTINGS) is slow, as a busy one's
+// TLS handshake is.
+class SlowHandshakeRelay {
+ public:
+  SlowHandshakeRelay(int port, absl::Duration delay) : target_port_(port), delay_(delay) {
+    listener_ = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t length = sizeof(address);
+    if (bind(listener_, reinterpret_cast<sockaddr*>(&address), length) != 0 ||
+        listen(listener_, 8) != 0 ||
+        getsockname(listener_, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
+      ADD_FAILURE() << "relay: cannot listen";
+      return;
+    }
+    port_ = ntohs(address.sin_port);
+    acceptor_ = std::thread([this] { Accept(); });
+  }
+
+  ~SlowHandshakeRelay() {
+    stopping_ = true;
+    shutdown(listener_, SHUT_RDWR);
+    acceptor_.join();
+    for (std::thread& relay : relays_) relay.join();
+    close(listener_);
+  }
+
+  int port() const { return port_; }
+
+ private:
+  void Accept() {
+    for (;;) {
+      const int client = accept(listener_, nullptr, nullptr);
+      if (client < 0) return;  // Shut down.
+      relays_.emplace_back([this, client] { Relay(client); });
+    }
+  }
+
+  void Relay(int client) {
+    const int server = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    address.sin_port = htons(static_cast<uint16_t>(target_port_));
+    const absl::Time open_at = absl::Now() + delay_;
+    if (connect(server, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0) {
+      std::string held;  // From the server, until open_at.
+      char buffer[16384];
+      while (!stopping_) {
+        const bool open = absl::Now() >= open_at;
+        if (open && !held.empty()) {
+          if (send(client, held.data(), held.size(), MSG_NOSIGNAL) < 0) break;
+          held.clear();
+        }
+        pollfd fds[2] = {{client, POLLIN, 0}, {server, POLLIN, 0}};
+        if (poll(fds, 2, 20) < 0) break;
+        if (fds[0].revents != 0) {
+          const ssize_t n = recv(client, buffer, sizeof(buffer), 0);
+          if (n <= 0 || send(server, buffer, static_cast<size_t>(n), MSG_NOSIGNAL) < 0) break;
+        }
+        if (fds[1].revents != 0) {
+          const ssize_t n = recv(server, buffer, sizeof(buffer), 0);
+          if (n <= 0) break;
+          if (absl::Now() < open_at) {
+            held.append(buffer, static_cast<size_t>(n));
+          } else if (send(client, buffer, static_cast<size_t>(n), MSG_NOSIGNAL) < 0) {
+            break;
+          }
+        }
+      }
+    }
+    close(server);
+    close(client);
+  }
+
+  const int target_port_;
+  const absl::Duration delay_;
+  int listener_ = -1;
+  int port_ = 0;
+  std::atomic<bool> stopping_{false};
+  std::thread acceptor_;
+  std::vector<std::thread> relays_;  // Touched by the acceptor only, until it is joined.
+};
+
+TEST_F(GatewayGrpcVerifierClientTest, ASlowHandshakeIsWaitedForNotAnswered503) {
+  // 400 ms is far longer than a loopback handshake and far shorter than a call's deadline.
+  SlowHandshakeRelay relay(port_, absl::Milliseconds(400));
+  auto client = Client(absl::StrCat("127.0.0.1:", relay.port()));
+  absl::StatusOr<SubmitMentionResponse> response = Submit(*client);
+  ASSERT_TRUE(response.ok()) << response.status();
+  EXPECT_EQ(response->decision(), verifier::v1::DECISION_ACCEPTED);
+}
 
 TEST_F(GatewayGrpcVerifierClientTest, SubmitReturnsTheResponse) {
   auto client = Client(Target());
