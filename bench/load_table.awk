@@ -18,7 +18,9 @@ function median(list,    n, a, i, j, t) {
 function stages(label, key,    i, s, total, line) {
   if (!(key in runs)) return
   line = sprintf("%-28s %5s", label, c)
-  for (i = 1; i <= 5; i++) { s = median(stage[key, i]); total += s; line = line sprintf(" %12.1f", s) }
+  for (i = 1; i <= 5; i++) {
+    s = median(stage[key, i]); total += s; line = line sprintf(" %12.1f", s)
+  }
   print line sprintf(" %9.1f", total)
 }
 function row(label, key, ref,    r, rr, line) {
@@ -84,7 +86,8 @@ END {
     stages("read /api/mentions.jf2", "wm-read|" c)
     stages("read /api/count.json", "wm-count|" c)
   }
-  print "gateway HTTP: its http-io threads (Beast: parsing, validating, answering); gateway rest: its gRPC"
-  print "client threads and the others; verif writer: the verifier's batch-writer threads (building and"
-  print "sending the batch statements); verif rest: gRPC's threads, where the handlers run, and the others."
+  print "gateway HTTP: its http-io threads (Beast: parsing, validating, answering);"
+  print "gateway rest: its gRPC client threads and the others; verif writer: the verifier's"
+  print "batch-writer threads (building and sending the batch statements); verif rest: gRPC's"
+  print "threads, where the handlers run, and the others."
 }

@@ -5,6 +5,7 @@
 
 #include <fstream>
 #include <string>
+#include <string_view>
 #include <thread>
 
 #include "gtest/gtest.h"
@@ -12,30 +13,23 @@
 namespace portcullis::lifecycle {
 namespace {
 
-// What the kernel shows for the calling thread: the name ps, top and bench/load read.
-std::string KernelNameOfThisThread() {
-  std::ifstream comm("/proc/self/task/" + std::to_string(syscall(SYS_gettid)) + "/comm");
-  std::string name;
-  std::getline(comm, name);
-  return name;
+// The name the kernel shows (what ps, top and bench/load read) of a thread that named itself.
+std::string KernelNameOfAThreadNamed(std::string_view name) {
+  std::string seen;
+  std::thread([&] {
+    NameCurrentThread(name);
+    std::ifstream comm("/proc/self/task/" + std::to_string(syscall(SYS_gettid)) + "/comm");
+    std::getline(comm, seen);
+  }).join();
+  return seen;
 }
 
 TEST(ThreadNameTest, TheKernelShowsTheName) {
-  std::string seen;
-  std::thread([&] {
-    NameCurrentThread("batch-writer");
-    seen = KernelNameOfThisThread();
-  }).join();
-  EXPECT_EQ(seen, "batch-writer");
+  EXPECT_EQ(KernelNameOfAThreadNamed("batch-writer"), "batch-writer");
 }
 
 TEST(ThreadNameTest, ALongNameIsCutAtFifteenBytes) {
-  std::string seen;
-  std::thread([&] {
-    NameCurrentThread("a-name-longer-than-linux-keeps");
-    seen = KernelNameOfThisThread();
-  }).join();
-  EXPECT_EQ(seen, "a-name-longer-t");
+  EXPECT_EQ(KernelNameOfAThreadNamed("a-name-longer-than-linux-keeps"), "a-name-longer-t");
 }
 
 }  // namespace
