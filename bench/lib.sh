@@ -133,7 +133,7 @@ cpu_ticks() {  # user + system clock ticks of the process trees rooted at $@
   done
   echo "$total"
 }
-named_thread_ticks() {  # named_thread_ticks PID NAME: user + system clock ticks of PID's threads named NAME
+named_thread_ticks() {  # named_thread_ticks PID NAME: clock ticks of PID's threads named NAME
   local total=0 task ticks
   for task in /proc/"$1"/task/*; do
     [ "$(cat "$task/comm" 2>/dev/null)" = "$2" ] || continue
