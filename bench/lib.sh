@@ -134,13 +134,13 @@ cpu_ticks() {  # user + system clock ticks of the process trees rooted at $@
   echo "$total"
 }
 named_thread_ticks() {  # named_thread_ticks PID NAME: clock ticks of PID's threads named NAME
-  local total=0 task ticks
-  for task in /proc/"$1"/task/*; do
-    [ "$(cat "$task/comm" 2>/dev/null)" = "$2" ] || continue
-    ticks=$(sed 's/^.*) //' "$task/stat" 2>/dev/null | awk '{print $12 + $13}')
-    total=$((total + ${ticks:-0}))
-  done
-  echo "$total"
+  # One read of every thread's stat: "TID (NAME) STATE ..."; utime and stime are fields 12 and 13
+  # after the name.
+  cat /proc/"$1"/task/*/stat 2>/dev/null | awk -v name="$2" '
+    match($0, /\(.*\)/) && substr($0, RSTART + 1, RLENGTH - 2) == name {
+      split(substr($0, RSTART + RLENGTH + 1), field, " "); total += field[12] + field[13]
+    }
+    END { print total + 0 }'
 }
 rss_kib() {  # resident memory of the process trees rooted at $@
   local total=0 pid kib root

@@ -253,16 +253,14 @@ class GatewayGrpcVerifierClientTest : public ::testing::Test {
   std::unique_ptr<grpc::Server> server_;
 };
 
-// A loopback TCP relay to `port` that holds back what the server sends for the first `delay` of
-// each connection: a verifier whose handshake (here the HTTP/2 SETTINGS) is slow, as a busy one's
-// TLS handshake is.
+// A loopback TCP relay to `port` that reads nothing the server sends for the first `delay` of
+// each connection (it waits in the kernel's buffers): a verifier whose handshake (here the HTTP/2
+// SETTINGS) is slow, as a busy one's TLS handshake is.
 class SlowHandshakeRelay {
  public:
   SlowHandshakeRelay(int port, absl::Duration delay) : target_port_(port), delay_(delay) {
     listener_ = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    sockaddr_in address = Loopback(0);
     socklen_t length = sizeof(address);
     if (bind(listener_, reinterpret_cast<sockaddr*>(&address), length) != 0 ||
         listen(listener_, 8) != 0 ||
@@ -285,6 +283,21 @@ class SlowHandshakeRelay {
   int port() const { return port_; }
 
  private:
+  static sockaddr_in Loopback(int port) {
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    address.sin_port = htons(static_cast<uint16_t>(port));
+    return address;
+  }
+
+  // Moves what `from` has to `to`; false when either side is done.
+  static bool Forward(int from, int to) {
+    char buffer[16384];
+    const ssize_t n = recv(from, buffer, sizeof(buffer), 0);
+    return n > 0 && send(to, buffer, static_cast<size_t>(n), MSG_NOSIGNAL) == n;
+  }
+
   void Accept() {
     for (;;) {
       const int client = accept(listener_, nullptr, nullptr);
@@ -295,35 +308,15 @@ class SlowHandshakeRelay {
 
   void Relay(int client) {
     const int server = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    address.sin_port = htons(static_cast<uint16_t>(target_port_));
+    const sockaddr_in address = Loopback(target_port_);
     const absl::Time open_at = absl::Now() + delay_;
-    if (connect(server, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0) {
-      std::string held;  // From the server, until open_at.
-      char buffer[16384];
+    if (connect(server, reinterpret_cast<const sockaddr*>(&address), sizeof(address)) == 0) {
       while (!stopping_) {
         const bool open = absl::Now() >= open_at;
-        if (open && !held.empty()) {
-          if (send(client, held.data(), held.size(), MSG_NOSIGNAL) < 0) break;
-          held.clear();
-        }
         pollfd fds[2] = {{client, POLLIN, 0}, {server, POLLIN, 0}};
-        if (poll(fds, 2, 20) < 0) break;
-        if (fds[0].revents != 0) {
-          const ssize_t n = recv(client, buffer, sizeof(buffer), 0);
-          if (n <= 0 || send(server, buffer, static_cast<size_t>(n), MSG_NOSIGNAL) < 0) break;
-        }
-        if (fds[1].revents != 0) {
-          const ssize_t n = recv(server, buffer, sizeof(buffer), 0);
-          if (n <= 0) break;
-          if (absl::Now() < open_at) {
-            held.append(buffer, static_cast<size_t>(n));
-          } else if (send(client, buffer, static_cast<size_t>(n), MSG_NOSIGNAL) < 0) {
-            break;
-          }
-        }
+        if (poll(fds, open ? 2 : 1, 20) < 0) break;
+        if (fds[0].revents != 0 && !Forward(client, server)) break;
+        if (open && fds[1].revents != 0 && !Forward(server, client)) break;
       }
     }
     close(server);
