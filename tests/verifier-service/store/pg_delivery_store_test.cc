@@ -158,6 +158,18 @@ TEST_F(VerifierPgDeliveryStoreTest, BlocksAnnounceWhatTheyHideAndTheirRemovalWha
                                                 "mention.removed", "mention.verified"}));
 }
 
+// A block's trigger looks at mentions only for a subscription to the event it would queue: one
+// to mention.verified alone hears nothing of the block, and the block's removal.
+TEST_F(VerifierPgDeliveryStoreTest, ABlockQueuesOnlyTheEventItsSubscriptionAskedFor) {
+  Subscribe("a.example", {"mention.verified"});
+  Exec(InsertMention("a.example", "https://s.example/1", "VERIFIED"));
+  ASSERT_EQ(Events(), (std::vector<std::string>{"mention.verified"}));
+  Exec("INSERT INTO source_blocks (kind, value) VALUES ('DOMAIN', 's.example')");
+  EXPECT_EQ(Events().size(), 1u);
+  Exec("DELETE FROM source_blocks WHERE kind = 'DOMAIN'");
+  EXPECT_EQ(Events(), (std::vector<std::string>{"mention.verified", "mention.verified"}));
+}
+
 TEST_F(VerifierPgDeliveryStoreTest, OnlyTheSubscribedEventsOfTheSubscribedScopeAreQueued) {
   Subscribe("a.example", {"mention.removed"});
   Subscribe("", {"ingest.accepted"}, "feeds.example");
