@@ -87,7 +87,7 @@ Gateway::Gateway(const GatewayConfig& config, std::unique_ptr<VerifierClient> ve
                              .trusted_proxies = config.trusted_proxies}),
       ingest_(*verifier_, {.max_body_bytes = config.ingest_max_body_bytes,
                            .retry_after_seconds = config.retry_after_seconds,
-                           .accepted_duplicate_ttl = kAcceptedDuplicateCacheTtl}),
+                           .accepted_duplicate_ttl = config.ingest_duplicate_cache_ttl}),
       mentions_(
           *verifier_, config.retry_after_seconds,
           RateLimits{.per_client = &client_limiter_, .trusted_proxies = config.trusted_proxies},

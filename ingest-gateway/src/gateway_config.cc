@@ -186,6 +186,13 @@ PORTCULLIS_SETTING(uint64_t, ingest_max_body_bytes, "INGEST_MAX_BODY_BYTES", "10
                    "largest POST /ingest body, at most 1 MiB; larger ones are answered 413 "
                    "[INGEST_MAX_BODY_BYTES]");
 PORTCULLIS_SETTING(
+    absl::Duration, ingest_duplicate_cache_ttl, "INGEST_DUPLICATE_CACHE_TTL", "2s",
+    config::DurationParser(/*allow_zero=*/true, "a duration from 0s to 5s such as 2s")
+        .Check([](absl::Duration d) { return d <= absl::Seconds(5); },
+               "a duration from 0s to 5s such as 2s"),
+    "how long a repeat of an accepted POST /ingest item is answered duplicate by the gateway "
+    "without asking the verifier; 0s turns it off [INGEST_DUPLICATE_CACHE_TTL]");
+PORTCULLIS_SETTING(
     std::string, verifier_token_file, "VERIFIER_TOKEN_FILE", "", config::AnyText(),
     "required: a file holding the API token (scopes submit,read) sent to the verifier on "
     "every call; surrounding whitespace is ignored [VERIFIER_TOKEN_FILE]");
@@ -258,6 +265,7 @@ absl::StatusOr<GatewayConfig> GatewayConfig::FromFlags(const config::Texts& comm
   config.rate_limit_max_keys = absl::GetFlag(FLAGS_rate_limit_max_keys);
   config.trusted_proxies = absl::GetFlag(FLAGS_trusted_proxies).cidrs;
   config.ingest_max_body_bytes = absl::GetFlag(FLAGS_ingest_max_body_bytes);
+  config.ingest_duplicate_cache_ttl = absl::GetFlag(FLAGS_ingest_duplicate_cache_ttl);
   config.public_base_url = absl::GetFlag(FLAGS_public_base_url);
   config.avatar_cache = {.max_entries = absl::GetFlag(FLAGS_avatar_cache_entries),
                          .max_bytes = absl::GetFlag(FLAGS_avatar_cache_bytes),

@@ -46,6 +46,10 @@ struct GatewayConfig {
   std::vector<net::Cidr> trusted_proxies;
   // The body cap of POST /ingest (413 above it); at most 1 MiB, what EvaluateIngest carries.
   uint64_t ingest_max_body_bytes = 1024 * 1024;
+  // How long the gateway answers repeats of an accepted item itself (IngestHandler::Options); at
+  // most the verifier's publisher lookup cache (5 s), so that disabling a publisher shows no
+  // later than it did; zero: every repeat asks the verifier.
+  absl::Duration ingest_duplicate_cache_ttl = absl::Seconds(2);
   // The bearer token sent on every call to the verifier, read from --verifier_token_file. Never
   // logged or exported.
   std::string verifier_token;

@@ -118,10 +118,6 @@ http::HttpResponse IngestResponseFor(const absl::StatusOr<verifier::v1::Evaluate
 // after one outage do not arrive in lockstep.
 int JitteredRetryAfter(int base);
 
-// How long the gateway answers repeats of an accepted item itself (IngestHandler::Options), below
-// the verifier's publisher lookup cache (5 s): disabling a publisher shows no later than it did.
-inline constexpr absl::Duration kAcceptedDuplicateCacheTtl = absl::Seconds(2);
-
 // (publisher, content hash) → the accepted item's id, for at most `ttl` after the verifier said
 // so. An accepted decision is final while it lives (nothing replaces it: IngestStore::Record), so
 // a repeat inside the TTL is a duplicate of it without asking the verifier. Bounded: when full,
@@ -162,7 +158,7 @@ class IngestHandler {
     // answered it a duplicate of an accepted one; zero: every delivery goes to the verifier. The
     // price: a publisher disabled (or a decision expiring) within this time after shows up to
     // this much later for items already accepted. Keep it at most the verifier's publisher cache
-    // TTL (5 s). The gateway uses kAcceptedDuplicateCacheTtl.
+    // TTL (5 s). The gateway's is --ingest_duplicate_cache_ttl (GatewayConfig).
     absl::Duration accepted_duplicate_ttl = absl::ZeroDuration();
     size_t accepted_duplicate_max_entries = 50000;
     std::function<absl::Time()> clock = [] { return absl::Now(); };

@@ -63,6 +63,7 @@ TEST(GatewayConfigTest, DefaultsAreValid) {
   EXPECT_DOUBLE_EQ(config->source_host_burst, 30);
   EXPECT_EQ(config->rate_limit_max_keys, 100000u);
   EXPECT_EQ(config->ingest_max_body_bytes, 1048576u);
+  EXPECT_EQ(config->ingest_duplicate_cache_ttl, absl::Seconds(2));
   EXPECT_EQ(config->verifier_token, kToken);
 }
 
@@ -134,6 +135,30 @@ TEST(GatewayConfigTest, IngestBodyCapIsAtMostOneMebibyte) {
     config = Build(flags);
     EXPECT_FALSE(config.ok()) << bad;
     EXPECT_THAT(config.status().message(), HasSubstr("ingest_max_body_bytes")) << bad;
+  }
+}
+
+// Issue 21: the gateway's answers to repeats of accepted items can be turned off (0s), and last
+// no longer than the verifier's publisher cache.
+TEST(GatewayConfigTest, IngestDuplicateCacheIsFromZeroToFiveSeconds) {
+  config::Texts flags = ValidFlags();
+  for (const auto& [text, ttl] : {std::pair<const char*, absl::Duration>{"0s", absl::ZeroDuration()},
+                                  {"0", absl::ZeroDuration()},
+                                  {"5s", absl::Seconds(5)},
+                                  {"250ms", absl::Milliseconds(250)}}) {
+    flags["ingest_duplicate_cache_ttl"] = text;
+    absl::StatusOr<GatewayConfig> config = Build(flags);
+    ASSERT_TRUE(config.ok()) << text << ": " << config.status();
+    EXPECT_EQ(config->ingest_duplicate_cache_ttl, ttl) << text;
+  }
+  for (const char* bad : {"6s", "-1s", "soon"}) {
+    flags["ingest_duplicate_cache_ttl"] = bad;
+    absl::StatusOr<GatewayConfig> config = Build(flags);
+    EXPECT_FALSE(config.ok()) << bad;
+    EXPECT_THAT(config.status().message(),
+                HasSubstr("--ingest_duplicate_cache_ttl (INGEST_DUPLICATE_CACHE_TTL): '"))
+        << bad;
+    EXPECT_THAT(config.status().message(), HasSubstr("a duration from 0s to 5s")) << bad;
   }
 }
 
@@ -256,7 +281,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadFlag{"trusted_proxies", [](config::Texts& f) { f["trusted_proxies"] = "10.0.0.1/8"; }}));
 
 TEST(GatewayConfigTest, EveryDeclaredSettingParsesItsDefault) {
-  config::test_support::ExpectEveryDeclaredSettingParsesItsDefault(33);
+  config::test_support::ExpectEveryDeclaredSettingParsesItsDefault(34);
 }
 
 // A bad value of each type, given as a flag or in the environment: the same one line, naming the

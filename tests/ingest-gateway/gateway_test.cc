@@ -31,7 +31,12 @@ class SwitchableHealthChecker final : public HealthChecker {
 
 class GatewayTest : public ::testing::Test {
  protected:
-  void SetUp() override {
+  void SetUp() override { gateway_ = StartGateway({}, &verifier_); }
+
+  // A started gateway with `overrides` over the fixture's flags, in front of a fake verifier
+  // (`*verifier`) that accepts every webmention.
+  std::unique_ptr<Gateway> StartGateway(const config::Texts& overrides,
+                                        testing::FakeVerifierClient** verifier_out) {
     config::Texts flags;
     flags["verifier_token_file"] = portcullis::testing::PrivateTempPath("gateway-test-token");
     std::ofstream(flags["verifier_token_file"], std::ios::trunc) << "pct_" << std::string(64, 'a');
@@ -39,21 +44,30 @@ class GatewayTest : public ::testing::Test {
     flags["admin_listen"] = "127.0.0.1:0";
     flags["readiness_interval"] = "1h";  // Tests poll by hand.
     flags["retry_after_seconds"] = "3";
+    for (const auto& [name, value] : overrides) {
+      flags[name] = value;
+    }
     absl::StatusOr<GatewayConfig> config =
         GatewayConfig::FromFlags(flags, portcullis::config::NoEnvironment);
-    ASSERT_TRUE(config.ok()) << config.status();
+    EXPECT_TRUE(config.ok()) << config.status();
     auto verifier = std::make_unique<testing::FakeVerifierClient>();
-    verifier_ = verifier.get();
+    *verifier_out = verifier.get();
     verifier::v1::SubmitMentionResponse accepted;
     accepted.set_decision(verifier::v1::DECISION_ACCEPTED);
     accepted.set_mention_id("0b6e3f5e-8a44-4a43-9a3c-2f1d9b7b0c11");
     accepted.set_state(verifier::v1::MENTION_STATE_PENDING);
-    verifier_->submit_result = accepted;
+    verifier->submit_result = accepted;
+    if (!config.ok()) {
+      return nullptr;
+    }
     absl::StatusOr<std::unique_ptr<Gateway>> gateway = Gateway::Create(
         *config, std::move(verifier), std::make_unique<SwitchableHealthChecker>(serving_));
-    ASSERT_TRUE(gateway.ok()) << gateway.status();
-    gateway_ = *std::move(gateway);
-    gateway_->Start();
+    EXPECT_TRUE(gateway.ok()) << gateway.status();
+    if (!gateway.ok()) {
+      return nullptr;
+    }
+    (*gateway)->Start();
+    return *std::move(gateway);
   }
 
   std::atomic<bool> serving_{true};
@@ -120,6 +134,37 @@ TEST_F(GatewayTest, ServesIngestWithItsOwnBodyCap) {
       "Content-Type: application/json\r\nX-Provenance-Source: feeds.example\r\n");
   ASSERT_TRUE(too_big.has_value());
   EXPECT_EQ(too_big->status, 413);
+}
+
+// Issue 21: --ingest_duplicate_cache_ttl=0s sends every repeat of an accepted item to the
+// verifier (bench/load measures the durable duplicate path that way); by default the gateway
+// answers the repeat itself, the same way.
+TEST_F(GatewayTest, IngestDuplicateCacheTtlZeroAsksTheVerifierForEveryRepeat) {
+  for (const char* ttl : {"2s", "0s"}) {
+    testing::FakeVerifierClient* verifier = nullptr;
+    std::unique_ptr<Gateway> gateway =
+        StartGateway({{"ingest_duplicate_cache_ttl", ttl}}, &verifier);
+    ASSERT_NE(gateway, nullptr);
+    verifier::v1::EvaluateIngestResponse accepted;
+    accepted.set_decision(verifier::v1::INGEST_DECISION_ACCEPTED);
+    accepted.set_item_id("a");
+    verifier->evaluate_result = accepted;
+    TestConnection client(gateway->http_port());
+    for (const char* expected_action : {"accept", "duplicate"}) {
+      if (std::string(expected_action) == "duplicate") {
+        verifier::v1::EvaluateIngestResponse duplicate = accepted;
+        duplicate.set_decision(verifier::v1::INGEST_DECISION_DUPLICATE);
+        duplicate.set_reason("accepted");
+        verifier->evaluate_result = duplicate;
+      }
+      auto response = client.Request("POST", "/ingest", R"({"id":"a","content":"x"})",
+                                     "Content-Type: application/json\r\n"
+                                     "X-Provenance-Source: feeds.example\r\n");
+      ASSERT_TRUE(response.has_value());
+      EXPECT_EQ(response->Header("x-ingest-action"), expected_action) << ttl;
+    }
+    EXPECT_EQ(verifier->evaluations.size(), std::string(ttl) == "0s" ? 2u : 1u) << ttl;
+  }
 }
 
 TEST_F(GatewayTest, AdminPortServesProbesAndMetrics) {
