@@ -308,6 +308,40 @@ TEST_F(VerifierPgIngestStoreTest, APlainBatchDecidesEachItemAsIfItCameAlone) {
   }
 }
 
+// Issue 21: a repeat whose stored decision stays is answered from a read. The upsert would lock
+// the row even when it keeps it (its xmax, a WAL record and a flush at commit); a delivery that
+// may replace the stored decision still goes through it, in the same batch.
+TEST_F(VerifierPgIngestStoreTest, ARepeatInABatchIsAnsweredWithoutLockingItsRow) {
+  PORTCULLIS_CREATE_TEST_DATABASE_OR_SKIP(db);
+  Open(db->connection_string());
+  RecordOk(Decision("feed", 1, StoredDecision::kAccepted, false));
+  RecordOk(Decision("feed", 2, StoredDecision::kDropped, false));
+  const std::vector<DecisionAt> batch = {
+      {Decision("feed", 1, StoredDecision::kAccepted, false), kNow},
+      {Decision("feed", 2, StoredDecision::kAccepted, false), kNow},
+      {Decision("feed", 2, StoredDecision::kAccepted, true), kNow},
+      {Decision("feed", 1, StoredDecision::kAccepted, true), kNow}};
+  pqxx::connection connection(url_);
+  const std::vector<absl::StatusOr<RecordResult>> results =
+      store_->RecordBatch(connection, batch);
+  ASSERT_EQ(results.size(), batch.size());
+  for (const auto& result : results) {
+    ASSERT_TRUE(result.ok()) << result.status();
+  }
+  EXPECT_FALSE(results[0]->recorded);
+  EXPECT_EQ(results[0]->decision.decision, StoredDecision::kAccepted);
+  EXPECT_FALSE(results[1]->recorded) << "an unsigned delivery does not replace an unsigned drop";
+  EXPECT_EQ(results[1]->decision.decision, StoredDecision::kDropped);
+  EXPECT_TRUE(results[2]->recorded) << "a validly signed one does";
+  EXPECT_FALSE(results[3]->recorded) << "nothing replaces an acceptance";
+  EXPECT_EQ(results[3]->decision.item_id, "item-1");
+  EXPECT_EQ(Count("SELECT count(*) FROM ingest_items"), 2) << "items 1 and 2";
+  EXPECT_EQ(Count("SELECT count(*) FROM ingest_decisions WHERE content_hash = '" + Hash(1) +
+                  "' AND xmax::text::bigint = 0"),
+            1)
+      << "the repeats of item 1 locked its row";
+}
+
 TEST_F(VerifierPgIngestStoreTest, AReevaluationAcceptsOnceAndEmptiesTheLedgerOfThatItem) {
   PORTCULLIS_CREATE_TEST_DATABASE_OR_SKIP(db);
   Open(db->connection_string());

@@ -38,20 +38,25 @@ constexpr PgStatement kFindDecision{
     "FROM ingest_decisions WHERE publisher = $1 AND content_hash = $2 "
     "AND expires_at > " PORTCULLIS_TIME("$3")};
 
+// Whether a new decision (`valid`: its signature_valid) may replace the stored decision `d`: it
+// expired by `now`, a valid signature over an unsigned refusal, or the replay of the stored
+// quarantine (`replay`, a dead letter id as text). The one rule for the upserts below and for the
+// read that answers repeats (kStayingDecisions).
+#define PORTCULLIS_DECISION_REPLACES(valid, now, replay)                                \
+  "(d.expires_at <= " now " "                                                          \
+  "   OR (" valid " AND NOT d.signature_valid AND d.decision <> 'accepted') "            \
+  "   OR (d.dead_letter_id IS NOT NULL AND d.dead_letter_id::text = " replay ")) "
+
 // One statement decides between concurrent deliveries of one key: the primary key serializes
 // them, and the WHERE of DO UPDATE (re-checked against the latest committed row) says whether
-// this delivery may replace what is there: the stored decision expired by `now`, a valid
-// signature over an unsigned refusal, or the replay of the stored quarantine (`replay`, a dead
-// letter id as text). No row returned: it may not (a duplicate). One rule for the single and the
-// batch statements.
+// this delivery may replace what is there. No row returned: it may not (a duplicate). One rule
+// for the single and the batch statements.
 #define PORTCULLIS_DECISION_REPLACE(now, replay)                                              \
   "ON CONFLICT (publisher, content_hash) DO UPDATE SET item_id = EXCLUDED.item_id, "          \
   "  decision = EXCLUDED.decision, reason = EXCLUDED.reason, "                                 \
   "  signature_valid = EXCLUDED.signature_valid, dead_letter_id = EXCLUDED.dead_letter_id, "   \
   "  decided_at = EXCLUDED.decided_at, expires_at = EXCLUDED.expires_at "                      \
-  "WHERE d.expires_at <= " now " "                                                             \
-  "   OR (EXCLUDED.signature_valid AND NOT d.signature_valid AND d.decision <> 'accepted') "   \
-  "   OR (d.dead_letter_id IS NOT NULL AND d.dead_letter_id::text = " replay ") "
+  "WHERE " PORTCULLIS_DECISION_REPLACES("EXCLUDED.signature_valid", now, replay)
 
 // $7: the dead letter being replayed ('' when none); a quarantine gets a fresh dead letter id
 // unless it is that replay's.
@@ -133,6 +138,21 @@ constexpr PgStatement kRecordDecisions{
     "x AS (DELETE FROM dead_letters dl USING it "
     "  WHERE dl.publisher = it.publisher AND dl.content_hash = it.content_hash) "
     "SELECT i.n FROM i JOIN d USING (publisher, content_hash)"};
+
+// The stored decisions that stay against plain deliveries (no replay): a repeat is answered from
+// this unlocked read, without the upsert, which takes the row's lock (a heap write, a WAL record
+// and a flush at commit) even when its WHERE keeps the row (issue 21). As a read before the
+// write, it answers what Evaluate's read-then-record answers: a decision committed before this
+// transaction's snapshot. $1 publishers, $2 content hashes, $3 signature_valid, $4 now (Unix µs),
+// one element per delivery. Columns: those of kReadDecision, then the delivery's position
+// (1-based).
+constexpr PgStatement kStayingDecisions{
+    "ingest_staying_decisions",
+    "SELECT " PORTCULLIS_DECISION_COLUMNS ", i.n "
+    "FROM unnest($1::text[], $2::text[], $3::boolean[], $4::bigint[]) "
+    "  WITH ORDINALITY AS i(pub, hash, valid, at, n) "
+    "JOIN ingest_decisions d ON d.publisher = i.pub AND d.content_hash = i.hash "
+    "WHERE NOT " PORTCULLIS_DECISION_REPLACES("i.valid", PORTCULLIS_TIME("i.at"), "''")};
 
 constexpr PgStatement kInsertDeadLetter{
     "ingest_insert_dead_letter",
@@ -219,6 +239,7 @@ constexpr PgStatement kListDrops{
 #undef PORTCULLIS_OUTBOX_LOCK_KEY
 #undef PORTCULLIS_UPSERT_DECISION
 #undef PORTCULLIS_DECISION_REPLACE
+#undef PORTCULLIS_DECISION_REPLACES
 #undef PORTCULLIS_DECISION_COLUMNS
 #undef PORTCULLIS_TIME
 #undef PORTCULLIS_MICROS
@@ -463,6 +484,32 @@ absl::Status CompletePlain(pqxx::transaction_base& transaction, bool recorded,
   return DecisionFromRow(rows[0], &result->decision);
 }
 
+// Answers the plain deliveries of `batch` whose key holds a decision that stays against them
+// (kStayingDecisions) in `results`, as not recorded with that decision; answered[i] says which.
+std::vector<bool> AnswerStaying(pqxx::transaction_base& transaction,
+                                absl::Span<const DecisionAt> batch,
+                                std::vector<absl::StatusOr<RecordResult>>& results) {
+  std::vector<std::string> publishers, hashes, valid, nows;
+  for (const DecisionAt& item : batch) {
+    publishers.push_back(item.next.decision.publisher);
+    hashes.push_back(item.next.decision.content_hash);
+    valid.emplace_back(item.next.decision.signature_valid ? "t" : "f");
+    nows.push_back(absl::StrCat(absl::ToUnixMicros(item.now)));
+  }
+  std::vector<bool> answered(batch.size(), false);
+  for (const pqxx::row& row :
+       ExecPrepared(transaction, kStayingDecisions, TextArrayLiteral(publishers),
+                    TextArrayLiteral(hashes), TextArrayLiteral(valid), TextArrayLiteral(nows))) {
+    const size_t i = row[7].as<size_t>() - 1;
+    RecordResult result;
+    const absl::Status read = DecisionFromRow(row, &result.decision);
+    results[i] = read.ok() ? absl::StatusOr<RecordResult>(std::move(result))
+                           : absl::StatusOr<RecordResult>(read);
+    answered[i] = true;
+  }
+  return answered;
+}
+
 }  // namespace
 
 absl::StatusOr<std::optional<DecisionRecord>> PgIngestStore::FindDecision(
@@ -618,24 +665,31 @@ std::vector<absl::StatusOr<RecordResult>> PgIngestStore::RecordBatch(
       record_one(i);
     }
   } else {
-    // The first copy of each key, all in one statement; a later copy (its key's row is locked by
-    // this transaction now, so no new lock is taken out of order) one at a time after it.
+    // Repeats whose stored decision stays are answered from one read; of the rest, the first
+    // copy of each key goes in one statement, and a later copy (its key's row is locked by this
+    // transaction now, so no new lock is taken out of order) one at a time after it.
+    const std::vector<bool> answered = AnswerStaying(transaction, batch, results);
     std::vector<size_t> firsts;
     std::vector<size_t> copies;
     std::vector<const NewDecision*> decisions;
     std::vector<absl::Time> nows;
-    for (size_t k = 0; k < order.size(); ++k) {
-      const DecisionRecord& decision = batch[order[k]].next.decision;
-      if (k > 0 && decision.publisher == batch[order[k - 1]].next.decision.publisher &&
-          decision.content_hash == batch[order[k - 1]].next.decision.content_hash) {
-        copies.push_back(order[k]);
+    for (const size_t i : order) {
+      if (answered[i]) {
         continue;
       }
-      firsts.push_back(order[k]);
-      decisions.push_back(&batch[order[k]].next);
-      nows.push_back(batch[order[k]].now);
+      const DecisionRecord& decision = batch[i].next.decision;
+      if (!firsts.empty() && decision.publisher == batch[firsts.back()].next.decision.publisher &&
+          decision.content_hash == batch[firsts.back()].next.decision.content_hash) {
+        copies.push_back(i);
+        continue;
+      }
+      firsts.push_back(i);
+      decisions.push_back(&batch[i].next);
+      nows.push_back(batch[i].now);
     }
-    const std::vector<bool> recorded = RecordPlainDecisions(transaction, decisions, nows);
+    const std::vector<bool> recorded = decisions.empty()
+                                           ? std::vector<bool>()
+                                           : RecordPlainDecisions(transaction, decisions, nows);
     for (size_t k = 0; k < firsts.size(); ++k) {
       RecordResult result;
       result.decision = batch[firsts[k]].next.decision;
