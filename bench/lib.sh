@@ -100,23 +100,37 @@ bench_portcullis() {
     "$(printf '%s' "$token" | sha256sum | cut -d' ' -f1)" >"$work/bench.tokens"
   chmod 600 "$work/bench.token" "$work/bench.tokens"
   export PORTCULLIS_TOKEN_FILE="$work/bench.token"
-  bench_spawn verifier_pid verifier "$bin/verifier-service/verifier-service" \
-    --database_url="$database_url" --grpc_listen="127.0.0.1:$grpc_port" --log_level=warn \
-    --tokens_file="$work/bench.tokens" "${verifier_args[@]}"
-  bench_spawn gateway_pid gateway "$bin/ingest-gateway/ingest-gateway" \
-    --http_listen="127.0.0.1:$http_port" --admin_listen="127.0.0.1:$admin_port" \
-    --verifier="127.0.0.1:$grpc_port" --verifier_token_file="$work/bench.token" \
-    --log_level=warn "${gateway_args[@]}"
+  bench_verifier verifier_pid "$grpc_port" verifier "$bin" "${verifier_args[@]}"
+  bench_gateway gateway_pid "$http_port" "$admin_port" gateway "$grpc_port" "$bin" \
+    "${gateway_args[@]}"
+  bench_cli="$bin/tools/portcullis/portcullis"
+}
+
+# bench_verifier PID_VAR GRPC_PORT LOG BIN_DIR ARGS...: a verifier on 127.0.0.1:GRPC_PORT with
+# the bench's database and tokens (bench_portcullis first).
+bench_verifier() {
+  local var=$1 port=$2 name=$3 bin=$4; shift 4
+  bench_spawn "$var" "$name" "$bin/verifier-service/verifier-service" \
+    --database_url="$database_url" --grpc_listen="127.0.0.1:$port" --log_level=warn \
+    --tokens_file="$work/bench.tokens" "$@"
+}
+
+# bench_gateway PID_VAR HTTP_PORT ADMIN_PORT LOG GRPC_PORT BIN_DIR ARGS...: a gateway on
+# 127.0.0.1:HTTP_PORT in front of the verifier on GRPC_PORT; waits until it is ready (which needs
+# the verifier serving).
+bench_gateway() {
+  local var=$1 port=$2 admin=$3 name=$4 verifier=$5 bin=$6 ready; shift 6
+  bench_spawn "$var" "$name" "$bin/ingest-gateway/ingest-gateway" \
+    --http_listen="127.0.0.1:$port" --admin_listen="127.0.0.1:$admin" \
+    --verifier="127.0.0.1:$verifier" --verifier_token_file="$work/bench.token" \
+    --log_level=warn "$@"
   for _ in $(seq 150); do
-    [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$http_port/readyz")" = 200 ] &&
-      break
-    kill -0 "$verifier_pid" 2>/dev/null || die_exited verifier
-    kill -0 "$gateway_pid" 2>/dev/null || die_exited gateway
+    ready=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/readyz" || true)
+    [ "$ready" = 200 ] && return 0
+    kill -0 "${!var}" 2>/dev/null || die_exited "$name"
     sleep 0.2
   done
-  [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$http_port/readyz")" = 200 ] ||
-    die "Portcullis not ready after 30 s; see $work/logs/"
-  bench_cli="$bin/tools/portcullis/portcullis"
+  die "the gateway $name (and its verifier) not ready after 30 s; see $work/logs/"
 }
 portcullis() { "$bench_cli" --verifier="127.0.0.1:$grpc_port" "$@"; }
 

@@ -57,12 +57,15 @@ END {
     row("go ingest duplicate", "go-dup|" c, "")
     row("webmention new pairs", "wm-new|" c, "express-new|" c)
     row("webmention repeat PENDING", "wm-repeat|" c, "go-dup|" c)
+    if (("wm-workers|" c) in runs)
+      row("new pairs, workers on", "wm-workers|" c, "express-new|" c)
     if (("wm-grown|" c) in runs)
       row("new pairs, 5M stored", "wm-grown|" c, "wm-new|" c)
     if (ENVIRON["BENCH_INGEST"] == "yes") {
       row("ingest unique unsigned", "in-unique|" c, "go-unique|" c)
       row("ingest signed v1a", "in-signed|" c, "go-unique|" c)
       row("ingest duplicate", "in-dup|" c, "go-dup|" c)
+      row("ingest duplicate, cache off", "in-dup-direct|" c, "go-dup|" c)
       u = median(cpu["in-unique|" c]); s = median(cpu["in-signed|" c]); e = ENVIRON["BENCH_ED25519_US"]
       if (e > 0)
         printf "  signed - unsigned CPU: %.1f us/request = %.2f Ed25519 verifications (openssl speed: %.1f us each; target <= 1.3)\n", s - u, (s - u) / e, e
@@ -79,15 +82,17 @@ END {
     c = conns[i]
     stages("webmention new pairs", "wm-new|" c)
     stages("webmention repeat PENDING", "wm-repeat|" c)
+    stages("new pairs, workers on", "wm-workers|" c)
     stages("new pairs, 5M stored", "wm-grown|" c)
     stages("ingest unique unsigned", "in-unique|" c)
     stages("ingest signed v1a", "in-signed|" c)
     stages("ingest duplicate", "in-dup|" c)
+    stages("ingest duplicate, cache off", "in-dup-direct|" c)
     stages("read /api/mentions.jf2", "wm-read|" c)
     stages("read /api/count.json", "wm-count|" c)
   }
   print "gateway HTTP: its http-io threads (Beast: parsing, validating, answering);"
   print "gateway rest: its gRPC client threads and the others; verif writer: the verifier's"
   print "batch-writer threads (building and sending the batch statements); verif rest: gRPC's"
-  print "threads, where the handlers run, and the others."
+  print "threads, where the handlers run, and the others (its workers, in the workers-on row)."
 }
