@@ -66,6 +66,20 @@ class VerifierPgIngestStoreTest : public ::testing::Test {
     return result.ok() ? *result : RecordResult();
   }
 
+  // RecordBatch on a connection of its own; one result per item of `batch`, each expected ok.
+  std::vector<RecordResult> RecordBatchOk(const std::vector<DecisionAt>& batch) {
+    pqxx::connection connection(url_);
+    std::vector<absl::StatusOr<RecordResult>> results = store_->RecordBatch(connection, batch);
+    EXPECT_EQ(results.size(), batch.size());
+    results.resize(batch.size(), RecordResult());
+    std::vector<RecordResult> recorded;
+    for (absl::StatusOr<RecordResult>& result : results) {
+      EXPECT_TRUE(result.ok()) << result.status();
+      recorded.push_back(result.ok() ? *std::move(result) : RecordResult());
+    }
+    return recorded;
+  }
+
   int64_t Count(const std::string& sql) {
     pqxx::connection connection(url_);
     pqxx::nontransaction transaction(connection);
@@ -244,17 +258,11 @@ TEST_F(VerifierPgIngestStoreTest, BatchesKeepTheirDropsInTheSameTransaction) {
       {Decision("feed", 2, StoredDecision::kAccepted, false), kNow},
       {KeptDrop(3, 1 << 20), kNow},
       {KeptDrop(1, 1 << 20), kNow}};
-  pqxx::connection connection(url_);
-  const std::vector<absl::StatusOr<RecordResult>> results =
-      store_->RecordBatch(connection, batch);
-  ASSERT_EQ(results.size(), 4u);
-  for (const auto& result : results) {
-    ASSERT_TRUE(result.ok()) << result.status();
-  }
-  EXPECT_TRUE(results[0]->drop_kept);
-  EXPECT_FALSE(results[1]->drop_kept);
-  EXPECT_TRUE(results[2]->drop_kept);
-  EXPECT_FALSE(results[3]->drop_kept) << "the copy is a duplicate";
+  const std::vector<RecordResult> results = RecordBatchOk(batch);
+  EXPECT_TRUE(results[0].drop_kept);
+  EXPECT_FALSE(results[1].drop_kept);
+  EXPECT_TRUE(results[2].drop_kept);
+  EXPECT_FALSE(results[3].drop_kept) << "the copy is a duplicate";
   EXPECT_EQ(Count("SELECT count(*) FROM dropped_deliveries"), 2);
 }
 
@@ -278,19 +286,13 @@ TEST_F(VerifierPgIngestStoreTest, APlainBatchDecidesEachItemAsIfItCameAlone) {
       {binary, kNow},
       {media, kNow},
       {Decision("feed", 5, StoredDecision::kDropped, false), kNow}};
-  pqxx::connection connection(url_);
-  const std::vector<absl::StatusOr<RecordResult>> results =
-      store_->RecordBatch(connection, batch);
-  ASSERT_EQ(results.size(), batch.size());
-  for (const auto& result : results) {
-    ASSERT_TRUE(result.ok()) << result.status();
-  }
-  EXPECT_FALSE(results[0]->recorded) << "the stored acceptance stays";
-  EXPECT_EQ(results[0]->decision.item_id, "item-1");
-  EXPECT_TRUE(results[1]->recorded) << "judged at its own now, the stored drop has expired";
-  EXPECT_TRUE(results[2]->recorded);
-  EXPECT_TRUE(results[3]->recorded);
-  EXPECT_TRUE(results[4]->recorded);
+  const std::vector<RecordResult> results = RecordBatchOk(batch);
+  EXPECT_FALSE(results[0].recorded) << "the stored acceptance stays";
+  EXPECT_EQ(results[0].decision.item_id, "item-1");
+  EXPECT_TRUE(results[1].recorded) << "judged at its own now, the stored drop has expired";
+  EXPECT_TRUE(results[2].recorded);
+  EXPECT_TRUE(results[3].recorded);
+  EXPECT_TRUE(results[4].recorded);
   EXPECT_EQ(Count("SELECT count(*) FROM ingest_items"), 4) << "items 1, 2, 3 and 4";
   EXPECT_EQ(Count("SELECT count(*) FROM ingest_items WHERE content_hash = '" + Hash(5) + "'"), 0);
   absl::StatusOr<std::vector<AcceptedItemRecord>> items = store_->ListAcceptedItems(0, 10);
@@ -321,20 +323,14 @@ TEST_F(VerifierPgIngestStoreTest, ARepeatInABatchIsAnsweredWithoutLockingItsRow)
       {Decision("feed", 2, StoredDecision::kAccepted, false), kNow},
       {Decision("feed", 2, StoredDecision::kAccepted, true), kNow},
       {Decision("feed", 1, StoredDecision::kAccepted, true), kNow}};
-  pqxx::connection connection(url_);
-  const std::vector<absl::StatusOr<RecordResult>> results =
-      store_->RecordBatch(connection, batch);
-  ASSERT_EQ(results.size(), batch.size());
-  for (const auto& result : results) {
-    ASSERT_TRUE(result.ok()) << result.status();
-  }
-  EXPECT_FALSE(results[0]->recorded);
-  EXPECT_EQ(results[0]->decision.decision, StoredDecision::kAccepted);
-  EXPECT_FALSE(results[1]->recorded) << "an unsigned delivery does not replace an unsigned drop";
-  EXPECT_EQ(results[1]->decision.decision, StoredDecision::kDropped);
-  EXPECT_TRUE(results[2]->recorded) << "a validly signed one does";
-  EXPECT_FALSE(results[3]->recorded) << "nothing replaces an acceptance";
-  EXPECT_EQ(results[3]->decision.item_id, "item-1");
+  const std::vector<RecordResult> results = RecordBatchOk(batch);
+  EXPECT_FALSE(results[0].recorded);
+  EXPECT_EQ(results[0].decision.decision, StoredDecision::kAccepted);
+  EXPECT_FALSE(results[1].recorded) << "an unsigned delivery does not replace an unsigned drop";
+  EXPECT_EQ(results[1].decision.decision, StoredDecision::kDropped);
+  EXPECT_TRUE(results[2].recorded) << "a validly signed one does";
+  EXPECT_FALSE(results[3].recorded) << "nothing replaces an acceptance";
+  EXPECT_EQ(results[3].decision.item_id, "item-1");
   EXPECT_EQ(Count("SELECT count(*) FROM ingest_items"), 2) << "items 1 and 2";
   EXPECT_EQ(Count("SELECT count(*) FROM ingest_decisions WHERE content_hash = '" + Hash(1) +
                   "' AND xmax::text::bigint = 0"),
