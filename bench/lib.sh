@@ -107,7 +107,8 @@ bench_portcullis() {
 }
 
 # bench_verifier PID_VAR GRPC_PORT LOG BIN_DIR ARGS...: a verifier on 127.0.0.1:GRPC_PORT with
-# the bench's database and tokens (bench_portcullis first).
+# the bench's database and tokens (bench_portcullis first); a flag in ARGS overrides the same one
+# here (the last one given wins), e.g. --log_level.
 bench_verifier() {
   local var=$1 port=$2 name=$3 bin=$4; shift 4
   bench_spawn "$var" "$name" "$bin/verifier-service/verifier-service" \
@@ -134,6 +135,16 @@ bench_gateway() {
 }
 portcullis() { "$bench_cli" --verifier="127.0.0.1:$grpc_port" "$@"; }
 
+# bench_dns PID_VAR VERIFY_DNS NAMES_FILE: the bench/verify_dns binary VERIFY_DNS answering
+# NAMES_FILE's names on a loopback port (every other name is NXDOMAIN); sets dns_address to its
+# host:port.
+bench_dns() {
+  bench_spawn "$1" dns "$2" "$3"
+  for _ in $(seq 100); do grep -q listening "$work/logs/dns.log" 2>/dev/null && break; sleep 0.1; done
+  dns_address=$(awk '/^listening/ { print $2 }' "$work/logs/dns.log")
+  [ -n "$dns_address" ] || die "the DNS server did not start; see $work/logs/dns.log"
+}
+
 tree_pids() {  # a process and its descendants
   local child
   echo "$1"
@@ -156,6 +167,7 @@ named_thread_ticks() {  # named_thread_ticks PID NAME: clock ticks of PID's thre
     }
     END { print total + 0 }'
 }
+peak_rss() { awk '/^VmHWM:/ {printf "%.0f MiB", $2 / 1024}' "/proc/$1/status"; }  # peak_rss PID
 rss_kib() {  # resident memory of the process trees rooted at $@
   local total=0 pid kib root
   for pid in $(for root in "$@"; do tree_pids "$root"; done); do

@@ -63,12 +63,18 @@ config::Parser<T> Integer(int64_t min, int64_t max) {
                                 /*digits_only=*/true);
 }
 
+// A duration of at most `max`, zero only when `allow_zero`, described as `expected`.
+config::Parser<absl::Duration> DurationAtMost(absl::Duration max, bool allow_zero,
+                                              const std::string& expected) {
+  return config::DurationParser(allow_zero, expected)
+      .Check([max](absl::Duration d) { return d <= max; }, expected);
+}
+
 // A duration of at most 24h; zero only when `allow_zero`.
 config::Parser<absl::Duration> Duration(bool allow_zero) {
-  const std::string expected = absl::StrCat("a ", allow_zero ? "non-negative" : "positive",
-                                            " duration of at most 24h such as 5s or 250ms");
-  return config::DurationParser(allow_zero, expected)
-      .Check([](absl::Duration d) { return d <= absl::Hours(24); }, expected);
+  return DurationAtMost(absl::Hours(24), allow_zero,
+                        absl::StrCat("a ", allow_zero ? "non-negative" : "positive",
+                                     " duration of at most 24h such as 5s or 250ms"));
 }
 
 // A host:port to listen on whose host is an IP address; "localhost" is 127.0.0.1.
@@ -187,9 +193,7 @@ PORTCULLIS_SETTING(uint64_t, ingest_max_body_bytes, "INGEST_MAX_BODY_BYTES", "10
                    "[INGEST_MAX_BODY_BYTES]");
 PORTCULLIS_SETTING(
     absl::Duration, ingest_duplicate_cache_ttl, "INGEST_DUPLICATE_CACHE_TTL", "2s",
-    config::DurationParser(/*allow_zero=*/true, "a duration from 0s to 5s such as 2s")
-        .Check([](absl::Duration d) { return d <= absl::Seconds(5); },
-               "a duration from 0s to 5s such as 2s"),
+    DurationAtMost(absl::Seconds(5), /*allow_zero=*/true, "a duration from 0s to 5s such as 2s"),
     "how long a repeat of an accepted POST /ingest item is answered duplicate by the gateway "
     "without asking the verifier; 0s turns it off [INGEST_DUPLICATE_CACHE_TTL]");
 PORTCULLIS_SETTING(
