@@ -140,7 +140,8 @@ bool ServeOne(Gateway& gw, http::RequestReader& reader, absl::string_view& input
   FUZZ_CHECK(http::IsAcceptableRequestId(request.request_id), request.request_id);
   request.client_address = "192.0.2.1:40000";
   int responses = 0;
-  http::Dispatch(gw.router.AsHandler(), std::move(request),
+  const std::string request_id = request.request_id;
+  http::Dispatch(gw.router.AsHandler(), std::move(request), request_id,
                  [&responses](http::HttpResponse response) {
                    ++responses;
                    CheckResponse(response);

@@ -1,8 +1,8 @@
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "absl/strings/string_view.h"
@@ -12,9 +12,15 @@
 // functions from a request to a response and test without sockets.
 namespace portcullis::gateway::http {
 
-// Header fields in arrival order; names compare case-insensitively.
+// Header fields in arrival order; names compare case-insensitively. Every name and value lives in
+// one buffer: a request's fields cost two allocations, not two per field.
 class HeaderMap {
  public:
+  struct Field {
+    absl::string_view name;
+    absl::string_view value;
+  };
+
   // Appends a field (a repeated name keeps every value).
   void Add(absl::string_view name, absl::string_view value);
   // Replaces every field named `name` with one field.
@@ -23,10 +29,47 @@ class HeaderMap {
   std::optional<absl::string_view> Get(absl::string_view name) const;
   bool Contains(absl::string_view name) const { return Get(name).has_value(); }
 
-  const std::vector<std::pair<std::string, std::string>>& fields() const { return fields_; }
+  // The fields in order, as views valid until the map changes.
+  class Fields {
+   public:
+    class Iterator {
+     public:
+      Field operator*() const { return map_->FieldAt(index_); }
+      Iterator& operator++() {
+        ++index_;
+        return *this;
+      }
+      bool operator!=(const Iterator& other) const { return index_ != other.index_; }
+
+     private:
+      friend class Fields;
+      Iterator(const HeaderMap* map, size_t index) : map_(map), index_(index) {}
+      const HeaderMap* map_;
+      size_t index_;
+    };
+    Iterator begin() const { return Iterator(map_, 0); }
+    Iterator end() const { return Iterator(map_, map_->spans_.size()); }
+    size_t size() const { return map_->spans_.size(); }
+
+   private:
+    friend class HeaderMap;
+    explicit Fields(const HeaderMap* map) : map_(map) {}
+    const HeaderMap* map_;
+  };
+  Fields fields() const { return Fields(this); }
 
  private:
-  std::vector<std::pair<std::string, std::string>> fields_;
+  // Offsets into bytes_, so that a copied or moved map stays valid.
+  struct Span {
+    uint32_t name_at;
+    uint32_t name_size;
+    uint32_t value_at;
+    uint32_t value_size;
+  };
+  Field FieldAt(size_t index) const;
+
+  std::string bytes_;
+  std::vector<Span> spans_;
 };
 
 // One request as the server read it.

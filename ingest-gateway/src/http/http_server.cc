@@ -79,10 +79,6 @@ struct ServerState {
   // refused ones).
   ConnectionLimits limits;
   uint64_t next_id = 1;
-  // Guards io_alive. Taken before `mu` when both are needed, never after.
-  std::mutex io_mu;
-  // False once the io_context is being destroyed: nothing may be posted to it any more.
-  bool io_alive = true;
 
   void Unregister(uint64_t id, ConnectionLimits::Slot* slot) {
     std::lock_guard<std::mutex> lock(mu);
@@ -92,7 +88,10 @@ struct ServerState {
   }
 };
 
-class Session : public std::enable_shared_from_this<Session> {
+// A connection. Respond reaches it through a weak reference (ResponseTarget) and the number of the
+// request it answers, so an answer that comes late, twice, or after the connection moved on to its
+// next request is dropped here, on the connection's strand.
+class Session final : public ResponseTarget, public std::enable_shared_from_this<Session> {
  public:
   Session(tcp::socket socket, std::shared_ptr<ServerState> state, uint64_t id,
           ConnectionLimits::Slot slot, std::string client_address,
@@ -142,10 +141,11 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
   // Called by Respond from any thread.
-  void PostResponse(HttpResponse response) {
+  void Deliver(uint64_t request, HttpResponse response) override {
     net::post(stream_.get_executor(),
-              [self = shared_from_this(), response = std::move(response)]() mutable {
-                if (self->phase_ != Phase::kHandling || self->closed_) {
+              [self = shared_from_this(), request, response = std::move(response)]() mutable {
+                if (self->phase_ != Phase::kHandling || self->closed_ ||
+                    request != self->request_number_) {
                   return;
                 }
                 self->keep_self_.reset();
@@ -274,22 +274,9 @@ class Session : public std::enable_shared_from_this<Session> {
     phase_ = Phase::kHandling;
     stream_.expires_never();
     keep_self_ = shared_from_this();
-    std::weak_ptr<Session> weak = shared_from_this();
-    std::shared_ptr<ServerState> state = state_;
-    auto responded = std::make_shared<std::atomic<bool>>(false);
-    Respond respond = [weak, state, responded](HttpResponse response) {
-      if (responded->exchange(true)) {
-        return;
-      }
-      std::lock_guard<std::mutex> lock(state->io_mu);
-      if (!state->io_alive) {
-        return;
-      }
-      if (std::shared_ptr<Session> session = weak.lock()) {
-        session->PostResponse(std::move(response));
-      }
-    };
-    Dispatch(state_->handler, std::move(request), respond);
+    ++request_number_;
+    Dispatch(state_->handler, std::move(request), request_id_,
+             Respond::ToTarget(weak_from_this(), request_number_));
   }
 
   void SendResponse(HttpResponse response) {
@@ -302,7 +289,8 @@ class Session : public std::enable_shared_from_this<Session> {
     response_->version(request_version_);
     response_->result(static_cast<unsigned>(response.status));
     for (const auto& [name, value] : response.headers.fields()) {
-      response_->insert(name, value);
+      response_->insert(beast::string_view(name.data(), name.size()),
+                        beast::string_view(value.data(), value.size()));
     }
     response_->set("X-Request-Id", request_id_);
     response_->keep_alive(keep_alive);
@@ -388,6 +376,8 @@ class Session : public std::enable_shared_from_this<Session> {
   Phase phase_ = Phase::kIdle;
   bool closed_ = false;
   std::string request_id_;
+  // Counts the requests handed to the handler; a Respond answers only its own.
+  uint64_t request_number_ = 0;
   std::string request_method_;
   std::string request_path_;
   bool request_keep_alive_ = false;
@@ -395,8 +385,8 @@ class Session : public std::enable_shared_from_this<Session> {
   bool close_after_response_ = false;
   // Refused for being over a connection limit: short write timeout and linger.
   bool refused_ = false;
-  // Keeps the session alive while a handler works on its request (the Respond callback only
-  // holds a weak reference, so nothing outlives the io_context).
+  // Keeps the session alive while a handler works on its request (a Respond only holds a weak
+  // reference, so no handler keeps a session beyond the server; see ~BeastHttpServer).
   std::shared_ptr<Session> keep_self_;
 };
 
@@ -404,11 +394,23 @@ class BeastHttpServer final : public HttpServer {
  public:
   BeastHttpServer(std::shared_ptr<ServerState> state) : state_(std::move(state)) {}
 
+  // A session must not be destroyed after the io_context its socket belongs to. After Stop, a
+  // session is held by what is queued on the io_context, or for a moment by a Respond being called
+  // on another thread, which may queue its answer after Stop's last poll: close and run what is
+  // queued until every session is gone. Whatever is left after the deadline (nothing, unless a
+  // handler never returns) goes with the io_context's queue.
   ~BeastHttpServer() override {
     Stop();
-    {
-      std::lock_guard<std::mutex> lock(state_->io_mu);
-      state_->io_alive = false;
+    const absl::Time deadline = absl::Now() + absl::Seconds(5);
+    while (!LiveSessions().empty() && absl::Now() < deadline) {
+      for (const std::shared_ptr<Session>& session : LiveSessions()) {
+        session->ForceClose();
+      }
+      ioc_.restart();
+      ioc_.poll();
+      std::unique_lock<std::mutex> lock(state_->mu);
+      state_->sessions_changed.wait_for(lock, std::chrono::milliseconds(1),
+                                        [&] { return state_->sessions.empty(); });
     }
   }
 

@@ -11,15 +11,13 @@
 #include "common/config/listen_address.h"
 #include "common/net/cidr.h"
 #include "ingest-gateway/src/http/http_message.h"
+#include "ingest-gateway/src/http/respond.h"
 
 // An HTTP/1.1 server for requests from strangers. Every limit a client controls is bounded:
 // body and header size, the time to send one request, the time a keep-alive connection may sit
 // idle, the time to take a response, and the number of open connections, in total and per
 // client address (ConnectionLimits). Beast stays inside.
 namespace portcullis::gateway::http {
-
-// Sends the response for one request. Call exactly once, from any thread.
-using Respond = std::function<void(HttpResponse)>;
 
 // Answers one request. May return before responding (e.g. while waiting on a gRPC callback);
 // must never block.

@@ -6,6 +6,7 @@
 #include <optional>
 #include <utility>
 
+#include "absl/strings/match.h"
 #include "boost/asio/buffer.hpp"
 #include "boost/beast/core/flat_buffer.hpp"
 #include "boost/beast/core/string.hpp"
@@ -38,11 +39,75 @@ std::optional<Answer> AnswerForReadError(const beast::error_code& ec) {
   return std::nullopt;
 }
 
+// Beast's HTTP/1 parser writing the request line, the fields and the body straight into an
+// HttpRequest: no copy into Beast's own field container on the way.
+class RequestParser final : public bhttp::basic_parser<true> {
+ public:
+  explicit RequestParser(HttpRequest* request) : request_(request) {}
+
+  // Whether the target starts with '/' (origin form, the only one the gateway serves).
+  bool target_is_origin_form() const { return target_is_origin_form_; }
+  unsigned version() const { return version_; }
+
+ private:
+  void on_request_impl(bhttp::verb, beast::string_view method, beast::string_view target,
+                       int version, beast::error_code&) override {
+    request_->method.assign(method.data(), method.size());
+    const absl::string_view whole = ToAbsl(target);
+    target_is_origin_form_ = !whole.empty() && whole.front() == '/';
+    const size_t question = whole.find('?');
+    const absl::string_view path = whole.substr(0, question);
+    request_->path.assign(path.data(), path.size());
+    if (question != absl::string_view::npos) {
+      const absl::string_view query = whole.substr(question + 1);
+      request_->query.assign(query.data(), query.size());
+    }
+    version_ = static_cast<unsigned>(version);
+  }
+
+  void on_response_impl(int, beast::string_view, int, beast::error_code& ec) override {
+    ec = bhttp::error::bad_method;  // A request parser never sees a status line.
+  }
+
+  void on_field_impl(bhttp::field, beast::string_view name, beast::string_view value,
+                     beast::error_code&) override {
+    request_->headers.Add(ToAbsl(name), ToAbsl(value));
+  }
+
+  void on_header_impl(beast::error_code&) override {}
+
+  // basic_parser has checked the length against the body limit.
+  void on_body_init_impl(const boost::optional<uint64_t>& content_length,
+                         beast::error_code&) override {
+    if (content_length) {
+      request_->body.reserve(static_cast<size_t>(*content_length));
+    }
+  }
+
+  size_t on_body_impl(beast::string_view body, beast::error_code&) override {
+    request_->body.append(body.data(), body.size());
+    return body.size();
+  }
+
+  void on_chunk_header_impl(uint64_t, beast::string_view, beast::error_code&) override {}
+
+  size_t on_chunk_body_impl(uint64_t, beast::string_view body, beast::error_code&) override {
+    request_->body.append(body.data(), body.size());
+    return body.size();
+  }
+
+  void on_finish_impl(beast::error_code&) override {}
+
+  HttpRequest* const request_;
+  bool target_is_origin_form_ = false;
+  unsigned version_ = 11;
+};
+
 }  // namespace
 
 struct RequestReader::Parser {
   beast::flat_buffer buffer;
-  std::optional<bhttp::request_parser<bhttp::string_body>> parser;
+  std::optional<RequestParser> parser;
 };
 
 RequestReader::RequestReader(RequestLimits limits)
@@ -51,7 +116,8 @@ RequestReader::RequestReader(RequestLimits limits)
 RequestReader::~RequestReader() = default;
 
 void RequestReader::Start() {
-  parser_->parser.emplace();
+  request_ = HttpRequest();
+  parser_->parser.emplace(&request_);
   parser_->parser->header_limit(limits_.max_header_bytes);
   parser_->parser->body_limit(limits_.max_body_bytes);
   // As http::async_read_header: stop after the header, so its limits apply before the body.
@@ -59,7 +125,6 @@ void RequestReader::Start() {
   header_done_ = false;
   keep_alive_ = false;
   request_id_.clear();
-  request_ = HttpRequest();
 }
 
 bool RequestReader::HasBufferedBytes() const { return parser_->buffer.size() > 0; }
@@ -135,17 +200,15 @@ ReadStep RequestReader::Failed(std::optional<Answer> answer) {
 ReadStep RequestReader::OnHeader() {
   header_done_ = true;
   auto& parser = *parser_->parser;
-  const auto& header = parser.get();
-  const auto incoming_id = header.find("X-Request-Id");
-  if (incoming_id != header.end() && IsAcceptableRequestId(ToAbsl(incoming_id->value()))) {
-    request_id_ = std::string(ToAbsl(incoming_id->value()));
+  const std::optional<absl::string_view> incoming_id = request_.headers.Get("X-Request-Id");
+  if (incoming_id.has_value() && IsAcceptableRequestId(*incoming_id)) {
+    request_id_ = std::string(*incoming_id);
   } else {
     request_id_ = crypto::UniqueIdHex();
   }
   uint64_t limit = limits_.max_body_bytes;
   if (limits_.body_limit_for_path) {
-    const absl::string_view target = ToAbsl(header.target());
-    const uint64_t path_limit = limits_.body_limit_for_path(target.substr(0, target.find('?')));
+    const uint64_t path_limit = limits_.body_limit_for_path(request_.path);
     if (path_limit > 0) {
       limit = std::min(limit, path_limit);
     }
@@ -159,45 +222,34 @@ ReadStep RequestReader::OnHeader() {
   if (parser.is_done()) {
     return ReadStep::kNeedMore;  // No body: Parse() finishes the message.
   }
-  const auto expect = header.find(bhttp::field::expect);
-  if (expect != header.end() && beast::iequals(expect->value(), "100-continue")) {
+  const std::optional<absl::string_view> expect = request_.headers.Get("Expect");
+  if (expect.has_value() && absl::EqualsIgnoreCase(*expect, "100-continue")) {
     return ReadStep::kSendContinue;
   }
   return ReadStep::kNeedMore;
 }
 
 ReadStep RequestReader::OnMessage() {
-  auto message = parser_->parser->release();
-  parser_->parser.reset();
-  const absl::string_view target = ToAbsl(message.target());
-  if (target.empty() || target.front() != '/') {
+  const RequestParser& parser = *parser_->parser;
+  if (!parser.target_is_origin_form()) {
     return Failed(Answer::kBadTarget);
   }
-  request_ = HttpRequest();
-  request_.method = std::string(ToAbsl(message.method_string()));
-  const size_t question = target.find('?');
-  request_.path = std::string(target.substr(0, question));
-  if (question != absl::string_view::npos) {
-    request_.query = std::string(target.substr(question + 1));
-  }
-  for (const auto& field : message) {
-    request_.headers.Add(ToAbsl(field.name_string()), ToAbsl(field.value()));
-  }
-  request_.body = std::move(message.body());
-  request_.request_id = request_id_;
-  keep_alive_ = message.keep_alive();
-  version_ = message.version();
+  // Not needed here any more until the next request sets it again.
+  request_.request_id = std::move(request_id_);
+  keep_alive_ = parser.keep_alive();
+  version_ = parser.version();
+  parser_->parser.reset();
   return ReadStep::kRequest;
 }
 
 HttpRequest RequestReader::TakeRequest() { return std::move(request_); }
 
-void Dispatch(const Handler& handler, HttpRequest request, const Respond& respond) {
-  const std::string request_id = request.request_id;
+void Dispatch(const Handler& handler, HttpRequest request, absl::string_view request_id,
+              const Respond& respond) {
   try {
     handler(std::move(request), respond);
   } catch (const std::exception& e) {
-    logging::Error("request_id={} handler threw: {}", request_id, e.what());
+    logging::Error("request_id={} handler threw: {}", std::string(request_id), e.what());
     respond(ErrorAnswer(Answer::kHandlerFailed));
   }
 }

@@ -72,7 +72,8 @@ class RequestReader {
   // After kRefuse: the answer (a row with kClose).
   Answer refusal() const { return refusal_; }
   // The client's X-Request-Id when acceptable (IsAcceptableRequestId), otherwise a random one;
-  // set once the header is read, or by a refusal before it.
+  // set once the header is read, or by a refusal before it. After kRequest it has moved into the
+  // request.
   const std::string& request_id() const { return request_id_; }
 
  private:
@@ -93,7 +94,9 @@ class RequestReader {
   HttpRequest request_;
 };
 
-// Runs `handler` for `request`; a handler that throws is answered kHandlerFailed (500).
-void Dispatch(const Handler& handler, HttpRequest request, const Respond& respond);
+// Runs `handler` for `request`; a handler that throws is answered kHandlerFailed (500) and logged
+// with `request_id`.
+void Dispatch(const Handler& handler, HttpRequest request, absl::string_view request_id,
+              const Respond& respond);
 
 }  // namespace portcullis::gateway::http

@@ -1,10 +1,8 @@
 #include "ingest-gateway/src/http/router.h"
 
-#include <memory>
 #include <utility>
 
 #include "absl/strings/str_join.h"
-#include "absl/time/clock.h"
 #include "ingest-gateway/src/answers.h"
 
 namespace portcullis::gateway::http {
@@ -22,7 +20,7 @@ void Router::Add(absl::string_view method, absl::string_view pattern, RouteHandl
   routes_.push_back(std::move(route));
 }
 
-bool Router::Matches(const Route& route, absl::string_view path, std::string* param) {
+bool Router::Matches(const Route& route, absl::string_view path, absl::string_view* param) {
   if (!route.has_param) {
     return path == route.pattern;
   }
@@ -33,18 +31,18 @@ bool Router::Matches(const Route& route, absl::string_view path, std::string* pa
   if (rest.find('/') != absl::string_view::npos) {
     return false;
   }
-  *param = std::string(rest);
+  *param = rest;
   return true;
 }
 
+// Per request: no strings built and nothing allocated unless the route has a parameter, or the
+// answer is 405 (its Allow list).
 void Router::Handle(HttpRequest request, Respond respond) const {
-  std::vector<std::string> allowed;
-  std::string param;
+  absl::string_view param;
   const Route* found = nullptr;
   const Route* path_match = nullptr;
   for (const Route& route : routes_) {
-    std::string route_param;
-    if (!Matches(route, request.path, &route_param)) {
+    if (!Matches(route, request.path, &param)) {
       continue;
     }
     if (path_match == nullptr) {
@@ -52,36 +50,38 @@ void Router::Handle(HttpRequest request, Respond respond) const {
     }
     if (route.method == request.method) {
       found = &route;
-      param = std::move(route_param);
       break;
     }
-    allowed.push_back(route.method);
   }
-  const std::string route_label = path_match != nullptr ? path_match->pattern : kUnmatchedRoute;
-
-  Respond observed = std::move(respond);
+  // Routes are not added once requests come, so the label's characters outlive the response.
+  const absl::string_view route_label =
+      path_match != nullptr ? absl::string_view(path_match->pattern) : kUnmatchedRoute;
   if (observer_ != nullptr) {
     observer_->OnRequestStarted(route_label);
-    const absl::Time started = absl::Now();
-    observed = [observer = observer_, route_label, started,
-                inner = std::move(observed)](HttpResponse response) {
-      observer->OnResponse(route_label, response, absl::Now() - started);
-      inner(std::move(response));
-    };
+    respond = respond.ObservedAs(observer_, route_label);
   }
 
   if (found == nullptr) {
-    if (allowed.empty()) {
-      observed(ErrorAnswer(Answer::kNoRoute));
+    if (path_match == nullptr) {
+      respond(ErrorAnswer(Answer::kNoRoute));
       return;
     }
+    std::vector<absl::string_view> allowed;
+    for (const Route& route : routes_) {
+      absl::string_view ignored;
+      if (Matches(route, request.path, &ignored)) {
+        allowed.push_back(route.method);
+      }
+    }
     const std::string allow = absl::StrJoin(allowed, ", ");
-    observed(ErrorAnswer(Answer::kMethodNotAllowed, {.allow = allow}));
+    respond(ErrorAnswer(Answer::kMethodNotAllowed, {.allow = allow}));
     return;
   }
-  request.path_param = std::move(param);
+  if (found->has_param) {
+    request.path_param = std::string(param);
+  }
   // Handlers copy what they need before returning: `request` lives only for this call.
-  found->handler(request, std::move(observed));
+  found->handler(request, std::move(respond));
 }
 
 }  // namespace portcullis::gateway::http

@@ -5,7 +5,6 @@
 #include <vector>
 
 #include "absl/strings/string_view.h"
-#include "absl/time/time.h"
 #include "ingest-gateway/src/http/http_message.h"
 #include "ingest-gateway/src/http/http_server.h"
 
@@ -13,20 +12,6 @@ namespace portcullis::gateway::http {
 
 // Answers one routed request; `request.path_param` holds the segment of a parameter route.
 using RouteHandler = std::function<void(const HttpRequest& request, Respond respond)>;
-
-// Told about every request with its route pattern (never the raw path), e.g. for metrics.
-class RouteObserver {
- public:
-  virtual ~RouteObserver() = default;
-  virtual void OnRequestStarted(absl::string_view route) = 0;
-  virtual void OnRequestFinished(absl::string_view route, int status, absl::Duration elapsed) = 0;
-  // The same with the whole response, for observers that label by its headers; the router calls
-  // this one. By default: OnRequestFinished with the status.
-  virtual void OnResponse(absl::string_view route, const HttpResponse& response,
-                          absl::Duration elapsed) {
-    OnRequestFinished(route, response.status, elapsed);
-  }
-};
 
 // The route label of requests that match no route.
 inline constexpr char kUnmatchedRoute[] = "unmatched";
@@ -61,7 +46,7 @@ class Router {
   };
 
   // True when `path` matches `route`'s pattern; sets `param` for parameter routes.
-  static bool Matches(const Route& route, absl::string_view path, std::string* param);
+  static bool Matches(const Route& route, absl::string_view path, absl::string_view* param);
 
   std::vector<Route> routes_;
   RouteObserver* observer_;

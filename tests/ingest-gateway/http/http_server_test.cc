@@ -145,6 +145,57 @@ TEST(GatewayHttpServerTest, RespondsAsynchronouslyFromAnotherThread) {
   }
 }
 
+TEST(GatewayHttpServerTest, OnlyTheFirstAnswerToARequestIsSent) {
+  auto server = StartServer(TestOptions(), [](HttpRequest request, Respond respond) {
+    HttpResponse first;
+    first.body = "first to " + request.path;
+    HttpResponse second;
+    second.body = "second to " + request.path;
+    const Respond copy = respond;
+    respond(std::move(first));
+    copy(std::move(second));
+  });
+  TestConnection client(server->port());
+  for (const std::string path : {"/a", "/b"}) {
+    auto response = client.Request("GET", path);
+    ASSERT_TRUE(response.has_value()) << path;
+    EXPECT_EQ(response->body, "first to " + path);
+  }
+}
+
+TEST(GatewayHttpServerTest, ALateAnswerToAnEarlierRequestDoesNotAnswerTheNextOne) {
+  std::mutex mu;
+  std::vector<Respond> responds;
+  auto server = StartServer(TestOptions(), [&](HttpRequest request, Respond respond) {
+    std::lock_guard<std::mutex> lock(mu);
+    responds.push_back(respond);
+    if (request.path == "/first") {
+      HttpResponse response;
+      response.body = "first";
+      respond(std::move(response));
+    }
+  });
+  TestConnection client(server->port());
+  auto first = client.Request("GET", "/first");
+  ASSERT_TRUE(first.has_value());
+  EXPECT_EQ(first->body, "first");
+  ASSERT_TRUE(client.Send(RequestText("GET", "/second")));
+  ASSERT_TRUE(Eventually([&] {
+    std::lock_guard<std::mutex> lock(mu);
+    return responds.size() == 2;
+  }));
+  std::lock_guard<std::mutex> lock(mu);
+  HttpResponse stale;
+  stale.body = "a second answer to /first";
+  responds[0](std::move(stale));
+  HttpResponse own;
+  own.body = "second";
+  responds[1](std::move(own));
+  auto second = client.ReadResponse();
+  ASSERT_TRUE(second.has_value());
+  EXPECT_EQ(second->body, "second");
+}
+
 TEST(GatewayHttpServerTest, OversizedBodyIs413ThenClosed) {
   HttpServerOptions options = TestOptions();
   std::atomic<int> last_protocol_error{0};

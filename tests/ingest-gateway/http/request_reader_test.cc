@@ -162,7 +162,7 @@ TEST(GatewayRequestReaderTest, APeerThatGoesAwayIsClosedWithoutAnAnswer) {
 
 TEST(GatewayRequestReaderTest, DispatchAnswersAThrowingHandler500) {
   std::optional<HttpResponse> got;
-  Dispatch([](HttpRequest, Respond) { throw std::runtime_error("boom"); }, HttpRequest(),
+  Dispatch([](HttpRequest, Respond) { throw std::runtime_error("boom"); }, HttpRequest(), "r1",
            [&](HttpResponse response) { got = std::move(response); });
   ASSERT_TRUE(got.has_value());
   EXPECT_EQ(got->status, 500);
