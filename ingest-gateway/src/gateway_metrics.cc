@@ -1,8 +1,12 @@
 #include "ingest-gateway/src/gateway_metrics.h"
 
+#include <atomic>
 #include <string>
+#include <tuple>
 #include <utility>
 
+#include "absl/container/flat_hash_map.h"
+#include "absl/hash/hash.h"
 #include "absl/strings/str_cat.h"
 #include "ingest-gateway/src/ingest_handler.h"
 #include "ingest-gateway/src/webmention_handlers.h"
@@ -15,6 +19,42 @@ const prometheus::Histogram::BucketBoundaries& DurationBuckets() {
       0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10};
   return *buckets;
 }
+
+std::atomic<uint64_t> next_instance{1};
+
+// One label set of the per-request metrics, as looked up (views) and as stored (strings).
+struct CellKeyView {
+  uint64_t instance;
+  absl::string_view route;
+  int status;
+  absl::string_view extra_name;
+  absl::string_view extra_value;
+  auto Tuple() const { return std::make_tuple(instance, route, status, extra_name, extra_value); }
+};
+struct CellKey {
+  uint64_t instance;
+  std::string route;
+  int status;
+  std::string extra_name;
+  std::string extra_value;
+  CellKeyView View() const { return {instance, route, status, extra_name, extra_value}; }
+};
+struct CellKeyHash {
+  using is_transparent = void;
+  size_t operator()(const CellKeyView& key) const {
+    return absl::HashOf(key.instance, key.route, key.status, key.extra_name, key.extra_value);
+  }
+  size_t operator()(const CellKey& key) const { return (*this)(key.View()); }
+};
+struct CellKeyEq {
+  using is_transparent = void;
+  static CellKeyView View(const CellKeyView& key) { return key; }
+  static CellKeyView View(const CellKey& key) { return key.View(); }
+  template <typename A, typename B>
+  bool operator()(const A& a, const B& b) const {
+    return View(a).Tuple() == View(b).Tuple();
+  }
+};
 
 }  // namespace
 
@@ -38,7 +78,8 @@ absl::string_view IngestActionLabel(std::optional<absl::string_view> x_ingest_ac
 }
 
 GatewayMetrics::GatewayMetrics(prometheus::Registry& registry)
-    : requests_total_(prometheus::BuildCounter()
+    : instance_(next_instance.fetch_add(1)),
+      requests_total_(prometheus::BuildCounter()
                           .Name("portcullis_gateway_http_requests_total")
                           .Help("HTTP requests answered, by route pattern and status code.")
                           .Register(registry)),
@@ -81,29 +122,49 @@ void GatewayMetrics::OnProtocolError(int status) {
 
 void GatewayMetrics::OnRequestFinished(absl::string_view route, int status,
                                        absl::Duration elapsed) {
-  Finished(route, status, {}, elapsed);
+  Finished(route, status, {}, {}, elapsed);
 }
 
 void GatewayMetrics::OnResponse(absl::string_view route, const http::HttpResponse& response,
                                 absl::Duration elapsed) {
-  prometheus::Labels extra;
   if (route == kIngestPath) {
-    extra.emplace("action", IngestActionLabel(response.headers.Get(kIngestActionHeader)));
+    Finished(route, response.status, "action",
+             IngestActionLabel(response.headers.Get(kIngestActionHeader)), elapsed);
   } else if (route == kWebmentionPath) {
-    extra.emplace("decision", WebmentionDecision(response.status));
+    Finished(route, response.status, "decision", WebmentionDecision(response.status), elapsed);
+  } else {
+    Finished(route, response.status, {}, {}, elapsed);
   }
-  Finished(route, response.status, std::move(extra), elapsed);
 }
 
-void GatewayMetrics::Finished(absl::string_view route, int status, prometheus::Labels extra,
-                              absl::Duration elapsed) {
+void GatewayMetrics::Finished(absl::string_view route, int status, absl::string_view extra_name,
+                              absl::string_view extra_value, absl::Duration elapsed) {
   in_flight_.Decrement();
+  const Cells cells = CellsFor(route, status, extra_name, extra_value);
+  cells.requests->Increment();
+  cells.duration->Observe(absl::ToDoubleSeconds(elapsed));
+}
+
+GatewayMetrics::Cells GatewayMetrics::CellsFor(absl::string_view route, int status,
+                                               absl::string_view extra_name,
+                                               absl::string_view extra_value) {
+  // Bounded: routes are patterns and the other labels come from small fixed sets.
+  thread_local absl::flat_hash_map<CellKey, Cells, CellKeyHash, CellKeyEq> cache;
+  const CellKeyView key{instance_, route, status, extra_name, extra_value};
+  if (const auto found = cache.find(key); found != cache.end()) {
+    return found->second;
+  }
   const std::string route_label(route);
-  extra.emplace("route", route_label);
-  extra.emplace("status", absl::StrCat(status));
-  requests_total_.Add(extra).Increment();
-  request_duration_.Add({{"route", route_label}}, DurationBuckets())
-      .Observe(absl::ToDoubleSeconds(elapsed));
+  prometheus::Labels labels{{"route", route_label}, {"status", absl::StrCat(status)}};
+  if (!extra_name.empty()) {
+    labels.emplace(std::string(extra_name), std::string(extra_value));
+  }
+  const Cells cells{&requests_total_.Add(labels),
+                    &request_duration_.Add({{"route", route_label}}, DurationBuckets())};
+  cache.emplace(CellKey{instance_, route_label, status, std::string(extra_name),
+                        std::string(extra_value)},
+                cells);
+  return cells;
 }
 
 }  // namespace portcullis::gateway

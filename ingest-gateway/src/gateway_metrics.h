@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstdint>
 #include <optional>
 
 #include "absl/strings/string_view.h"
@@ -48,8 +49,22 @@ class GatewayMetrics final : public http::RouteObserver {
   void SetReady(bool ready) { ready_.Set(ready ? 1 : 0); }
 
  private:
-  void Finished(absl::string_view route, int status, prometheus::Labels extra,
-                absl::Duration elapsed);
+  // The counter and histogram of one label set.
+  struct Cells {
+    prometheus::Counter* requests;
+    prometheus::Histogram* duration;
+  };
+
+  // `extra_name`="`extra_value`" is a third label of requests_total_ when extra_name is not empty.
+  void Finished(absl::string_view route, int status, absl::string_view extra_name,
+                absl::string_view extra_value, absl::Duration elapsed);
+  // The cells of one label set from this thread's cache; prometheus' families (a mutex each and a
+  // label map built per lookup) only on this thread's first response with that label set.
+  Cells CellsFor(absl::string_view route, int status, absl::string_view extra_name,
+                 absl::string_view extra_value);
+
+  // Tells this object's entries in the per-thread caches from those of an earlier one.
+  const uint64_t instance_;
 
   prometheus::Family<prometheus::Counter>& requests_total_;
   prometheus::Family<prometheus::Histogram>& request_duration_;
