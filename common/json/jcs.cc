@@ -15,46 +15,83 @@
 namespace portcullis::json {
 namespace {
 
+// The code point of the UTF-8 sequence at `s[pos]` (not ASCII), and its length; length 0 when it
+// is not valid UTF-8 (truncated, overlong, a surrogate, above U+10FFFF).
+struct Decoded {
+  uint32_t code_point = 0;
+  size_t length = 0;
+};
+Decoded DecodeMultibyte(absl::string_view s, size_t pos) {
+  const uint8_t b0 = static_cast<uint8_t>(s[pos]);
+  uint32_t cp = 0;
+  size_t length = 0;
+  uint32_t min = 0;
+  if ((b0 & 0xE0) == 0xC0) {
+    cp = b0 & 0x1Fu;
+    length = 2;
+    min = 0x80;
+  } else if ((b0 & 0xF0) == 0xE0) {
+    cp = b0 & 0x0Fu;
+    length = 3;
+    min = 0x800;
+  } else if ((b0 & 0xF8) == 0xF0) {
+    cp = b0 & 0x07u;
+    length = 4;
+    min = 0x10000;
+  } else {
+    return {};
+  }
+  if (pos + length > s.size()) {
+    return {};
+  }
+  for (size_t i = 1; i < length; ++i) {
+    const uint8_t b = static_cast<uint8_t>(s[pos + i]);
+    if ((b & 0xC0) != 0x80) {
+      return {};
+    }
+    cp = (cp << 6) | (b & 0x3Fu);
+  }
+  if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) {
+    return {};
+  }
+  return {cp, length};
+}
+
+bool IsAscii(absl::string_view s) {
+  return std::all_of(s.begin(), s.end(), [](char c) { return static_cast<uint8_t>(c) < 0x80; });
+}
+
+bool IsValidUtf8(absl::string_view s) {
+  size_t pos = 0;
+  while (pos < s.size()) {
+    if (static_cast<uint8_t>(s[pos]) < 0x80) {
+      ++pos;
+      continue;
+    }
+    const Decoded decoded = DecodeMultibyte(s, pos);
+    if (decoded.length == 0) {
+      return false;
+    }
+    pos += decoded.length;
+  }
+  return true;
+}
+
 // Appends the UTF-16 code units of UTF-8 `s` to `out`; false when `s` is not valid UTF-8.
 bool AppendUtf16(absl::string_view s, std::u16string& out) {
   size_t pos = 0;
   while (pos < s.size()) {
     const uint8_t b0 = static_cast<uint8_t>(s[pos]);
-    uint32_t cp = 0;
-    size_t length = 0;
-    uint32_t min = 0;
     if (b0 < 0x80) {
       out.push_back(static_cast<char16_t>(b0));
       ++pos;
       continue;
-    } else if ((b0 & 0xE0) == 0xC0) {
-      cp = b0 & 0x1Fu;
-      length = 2;
-      min = 0x80;
-    } else if ((b0 & 0xF0) == 0xE0) {
-      cp = b0 & 0x0Fu;
-      length = 3;
-      min = 0x800;
-    } else if ((b0 & 0xF8) == 0xF0) {
-      cp = b0 & 0x07u;
-      length = 4;
-      min = 0x10000;
-    } else {
+    }
+    const Decoded decoded = DecodeMultibyte(s, pos);
+    if (decoded.length == 0) {
       return false;
     }
-    if (pos + length > s.size()) {
-      return false;
-    }
-    for (size_t i = 1; i < length; ++i) {
-      const uint8_t b = static_cast<uint8_t>(s[pos + i]);
-      if ((b & 0xC0) != 0x80) {
-        return false;
-      }
-      cp = (cp << 6) | (b & 0x3Fu);
-    }
-    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) {
-      return false;
-    }
+    uint32_t cp = decoded.code_point;
     if (cp >= 0x10000) {
       cp -= 0x10000;
       out.push_back(static_cast<char16_t>(0xD800 + (cp >> 10)));
@@ -62,19 +99,26 @@ bool AppendUtf16(absl::string_view s, std::u16string& out) {
     } else {
       out.push_back(static_cast<char16_t>(cp));
     }
-    pos += length;
+    pos += decoded.length;
   }
   return true;
 }
 
+// Runs of characters that need no escape are copied whole.
 absl::Status AppendString(absl::string_view s, std::string& out) {
-  std::u16string ignored;
-  if (!AppendUtf16(s, ignored)) {
+  if (!IsValidUtf8(s)) {
     return absl::InvalidArgumentError("string is not valid UTF-8");
   }
   static constexpr char kHex[] = "0123456789abcdef";
   out.push_back('"');
-  for (const char c : s) {
+  size_t run = 0;  // The first character not yet appended.
+  for (size_t i = 0; i < s.size(); ++i) {
+    const char c = s[i];
+    if (static_cast<uint8_t>(c) >= 0x20 && c != '"' && c != '\\') {
+      continue;
+    }
+    out.append(s.data() + run, i - run);
+    run = i + 1;
     switch (c) {
       case '"':
         out.append("\\\"");
@@ -98,15 +142,12 @@ absl::Status AppendString(absl::string_view s, std::string& out) {
         out.append("\\t");
         break;
       default:
-        if (static_cast<uint8_t>(c) < 0x20) {
-          out.append("\\u00");
-          out.push_back(kHex[static_cast<uint8_t>(c) >> 4]);
-          out.push_back(kHex[static_cast<uint8_t>(c) & 0xF]);
-        } else {
-          out.push_back(c);
-        }
+        out.append("\\u00");
+        out.push_back(kHex[static_cast<uint8_t>(c) >> 4]);
+        out.push_back(kHex[static_cast<uint8_t>(c) & 0xF]);
     }
   }
+  out.append(s.data() + run, s.size() - run);
   out.push_back('"');
   return absl::OkStatus();
 }
@@ -167,23 +208,33 @@ absl::Status AppendCanonical(const boost::json::value& value, std::string& out) 
       return absl::OkStatus();
     }
     case boost::json::kind::object: {
-      // RFC 8785 §3.2.3: members sorted by the UTF-16 code units of their names.
+      // RFC 8785 §3.2.3: members sorted by the UTF-16 code units of their names. When every name
+      // is ASCII (nearly always) that is the order of their bytes, and no UTF-16 copy is made.
       struct Member {
-        std::u16string sort_key;
+        absl::string_view name;
+        std::u16string sort_key;  // Only when some name is not ASCII.
         const boost::json::key_value_pair* member;
       };
       std::vector<Member> members;
       members.reserve(value.get_object().size());
+      bool ascii_names = true;
       for (const boost::json::key_value_pair& member : value.get_object()) {
-        Member entry{{}, &member};
         const boost::json::string_view key = member.key();
-        if (!AppendUtf16(absl::string_view(key.data(), key.size()), entry.sort_key)) {
-          return absl::InvalidArgumentError("member name is not valid UTF-8");
-        }
-        members.push_back(std::move(entry));
+        members.push_back({absl::string_view(key.data(), key.size()), {}, &member});
+        ascii_names = ascii_names && IsAscii(members.back().name);
       }
-      std::sort(members.begin(), members.end(),
-                [](const Member& a, const Member& b) { return a.sort_key < b.sort_key; });
+      if (ascii_names) {
+        std::sort(members.begin(), members.end(),
+                  [](const Member& a, const Member& b) { return a.name < b.name; });
+      } else {
+        for (Member& entry : members) {
+          if (!AppendUtf16(entry.name, entry.sort_key)) {
+            return absl::InvalidArgumentError("member name is not valid UTF-8");
+          }
+        }
+        std::sort(members.begin(), members.end(),
+                  [](const Member& a, const Member& b) { return a.sort_key < b.sort_key; });
+      }
       out.push_back('{');
       bool first = true;
       for (const Member& entry : members) {

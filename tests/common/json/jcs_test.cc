@@ -59,6 +59,19 @@ TEST(JcsTest, EscapesOnlyWhatJcsRequires) {
             "\"\\u0000\\u001f\\b\\f\\n\\r\\t\\\"\\\\/\x7f\xC3\xA9\"");
 }
 
+TEST(JcsTest, EscapesBetweenLongRunsKeepEveryCharacter) {
+  const std::string run(300, 'x');
+  EXPECT_EQ(*CanonicalizeText("\"" + run + "\\n" + run + "\\\"\""),
+            "\"" + run + "\\n" + run + "\\\"\"");
+  EXPECT_EQ(*CanonicalizeText(R"("\u0001")"), R"("\u0001")");
+  EXPECT_EQ(*CanonicalizeText(R"("ab\tcd")"), R"("ab\tcd")");
+}
+
+TEST(JcsTest, SortsAsciiNamesByTheirBytes) {
+  EXPECT_EQ(*CanonicalizeText(R"({"b":1,"B":2,"a":3,"aa":4,"_":5,"1":6})"),
+            R"({"1":6,"B":2,"_":5,"a":3,"aa":4,"b":1})");
+}
+
 TEST(JcsTest, NumbersInEcmaScriptForm) {
   EXPECT_EQ(*FormatNumber(1), "1");
   EXPECT_EQ(*FormatNumber(-1.5), "-1.5");
