@@ -8,6 +8,7 @@
 #include "absl/time/clock.h"
 #include "common/config/setting.h"
 #include "common/lifecycle/allocator_caches.h"
+#include "common/lifecycle/mutex_checks.h"
 #include "common/lifecycle/termination_signal.h"
 #include "common/logging/log.h"
 #include "ingest-gateway/src/gateway.h"
@@ -25,6 +26,7 @@ int Usage(const absl::Status& status) {
 int main(int argc, char** argv) {
   portcullis::lifecycle::BlockTerminationSignals();
   portcullis::lifecycle::LimitAllocatorCaches();
+  portcullis::lifecycle::SkipMutexDeadlockChecks();
   absl::SetProgramUsageMessage("The Portcullis ingest gateway (HTTP front of the verifier).");
   const absl::StatusOr<portcullis::config::Texts> command_line =
       portcullis::config::ParseCommandLine(argc, argv);

@@ -8,6 +8,7 @@
 #include "absl/flags/usage.h"
 #include "common/config/setting.h"
 #include "common/lifecycle/allocator_caches.h"
+#include "common/lifecycle/mutex_checks.h"
 #include "common/lifecycle/termination_signal.h"
 #include "common/logging/log.h"
 #include "verifier-service/src/server/verifier_server.h"
@@ -29,6 +30,7 @@ int Fail(int code, absl::string_view message) {
 int main(int argc, char** argv) {
   portcullis::lifecycle::BlockTerminationSignals();
   portcullis::lifecycle::LimitAllocatorCaches();
+  portcullis::lifecycle::SkipMutexDeadlockChecks();
   absl::SetProgramUsageMessage("Portcullis verifier: receives and verifies webmentions.");
   const absl::StatusOr<portcullis::config::Texts> command_line =
       portcullis::config::ParseCommandLine(argc, argv);
