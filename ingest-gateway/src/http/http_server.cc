@@ -142,15 +142,14 @@ class Session final : public ResponseTarget, public std::enable_shared_from_this
 
   // Called by Respond from any thread.
   void Deliver(uint64_t request, HttpResponse response) override {
-    net::post(stream_.get_executor(),
-              [self = shared_from_this(), request, response = std::move(response)]() mutable {
-                if (self->phase_ != Phase::kHandling || self->closed_ ||
-                    request != self->request_number_) {
-                  return;
-                }
-                self->keep_self_.reset();
-                self->SendResponse(std::move(response));
-              });
+    net::post(stream_.get_executor(), [self = shared_from_this(), request,
+                                       response = std::move(response)]() mutable {
+      if (self->phase_ != Phase::kHandling || self->closed_ || request != self->request_number_) {
+        return;
+      }
+      self->keep_self_.reset();
+      self->SendResponse(std::move(response));
+    });
   }
 
  private:

@@ -50,8 +50,8 @@ class Respond {
   template <typename Function,
             typename = std::enable_if_t<!std::is_same_v<std::decay_t<Function>, Respond> &&
                                         std::is_invocable_v<Function&, HttpResponse>>>
-  Respond(Function&& function)  // NOLINT(google-explicit-constructor): handlers' tests pass lambdas.
-      : function_(std::forward<Function>(function)) {}
+  // NOLINTNEXTLINE(google-explicit-constructor): handlers' tests pass lambdas.
+  Respond(Function&& function) : function_(std::forward<Function>(function)) {}
 
   // Answers request number `request` of `target` (the server's connections).
   static Respond ToTarget(std::weak_ptr<ResponseTarget> target, uint64_t request) {

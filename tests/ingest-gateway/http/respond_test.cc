@@ -11,7 +11,7 @@
 namespace portcullis::gateway::http {
 namespace {
 
-class RecordingObserver : public RouteObserver {
+class ObserverLog : public RouteObserver {
  public:
   void OnRequestStarted(absl::string_view) override {}
   void OnRequestFinished(absl::string_view route, int status, absl::Duration elapsed) override {
@@ -22,7 +22,7 @@ class RecordingObserver : public RouteObserver {
   absl::Duration last_elapsed = -absl::InfiniteDuration();
 };
 
-class RecordingTarget : public ResponseTarget {
+class TargetLog : public ResponseTarget {
  public:
   void Deliver(uint64_t request, HttpResponse response) override {
     delivered.emplace_back(request, std::move(response.body));
@@ -30,7 +30,7 @@ class RecordingTarget : public ResponseTarget {
   std::vector<std::pair<uint64_t, std::string>> delivered;
 };
 
-HttpResponse WithBody(std::string body, int status = 200) {
+HttpResponse ResponseWithBody(std::string body, int status = 200) {
   HttpResponse response;
   response.status = status;
   response.body = std::move(body);
@@ -40,7 +40,7 @@ HttpResponse WithBody(std::string body, int status = 200) {
 TEST(GatewayRespondTest, AFunctionRespondCallsTheFunction) {
   std::optional<HttpResponse> got;
   const Respond respond = [&](HttpResponse response) { got = std::move(response); };
-  respond(WithBody("hello", 202));
+  respond(ResponseWithBody("hello", 202));
   ASSERT_TRUE(got.has_value());
   EXPECT_EQ(got->status, 202);
   EXPECT_EQ(got->body, "hello");
@@ -48,15 +48,15 @@ TEST(GatewayRespondTest, AFunctionRespondCallsTheFunction) {
 
 TEST(GatewayRespondTest, ADefaultRespondAnswersNothing) {
   const Respond respond;
-  EXPECT_NO_THROW(respond(WithBody("nobody hears this")));
+  EXPECT_NO_THROW(respond(ResponseWithBody("nobody hears this")));
 }
 
 TEST(GatewayRespondTest, ATargetRespondDeliversItsRequestNumberToItsTarget) {
-  auto target = std::make_shared<RecordingTarget>();
+  auto target = std::make_shared<TargetLog>();
   const Respond respond = Respond::ToTarget(target, 7);
   const Respond copy = respond;
-  copy(WithBody("first"));
-  respond(WithBody("second"));
+  copy(ResponseWithBody("first"));
+  respond(ResponseWithBody("second"));
   // The target decides which of them counts; both reach it with the number of their request.
   ASSERT_EQ(target->delivered.size(), 2u);
   EXPECT_EQ(target->delivered[0], std::make_pair(uint64_t{7}, std::string("first")));
@@ -64,20 +64,20 @@ TEST(GatewayRespondTest, ATargetRespondDeliversItsRequestNumberToItsTarget) {
 }
 
 TEST(GatewayRespondTest, ATargetRespondOutlivingItsTargetAnswersNothing) {
-  auto target = std::make_shared<RecordingTarget>();
+  auto target = std::make_shared<TargetLog>();
   const Respond respond = Respond::ToTarget(target, 1);
-  std::weak_ptr<RecordingTarget> weak = target;
+  std::weak_ptr<TargetLog> weak = target;
   target.reset();
   ASSERT_TRUE(weak.expired());
-  EXPECT_NO_THROW(respond(WithBody("too late")));  // The connection is gone.
+  EXPECT_NO_THROW(respond(ResponseWithBody("too late")));  // The connection is gone.
 }
 
 TEST(GatewayRespondTest, AnObservedRespondReportsTheRouteAndStatusThenAnswers) {
-  RecordingObserver observer;
-  auto target = std::make_shared<RecordingTarget>();
+  ObserverLog observer;
+  auto target = std::make_shared<TargetLog>();
   const std::string route = "/webmention/status/{id}";
   const Respond respond = Respond::ToTarget(target, 3).ObservedAs(&observer, route);
-  respond(WithBody("gone", 404));
+  respond(ResponseWithBody("gone", 404));
   ASSERT_EQ(observer.finished.size(), 1u);
   EXPECT_EQ(observer.finished[0], std::make_pair(route, 404));
   EXPECT_GE(observer.last_elapsed, absl::ZeroDuration());
@@ -86,12 +86,12 @@ TEST(GatewayRespondTest, AnObservedRespondReportsTheRouteAndStatusThenAnswers) {
 }
 
 TEST(GatewayRespondTest, ObservingACopyLeavesTheOriginalUnobserved) {
-  RecordingObserver observer;
+  ObserverLog observer;
   std::vector<std::string> bodies;
   const Respond plain = [&](HttpResponse response) { bodies.push_back(response.body); };
   const Respond observed = plain.ObservedAs(&observer, "/ingest");
-  plain(WithBody("a"));
-  observed(WithBody("b"));
+  plain(ResponseWithBody("a"));
+  observed(ResponseWithBody("b"));
   EXPECT_EQ(bodies, (std::vector<std::string>{"a", "b"}));
   ASSERT_EQ(observer.finished.size(), 1u);
   EXPECT_EQ(observer.finished[0].first, "/ingest");
