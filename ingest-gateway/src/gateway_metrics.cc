@@ -161,9 +161,9 @@ GatewayMetrics::Cells GatewayMetrics::CellsFor(absl::string_view route, int stat
   }
   const Cells cells{&requests_total_.Add(labels),
                     &request_duration_.Add({{"route", route_label}}, DurationBuckets())};
-  cache.emplace(CellKey{instance_, route_label, status, std::string(extra_name),
-                        std::string(extra_value)},
-                cells);
+  cache.emplace(
+      CellKey{instance_, route_label, status, std::string(extra_name), std::string(extra_value)},
+      cells);
   return cells;
 }
 

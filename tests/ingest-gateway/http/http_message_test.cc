@@ -1,5 +1,9 @@
 #include "ingest-gateway/src/http/http_message.h"
 
+#include <string>
+#include <utility>
+#include <vector>
+
 #include "boost/json/parse.hpp"
 #include "gtest/gtest.h"
 
@@ -17,6 +21,26 @@ TEST(GatewayHttpMessageTest, HeaderLookupIgnoresCase) {
   headers.Set("X-DUP", "3");
   EXPECT_EQ(headers.Get("x-dup"), "3");
   EXPECT_EQ(headers.fields().size(), 2u);
+}
+
+// Fields live in one buffer: a copied or moved map (short values, kept inside the string
+// itself) must still read its own fields.
+TEST(GatewayHttpMessageTest, CopiedAndMovedMapsKeepTheirFields) {
+  HeaderMap original;
+  original.Add("A", "1");
+  original.Add("Content-Type", "text/plain");
+  HeaderMap copy = original;
+  original.Set("A", "changed");
+  HeaderMap moved = std::move(copy);
+  EXPECT_EQ(moved.Get("a"), "1");
+  EXPECT_EQ(moved.Get("content-type"), "text/plain");
+  EXPECT_EQ(original.Get("A"), "changed");
+  std::vector<std::pair<std::string, std::string>> fields;
+  for (const auto& [name, value] : moved.fields()) {
+    fields.emplace_back(name, value);
+  }
+  EXPECT_EQ(fields, (std::vector<std::pair<std::string, std::string>>{
+                        {"A", "1"}, {"Content-Type", "text/plain"}}));
 }
 
 TEST(GatewayHttpMessageTest, JsonErrorEscapes) {
