@@ -8,8 +8,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <fstream>
+#include <random>
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
@@ -123,20 +125,43 @@ std::string ChildProcess::Log() const {
   return contents.str();
 }
 
-int FreeLoopbackPort() {
+namespace {
+
+// True when a listening socket could take `port` on 127.0.0.1 now (port 0: any; `*port` is set
+// to what was bound).
+bool BindLoopback(int* port) {
   const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in address{};
   address.sin_family = AF_INET;
   address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  address.sin_port = 0;
+  address.sin_port = htons(static_cast<uint16_t>(*port));
   socklen_t length = sizeof(address);
-  int port = 0;
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0 &&
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0) {
-    port = ntohs(address.sin_port);
-  }
+  const bool bound = ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0 &&
+                     ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0;
   ::close(fd);
-  return port;
+  if (bound) {
+    *port = ntohs(address.sin_port);
+  }
+  return bound;
+}
+
+}  // namespace
+
+// Below Linux's ephemeral range (ip_local_port_range, 32768-60999 by default): a port picked
+// inside it can be taken, before the process meant to listen on it binds it, by the local end of
+// any outgoing connection of a test running in parallel (seen: a verifier's gRPC port, "Address
+// already in use"). Below it only another test's pick can collide: random, and checked free.
+int FreeLoopbackPort() {
+  thread_local std::mt19937 random(std::random_device{}() ^ static_cast<unsigned>(::getpid()));
+  std::uniform_int_distribution<int> pick(20000, 32767);
+  for (int attempt = 0; attempt < 200; ++attempt) {
+    int port = pick(random);
+    if (BindLoopback(&port)) {
+      return port;
+    }
+  }
+  int port = 0;
+  return BindLoopback(&port) ? port : 0;
 }
 
 CommandResult RunCommand(const std::string& binary, const std::vector<std::string>& args,

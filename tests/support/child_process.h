@@ -44,7 +44,7 @@ class ChildProcess {
   int exit_code_ = -1;
 };
 
-// A TCP port on 127.0.0.1 that was free a moment ago.
+// A TCP port on 127.0.0.1 that was free a moment ago, below the kernel's ephemeral range.
 int FreeLoopbackPort();
 
 // Runs `binary args...` to completion (at most `timeout`); returns {exit code, stdout}.
