@@ -38,8 +38,8 @@ class ResponseTarget {
   virtual void Deliver(uint64_t request, HttpResponse response) = 0;
 };
 
-// Sends the response for one request. Call from any thread; of all calls on a Respond and its
-// copies only the first is sent.
+// Sends the response for one request. Call from any thread. The server's Respond (ToTarget) sends
+// only the first of all calls on it and its copies.
 class Respond {
  public:
   // Answers nothing (a placeholder to assign to).
