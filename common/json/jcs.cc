@@ -10,71 +10,14 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "common/encoding/utf8.h"
 #include "common/status/status_macros.h"
 
 namespace portcullis::json {
 namespace {
 
-// The code point of the UTF-8 sequence at `s[pos]` (not ASCII), and its length; length 0 when it
-// is not valid UTF-8 (truncated, overlong, a surrogate, above U+10FFFF).
-struct Decoded {
-  uint32_t code_point = 0;
-  size_t length = 0;
-};
-Decoded DecodeMultibyte(absl::string_view s, size_t pos) {
-  const uint8_t b0 = static_cast<uint8_t>(s[pos]);
-  uint32_t cp = 0;
-  size_t length = 0;
-  uint32_t min = 0;
-  if ((b0 & 0xE0) == 0xC0) {
-    cp = b0 & 0x1Fu;
-    length = 2;
-    min = 0x80;
-  } else if ((b0 & 0xF0) == 0xE0) {
-    cp = b0 & 0x0Fu;
-    length = 3;
-    min = 0x800;
-  } else if ((b0 & 0xF8) == 0xF0) {
-    cp = b0 & 0x07u;
-    length = 4;
-    min = 0x10000;
-  } else {
-    return {};
-  }
-  if (pos + length > s.size()) {
-    return {};
-  }
-  for (size_t i = 1; i < length; ++i) {
-    const uint8_t b = static_cast<uint8_t>(s[pos + i]);
-    if ((b & 0xC0) != 0x80) {
-      return {};
-    }
-    cp = (cp << 6) | (b & 0x3Fu);
-  }
-  if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) {
-    return {};
-  }
-  return {cp, length};
-}
-
 bool IsAscii(absl::string_view s) {
   return std::all_of(s.begin(), s.end(), [](char c) { return static_cast<uint8_t>(c) < 0x80; });
-}
-
-bool IsValidUtf8(absl::string_view s) {
-  size_t pos = 0;
-  while (pos < s.size()) {
-    if (static_cast<uint8_t>(s[pos]) < 0x80) {
-      ++pos;
-      continue;
-    }
-    const Decoded decoded = DecodeMultibyte(s, pos);
-    if (decoded.length == 0) {
-      return false;
-    }
-    pos += decoded.length;
-  }
-  return true;
 }
 
 // Appends the UTF-16 code units of UTF-8 `s` to `out`; false when `s` is not valid UTF-8.
@@ -82,16 +25,41 @@ bool AppendUtf16(absl::string_view s, std::u16string& out) {
   size_t pos = 0;
   while (pos < s.size()) {
     const uint8_t b0 = static_cast<uint8_t>(s[pos]);
+    uint32_t cp = 0;
+    size_t length = 0;
+    uint32_t min = 0;
     if (b0 < 0x80) {
       out.push_back(static_cast<char16_t>(b0));
       ++pos;
       continue;
-    }
-    const Decoded decoded = DecodeMultibyte(s, pos);
-    if (decoded.length == 0) {
+    } else if ((b0 & 0xE0) == 0xC0) {
+      cp = b0 & 0x1Fu;
+      length = 2;
+      min = 0x80;
+    } else if ((b0 & 0xF0) == 0xE0) {
+      cp = b0 & 0x0Fu;
+      length = 3;
+      min = 0x800;
+    } else if ((b0 & 0xF8) == 0xF0) {
+      cp = b0 & 0x07u;
+      length = 4;
+      min = 0x10000;
+    } else {
       return false;
     }
-    uint32_t cp = decoded.code_point;
+    if (pos + length > s.size()) {
+      return false;
+    }
+    for (size_t i = 1; i < length; ++i) {
+      const uint8_t b = static_cast<uint8_t>(s[pos + i]);
+      if ((b & 0xC0) != 0x80) {
+        return false;
+      }
+      cp = (cp << 6) | (b & 0x3Fu);
+    }
+    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) {
+      return false;
+    }
     if (cp >= 0x10000) {
       cp -= 0x10000;
       out.push_back(static_cast<char16_t>(0xD800 + (cp >> 10)));
@@ -99,14 +67,14 @@ bool AppendUtf16(absl::string_view s, std::u16string& out) {
     } else {
       out.push_back(static_cast<char16_t>(cp));
     }
-    pos += decoded.length;
+    pos += length;
   }
   return true;
 }
 
 // Runs of characters that need no escape are copied whole.
 absl::Status AppendString(absl::string_view s, std::string& out) {
-  if (!IsValidUtf8(s)) {
+  if (!encoding::IsValidUtf8(s)) {
     return absl::InvalidArgumentError("string is not valid UTF-8");
   }
   static constexpr char kHex[] = "0123456789abcdef";
