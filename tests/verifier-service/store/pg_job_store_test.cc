@@ -230,15 +230,16 @@ TEST_F(VerifierPgJobStoreTest, EveryWriterStampsTheChangeAndHashesThePhoto) {
   EXPECT_EQ(Count("SELECT count(*) FROM mentions WHERE author_photo_hash IS NULL"), 1);
 }
 
-// Minor page faults of the database's backends serving `url` other than the caller's (the pool's
-// connections), from /proc; -1 when they cannot be read (a server elsewhere, or another user).
+// Minor page faults of the database's client backends serving `url` other than the caller's (the
+// pool's connections; not an autovacuum worker that comes and goes), from /proc; -1 when they
+// cannot be read (a server elsewhere, or another user).
 long long BackendPageFaults(const std::string& url) {
   pqxx::connection connection(url);
   pqxx::nontransaction transaction(connection);
   long long faults = 0;
   for (const pqxx::row& row : transaction.exec(
            "SELECT pid FROM pg_stat_activity WHERE datname = current_database() "
-           "AND pid <> pg_backend_pid()")) {
+           "AND backend_type = 'client backend' AND pid <> pg_backend_pid()")) {
     std::ifstream stat("/proc/" + row[0].as<std::string>() + "/stat");
     std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
     const size_t after_name = text.rfind(") ");
