@@ -118,23 +118,29 @@ http::HttpResponse IngestResponseFor(const absl::StatusOr<verifier::v1::Evaluate
 // after one outage do not arrive in lockstep.
 int JitteredRetryAfter(int base);
 
-// (publisher, content hash) → the accepted item's id, for at most `ttl` after the verifier said
-// so. An accepted decision is final while it lives (nothing replaces it: IngestStore::Record), so
-// a repeat inside the TTL is a duplicate of it without asking the verifier. Bounded: when full,
-// it starts over. Thread-safe.
+// (publisher, SHA-256 of an accepted item) → the item's id and content hash, for at most `ttl`
+// after the verifier said so. An accepted decision is final while it lives (nothing replaces it:
+// IngestStore::Record), so a repeat inside the TTL is a duplicate of it without asking the
+// verifier. The handler remembers an item under two hashes: its content hash (a repeat formatted
+// differently) and the hash of the body as delivered (a byte-identical retry, answered before its
+// body is parsed). Bounded: `max_entries` hashes; when full, it starts over. Thread-safe.
 class AcceptedDecisionCache {
  public:
+  struct Accepted {
+    std::string item_id;
+    std::string content_hash;
+  };
+
   AcceptedDecisionCache(absl::Duration ttl, size_t max_entries,
                         std::function<absl::Time()> clock);
 
-  // The accepted item's id, if (publisher, content_hash) was accepted less than `ttl` ago.
-  std::optional<std::string> Find(absl::string_view publisher, absl::string_view content_hash);
-  void Remember(absl::string_view publisher, absl::string_view content_hash,
-                absl::string_view item_id);
+  // The accepted item remembered under (publisher, hash) less than `ttl` ago, if any.
+  std::optional<Accepted> Find(absl::string_view publisher, absl::string_view hash);
+  void Remember(absl::string_view publisher, absl::string_view hash, const Accepted& accepted);
 
  private:
   struct Entry {
-    std::string item_id;
+    Accepted accepted;
     absl::Time remembered_at;
   };
   const absl::Duration ttl_;

@@ -200,6 +200,43 @@ TEST_F(GatewayAcceptedDuplicateTest, ThePublisherDisabledShowsWithinTheTtl) {
   EXPECT_EQ(verifier_.evaluations.size(), 9u);
 }
 
+// A byte-identical retry is answered from the hash of its body as delivered, and only when its
+// headers are ones ReadIngestItem takes: a bad Content-Type, publisher or provenance header is
+// refused as it would be for a first delivery.
+TEST_F(GatewayAcceptedDuplicateTest, AByteIdenticalRetryIsADuplicateOnlyWithAcceptableHeaders) {
+  constexpr char kDelivered[] = R"({ "id":"item-1", "content":"hello", "is_synthetic":false })";
+  Decide(v1::INGEST_DECISION_ACCEPTED);
+  EXPECT_EQ(PostCached(kDelivered).status, 202);
+  Decide(v1::INGEST_DECISION_DUPLICATE, "accepted", "item-1");
+  const http::HttpResponse from_verifier = Post(kDelivered);
+  ASSERT_EQ(verifier_.evaluations.size(), 2u);
+
+  const http::HttpResponse retry = PostCached(kDelivered);
+  EXPECT_EQ(retry.status, from_verifier.status);
+  EXPECT_EQ(retry.body, from_verifier.body);
+  EXPECT_EQ(Member(retry, "content_hash"), kItemHash) << "the canonical form's hash, not the body's";
+  EXPECT_EQ(verifier_.evaluations.size(), 2u);
+
+  auto send_cached = [&](const http::HttpRequest& request) {
+    std::optional<http::HttpResponse> got;
+    cached_.Handle(request, [&](http::HttpResponse response) { got = std::move(response); });
+    return got.value_or(http::HttpResponse{});
+  };
+  EXPECT_EQ(send_cached(Request(kDelivered, "feeds.example", "text/plain")).status, 415);
+  EXPECT_EQ(send_cached(Request(kDelivered, "")).status, 422);
+  http::HttpRequest two_ids = Request(kDelivered);
+  two_ids.headers.Add("webhook-id", "msg-1");
+  two_ids.headers.Add("webhook-id", "msg-2");
+  const http::HttpResponse conflicting = send_cached(two_ids);
+  EXPECT_EQ(conflicting.status, 422);
+  EXPECT_EQ(Member(conflicting, "field"), "webhook-id");
+  EXPECT_EQ(verifier_.evaluations.size(), 2u);
+  // Another publisher's byte-identical delivery is its own decision.
+  Decide(v1::INGEST_DECISION_ACCEPTED);
+  EXPECT_EQ(send_cached(Request(kDelivered, "other.example")).status, 202);
+  EXPECT_EQ(verifier_.evaluations.size(), 3u);
+}
+
 TEST_F(GatewayAcceptedDuplicateTest, TheCacheIsBounded) {
   Decide(v1::INGEST_DECISION_ACCEPTED);
   for (int i = 0; i < 4; ++i) {  // The fourth starts it over (three entries at most).
