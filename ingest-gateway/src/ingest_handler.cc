@@ -5,6 +5,7 @@
 
 #include "absl/random/random.h"
 #include "absl/strings/ascii.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
@@ -408,11 +409,6 @@ AcceptedDecisionCache::AcceptedDecisionCache(absl::Duration ttl, size_t max_entr
     : ttl_(ttl), max_entries_(std::max<size_t>(1, max_entries)), clock_(std::move(clock)) {}
 
 namespace {
-std::string CacheKey(absl::string_view publisher, absl::string_view hash) {
-  // Publisher names have no newline (IsPublisherName).
-  return absl::StrCat(publisher, "\n", hash);
-}
-
 // The headers of a delivery that ReadIngestItem would take whatever its body: the body within the
 // cap, a JSON Content-Type, one publisher, the provenance headers. The publisher, or nothing.
 std::optional<std::string> PublisherOfAcceptableHeaders(const HttpRequest& request,
@@ -432,6 +428,14 @@ std::optional<std::string> PublisherOfAcceptableHeaders(const HttpRequest& reque
   return std::move(item.publisher);
 }
 
+// The digest `hex` (what crypto::ToHex wrote) spells.
+crypto::Sha256Digest DigestOfHex(absl::string_view hex) {
+  crypto::Sha256Digest digest{};
+  const std::string bytes = absl::HexStringToBytes(hex);
+  std::copy_n(bytes.begin(), std::min(bytes.size(), digest.size()), digest.begin());
+  return digest;
+}
+
 // What the verifier answers for a repeat of an accepted item.
 HttpResponse RepeatOfAccepted(const AcceptedDecisionCache::Accepted& accepted) {
   return Decision(Answer::kIngestDuplicate, accepted.item_id, accepted.content_hash, "accepted");
@@ -439,30 +443,38 @@ HttpResponse RepeatOfAccepted(const AcceptedDecisionCache::Accepted& accepted) {
 }  // namespace
 
 std::optional<AcceptedDecisionCache::Accepted> AcceptedDecisionCache::Find(
-    absl::string_view publisher, absl::string_view hash) {
-  const std::string key = CacheKey(publisher, hash);
+    absl::string_view publisher, const crypto::Sha256Digest& hash) {
   const absl::Time now = clock_();
   absl::MutexLock lock(&mu_);
-  auto it = entries_.find(key);
-  if (it == entries_.end()) {
+  const auto of_publisher = by_publisher_.find(publisher);
+  if (of_publisher == by_publisher_.end()) {
+    return std::nullopt;
+  }
+  const auto it = of_publisher->second.find(hash);
+  if (it == of_publisher->second.end()) {
     return std::nullopt;
   }
   if (now < it->second.remembered_at || now - it->second.remembered_at >= ttl_) {
-    entries_.erase(it);
+    of_publisher->second.erase(it);
+    --entries_;
     return std::nullopt;
   }
-  return it->second.accepted;
+  return Accepted{it->second.item_id, crypto::ToHex(it->second.content_hash)};
 }
 
-void AcceptedDecisionCache::Remember(absl::string_view publisher, absl::string_view hash,
+void AcceptedDecisionCache::Remember(absl::string_view publisher, const crypto::Sha256Digest& hash,
                                      const Accepted& accepted) {
-  std::string key = CacheKey(publisher, hash);
-  const absl::Time now = clock_();
+  Entry entry{accepted.item_id, DigestOfHex(accepted.content_hash), clock_()};
   absl::MutexLock lock(&mu_);
-  if (entries_.size() >= max_entries_ && !entries_.contains(key)) {
-    entries_.clear();
+  if (entries_ >= max_entries_) {
+    by_publisher_.clear();
+    entries_ = 0;
   }
-  entries_.insert_or_assign(std::move(key), Entry{accepted, now});
+  const auto [it, inserted] =
+      by_publisher_[publisher].insert_or_assign(hash, std::move(entry));
+  if (inserted) {
+    ++entries_;
+  }
 }
 
 IngestHandler::IngestHandler(VerifierClient& verifier, Options options)
@@ -486,12 +498,12 @@ void IngestHandler::Handle(const HttpRequest& request, http::Respond respond) co
   // body is parsed and canonicalized (two fifths of the gateway's work per item): the same bytes
   // and headers ReadIngestItem takes give the same item, so the answer is the one below for its
   // content hash.
-  std::string delivered_hash;
+  std::optional<crypto::Sha256Digest> delivered_hash;
   if (accepted_ != nullptr) {
     if (const std::optional<std::string> publisher =
             PublisherOfAcceptableHeaders(request, options_.max_body_bytes)) {
-      delivered_hash = crypto::ToHex(crypto::Sha256(request.body));
-      if (const auto original = accepted_->Find(*publisher, delivered_hash)) {
+      delivered_hash = crypto::Sha256(request.body);
+      if (const auto original = accepted_->Find(*publisher, *delivered_hash)) {
         respond(RepeatOfAccepted(*original));
         return;
       }
@@ -506,7 +518,7 @@ void IngestHandler::Handle(const HttpRequest& request, http::Respond respond) co
   }
   IngestItem item = std::get<IngestItem>(std::move(read));
   if (accepted_ != nullptr) {
-    if (const auto original = accepted_->Find(item.publisher, item.content_hash)) {
+    if (const auto original = accepted_->Find(item.publisher, DigestOfHex(item.content_hash))) {
       respond(RepeatOfAccepted(*original));
       return;
     }
@@ -532,9 +544,10 @@ void IngestHandler::Handle(const HttpRequest& request, http::Respond respond) co
               result->reason() == "accepted"))) {
           const AcceptedDecisionCache::Accepted remembered{
               result->item_id().empty() ? item.item_id : result->item_id(), item.content_hash};
-          accepted->Remember(item.publisher, item.content_hash, remembered);
-          if (!delivered_hash.empty() && delivered_hash != item.content_hash) {
-            accepted->Remember(item.publisher, delivered_hash, remembered);
+          const crypto::Sha256Digest content_hash = DigestOfHex(item.content_hash);
+          accepted->Remember(item.publisher, content_hash, remembered);
+          if (delivered_hash.has_value() && *delivered_hash != content_hash) {
+            accepted->Remember(item.publisher, *delivered_hash, remembered);
           }
         }
         const bool retryable =

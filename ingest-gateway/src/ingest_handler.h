@@ -15,6 +15,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "common/crypto/sha256.h"
 #include "ingest-gateway/src/http/http_message.h"
 #include "ingest-gateway/src/http/http_server.h"
 #include "ingest-gateway/src/verifier_client.h"
@@ -123,31 +124,37 @@ int JitteredRetryAfter(int base);
 // IngestStore::Record), so a repeat inside the TTL is a duplicate of it without asking the
 // verifier. The handler remembers an item under two hashes: its content hash (a repeat formatted
 // differently) and the hash of the body as delivered (a byte-identical retry, answered before its
-// body is parsed). Bounded: `max_entries` hashes; when full, it starts over. Thread-safe.
+// body is parsed). Bounded: `max_entries` hashes; when full, it starts over. Entries are kept
+// small (binary digests, one map per publisher): the default 50,000 take a few MiB of the
+// gateway's 64 MiB. Thread-safe.
 class AcceptedDecisionCache {
  public:
   struct Accepted {
     std::string item_id;
-    std::string content_hash;
+    std::string content_hash;  // As crypto::ToHex writes it.
   };
 
   AcceptedDecisionCache(absl::Duration ttl, size_t max_entries,
                         std::function<absl::Time()> clock);
 
   // The accepted item remembered under (publisher, hash) less than `ttl` ago, if any.
-  std::optional<Accepted> Find(absl::string_view publisher, absl::string_view hash);
-  void Remember(absl::string_view publisher, absl::string_view hash, const Accepted& accepted);
+  std::optional<Accepted> Find(absl::string_view publisher, const crypto::Sha256Digest& hash);
+  void Remember(absl::string_view publisher, const crypto::Sha256Digest& hash,
+                const Accepted& accepted);
 
  private:
   struct Entry {
-    Accepted accepted;
+    std::string item_id;
+    crypto::Sha256Digest content_hash;
     absl::Time remembered_at;
   };
   const absl::Duration ttl_;
   const size_t max_entries_;
   const std::function<absl::Time()> clock_;
   absl::Mutex mu_;
-  absl::flat_hash_map<std::string, Entry> entries_ ABSL_GUARDED_BY(mu_);
+  size_t entries_ ABSL_GUARDED_BY(mu_) = 0;
+  absl::flat_hash_map<std::string, absl::flat_hash_map<crypto::Sha256Digest, Entry>> by_publisher_
+      ABSL_GUARDED_BY(mu_);
 };
 
 class IngestHandler {
