@@ -438,7 +438,8 @@ crypto::Sha256Digest DigestOfHex(absl::string_view hex) {
 
 // What the verifier answers for a repeat of an accepted item.
 HttpResponse RepeatOfAccepted(const AcceptedDecisionCache::Accepted& accepted) {
-  return Decision(Answer::kIngestDuplicate, accepted.item_id, accepted.content_hash, "accepted");
+  return Decision(Answer::kIngestDuplicate, accepted.item_id, crypto::ToHex(accepted.content_hash),
+                  "accepted");
 }
 }  // namespace
 
@@ -459,12 +460,12 @@ std::optional<AcceptedDecisionCache::Accepted> AcceptedDecisionCache::Find(
     --entries_;
     return std::nullopt;
   }
-  return Accepted{it->second.item_id, crypto::ToHex(it->second.content_hash)};
+  return it->second.accepted;
 }
 
 void AcceptedDecisionCache::Remember(absl::string_view publisher, const crypto::Sha256Digest& hash,
                                      const Accepted& accepted) {
-  Entry entry{accepted.item_id, DigestOfHex(accepted.content_hash), clock_()};
+  Entry entry{accepted, clock_()};
   absl::MutexLock lock(&mu_);
   if (entries_ >= max_entries_) {
     by_publisher_.clear();
@@ -543,10 +544,10 @@ void IngestHandler::Handle(const HttpRequest& request, http::Respond respond) co
              (result->decision() == v1::INGEST_DECISION_DUPLICATE &&
               result->reason() == "accepted"))) {
           const AcceptedDecisionCache::Accepted remembered{
-              result->item_id().empty() ? item.item_id : result->item_id(), item.content_hash};
-          const crypto::Sha256Digest content_hash = DigestOfHex(item.content_hash);
-          accepted->Remember(item.publisher, content_hash, remembered);
-          if (delivered_hash.has_value() && *delivered_hash != content_hash) {
+              result->item_id().empty() ? item.item_id : result->item_id(),
+              DigestOfHex(item.content_hash)};
+          accepted->Remember(item.publisher, remembered.content_hash, remembered);
+          if (delivered_hash.has_value() && *delivered_hash != remembered.content_hash) {
             accepted->Remember(item.publisher, *delivered_hash, remembered);
           }
         }

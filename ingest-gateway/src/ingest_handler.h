@@ -131,7 +131,7 @@ class AcceptedDecisionCache {
  public:
   struct Accepted {
     std::string item_id;
-    std::string content_hash;  // As crypto::ToHex writes it.
+    crypto::Sha256Digest content_hash;
   };
 
   AcceptedDecisionCache(absl::Duration ttl, size_t max_entries,
@@ -144,8 +144,7 @@ class AcceptedDecisionCache {
 
  private:
   struct Entry {
-    std::string item_id;
-    crypto::Sha256Digest content_hash;
+    Accepted accepted;
     absl::Time remembered_at;
   };
   const absl::Duration ttl_;
