@@ -24,42 +24,11 @@ bool IsAscii(absl::string_view s) {
 bool AppendUtf16(absl::string_view s, std::u16string& out) {
   size_t pos = 0;
   while (pos < s.size()) {
-    const uint8_t b0 = static_cast<uint8_t>(s[pos]);
-    uint32_t cp = 0;
-    size_t length = 0;
-    uint32_t min = 0;
-    if (b0 < 0x80) {
-      out.push_back(static_cast<char16_t>(b0));
-      ++pos;
-      continue;
-    } else if ((b0 & 0xE0) == 0xC0) {
-      cp = b0 & 0x1Fu;
-      length = 2;
-      min = 0x80;
-    } else if ((b0 & 0xF0) == 0xE0) {
-      cp = b0 & 0x0Fu;
-      length = 3;
-      min = 0x800;
-    } else if ((b0 & 0xF8) == 0xF0) {
-      cp = b0 & 0x07u;
-      length = 4;
-      min = 0x10000;
-    } else {
+    const encoding::DecodedCodePoint decoded = encoding::DecodeUtf8At(s, pos);
+    if (decoded.length == 0) {
       return false;
     }
-    if (pos + length > s.size()) {
-      return false;
-    }
-    for (size_t i = 1; i < length; ++i) {
-      const uint8_t b = static_cast<uint8_t>(s[pos + i]);
-      if ((b & 0xC0) != 0x80) {
-        return false;
-      }
-      cp = (cp << 6) | (b & 0x3Fu);
-    }
-    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) {
-      return false;
-    }
+    uint32_t cp = decoded.code_point;
     if (cp >= 0x10000) {
       cp -= 0x10000;
       out.push_back(static_cast<char16_t>(0xD800 + (cp >> 10)));
@@ -67,7 +36,7 @@ bool AppendUtf16(absl::string_view s, std::u16string& out) {
     } else {
       out.push_back(static_cast<char16_t>(cp));
     }
-    pos += length;
+    pos += decoded.length;
   }
   return true;
 }

@@ -5,7 +5,6 @@
 
 #include "absl/random/random.h"
 #include "absl/strings/ascii.h"
-#include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
@@ -265,12 +264,13 @@ std::optional<HttpResponse> ReadKnownMembers(const boost::json::object& object,
 
 // A decision: {"status": <the row's word>, "item_id", "content_hash"[, "reason"]} with the row's
 // status and X-Ingest-Action.
-HttpResponse Decision(Answer answer, absl::string_view item_id, absl::string_view content_hash,
+HttpResponse Decision(Answer answer, absl::string_view item_id,
+                      const crypto::Sha256Digest& content_hash,
                       std::optional<absl::string_view> reason = std::nullopt) {
   boost::json::object body;
   body["status"] = Json(RowFor(answer).code);
   body["item_id"] = Json(item_id);
-  body["content_hash"] = Json(content_hash);
+  body["content_hash"] = Json(crypto::ToHex(content_hash));
   if (reason.has_value()) {
     body["reason"] = Json(*reason);
   }
@@ -285,9 +285,21 @@ HttpResponse ItemError(Answer answer, const IngestItem& item, int retry_after_se
   body["error"] = Json(row.code);
   body["error_description"] = Json(row.description);
   body["item_id"] = Json(item.item_id);
-  body["content_hash"] = Json(item.content_hash);
+  body["content_hash"] = Json(crypto::ToHex(item.content_hash));
   return Answered(answer, http::JsonResponse(0, body),
                   {.retry_after_seconds = std::max(1, retry_after_seconds), .ingest = true});
+}
+
+// The body within the cap (413) and a JSON Content-Type (415).
+std::optional<HttpResponse> CheckFraming(const HttpRequest& request, uint64_t max_body_bytes) {
+  if (request.body.size() > max_body_bytes) {
+    return ErrorAnswer(Answer::kItemTooLarge);
+  }
+  const std::optional<absl::string_view> content_type = request.headers.Get("Content-Type");
+  if (!content_type || !IsJsonContentType(*content_type)) {
+    return ErrorAnswer(Answer::kUnsupportedMediaType);
+  }
+  return std::nullopt;
 }
 
 }  // namespace
@@ -295,12 +307,8 @@ HttpResponse ItemError(Answer answer, const IngestItem& item, int retry_after_se
 std::variant<IngestItem, HttpResponse> ReadIngestItem(const HttpRequest& request,
                                                       uint64_t max_body_bytes,
                                                       size_t max_media_element_bytes) {
-  if (request.body.size() > max_body_bytes) {
-    return ErrorAnswer(Answer::kItemTooLarge);
-  }
-  const std::optional<absl::string_view> content_type = request.headers.Get("Content-Type");
-  if (!content_type || !IsJsonContentType(*content_type)) {
-    return ErrorAnswer(Answer::kUnsupportedMediaType);
+  if (std::optional<HttpResponse> refusal = CheckFraming(request, max_body_bytes)) {
+    return *std::move(refusal);
   }
   json::ParseOptions parse_options;
   parse_options.max_bytes = max_body_bytes;
@@ -344,7 +352,7 @@ std::variant<IngestItem, HttpResponse> ReadIngestItem(const HttpRequest& request
         "The item's canonical (RFC 8785) form is larger than ", kMaxCanonicalBodyBytes, " bytes.");
     return ErrorAnswer(Answer::kCanonicalTooLarge, {.description = description});
   }
-  item.content_hash = crypto::ToHex(json::ContentHash(*canonical));
+  item.content_hash = json::ContentHash(*canonical);
   item.canonical_body = *std::move(canonical);
   return item;
 }
@@ -358,7 +366,7 @@ v1::EvaluateIngestRequest EvaluateRequestFor(const HttpRequest& request, const I
   provenance->set_timestamp(item.timestamp);
   evaluate.set_raw_body(request.body);
   evaluate.set_item_id(item.item_id);
-  evaluate.set_content_hash(item.content_hash);
+  evaluate.set_content_hash(crypto::ToHex(item.content_hash));
   if (item.is_synthetic.has_value()) {
     evaluate.set_is_synthetic(*item.is_synthetic);
   }
@@ -413,33 +421,17 @@ namespace {
 // cap, a JSON Content-Type, one publisher, the provenance headers. The publisher, or nothing.
 std::optional<std::string> PublisherOfAcceptableHeaders(const HttpRequest& request,
                                                         uint64_t max_body_bytes) {
-  if (request.body.size() > max_body_bytes) {
-    return std::nullopt;
-  }
-  const std::optional<absl::string_view> content_type = request.headers.Get("Content-Type");
-  if (!content_type || !IsJsonContentType(*content_type)) {
-    return std::nullopt;
-  }
   IngestItem item;
-  if (ReadPublisher(request.headers, &item.publisher) ||
+  if (CheckFraming(request, max_body_bytes) || ReadPublisher(request.headers, &item.publisher) ||
       ReadProvenanceHeaders(request.headers, &item)) {
     return std::nullopt;
   }
   return std::move(item.publisher);
 }
 
-// The digest `hex` (what crypto::ToHex wrote) spells.
-crypto::Sha256Digest DigestOfHex(absl::string_view hex) {
-  crypto::Sha256Digest digest{};
-  const std::string bytes = absl::HexStringToBytes(hex);
-  std::copy_n(bytes.begin(), std::min(bytes.size(), digest.size()), digest.begin());
-  return digest;
-}
-
 // What the verifier answers for a repeat of an accepted item.
 HttpResponse RepeatOfAccepted(const AcceptedDecisionCache::Accepted& accepted) {
-  return Decision(Answer::kIngestDuplicate, accepted.item_id, crypto::ToHex(accepted.content_hash),
-                  "accepted");
+  return Decision(Answer::kIngestDuplicate, accepted.item_id, accepted.content_hash, "accepted");
 }
 }  // namespace
 
@@ -519,7 +511,7 @@ void IngestHandler::Handle(const HttpRequest& request, http::Respond respond) co
   }
   IngestItem item = std::get<IngestItem>(std::move(read));
   if (accepted_ != nullptr) {
-    if (const auto original = accepted_->Find(item.publisher, DigestOfHex(item.content_hash))) {
+    if (const auto original = accepted_->Find(item.publisher, item.content_hash)) {
       respond(RepeatOfAccepted(*original));
       return;
     }
@@ -544,8 +536,7 @@ void IngestHandler::Handle(const HttpRequest& request, http::Respond respond) co
              (result->decision() == v1::INGEST_DECISION_DUPLICATE &&
               result->reason() == "accepted"))) {
           const AcceptedDecisionCache::Accepted remembered{
-              result->item_id().empty() ? item.item_id : result->item_id(),
-              DigestOfHex(item.content_hash)};
+              result->item_id().empty() ? item.item_id : result->item_id(), item.content_hash};
           accepted->Remember(item.publisher, remembered.content_hash, remembered);
           if (delivered_hash.has_value() && *delivered_hash != remembered.content_hash) {
             accepted->Remember(item.publisher, *delivered_hash, remembered);

@@ -89,7 +89,7 @@ struct IngestItem {
   std::string digital_source_type;
   std::vector<IngestMediaElement> media;
   std::string canonical_body;  // RFC 8785.
-  std::string content_hash;    // Lowercase hex SHA-256 of canonical_body.
+  crypto::Sha256Digest content_hash;  // SHA-256 of canonical_body.
   // The Standard Webhooks fields, from kProvenanceHeaderAliases; "" when absent.
   std::string signature;
   std::string message_id;

@@ -21,5 +21,18 @@ TEST(IsValidUtf8Test, RefusesIllFormedText) {
   EXPECT_FALSE(IsValidUtf8("\xFF"));
 }
 
+TEST(DecodeUtf8AtTest, ReadsOneCodePointOrNothing) {
+  const absl::string_view text = "a\xE2\x82\xAC\xF0\x9F\x98\x80\xC0\xAF";
+  EXPECT_EQ(DecodeUtf8At(text, 0).code_point, 0x61u);
+  EXPECT_EQ(DecodeUtf8At(text, 0).length, 1u);
+  EXPECT_EQ(DecodeUtf8At(text, 1).code_point, 0x20ACu);
+  EXPECT_EQ(DecodeUtf8At(text, 1).length, 3u);
+  EXPECT_EQ(DecodeUtf8At(text, 4).code_point, 0x1F600u);
+  EXPECT_EQ(DecodeUtf8At(text, 4).length, 4u);
+  EXPECT_EQ(DecodeUtf8At(text, 2).length, 0u) << "a continuation byte starts nothing";
+  EXPECT_EQ(DecodeUtf8At(text, 8).length, 0u) << "overlong";
+  EXPECT_EQ(DecodeUtf8At("\xE2\x82", 0).length, 0u) << "truncated";
+}
+
 }  // namespace
 }  // namespace portcullis::encoding
