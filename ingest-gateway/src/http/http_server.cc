@@ -96,18 +96,15 @@ class Session final : public ResponseTarget, public std::enable_shared_from_this
   Session(tcp::socket socket, std::shared_ptr<ServerState> state, uint64_t id,
           ConnectionLimits::Slot slot, std::string client_address,
           std::chrono::steady_clock::time_point accepted_at)
-      : stream_(std::move(socket)),
+      : registration_{state, id, std::move(slot)},
+        stream_(std::move(socket)),
         state_(std::move(state)),
-        id_(id),
-        slot_(std::move(slot)),
         client_address_(std::move(client_address)),
         accepted_at_(accepted_at),
         reader_({.max_body_bytes = state_->options.max_body_bytes,
                  .max_header_bytes = state_->options.max_header_bytes,
                  .body_limit_for_path = state_->options.body_limit_for_path}) {}
 
-  // Every way a connection ends (error, timeout, drain, stop) ends here: its slot is given back.
-  ~Session() { state_->Unregister(id_, &slot_); }
 
   // Reads and answers requests until the connection closes.
   void Run() {
@@ -360,11 +357,21 @@ class Session final : public ResponseTarget, public std::enable_shared_from_this
     stream_.close();
   }
 
+  // Every way a connection ends (error, timeout, drain, stop) ends in this destructor: its slot is
+  // given back and the server stops waiting for it. A session may be destroyed on any thread (a
+  // Respond called on another thread can hold it last), and ~BeastHttpServer destroys the
+  // io_context once every session is unregistered, so this member is declared first: destroyed
+  // last, after the socket and timers that belong to that io_context.
+  struct Registration {
+    std::shared_ptr<ServerState> state;
+    uint64_t id;
+    // Not counted for connections refused for being over a limit.
+    ConnectionLimits::Slot slot;
+    ~Registration() { state->Unregister(id, &slot); }
+  };
+  Registration registration_;
   beast::tcp_stream stream_;
   std::shared_ptr<ServerState> state_;
-  const uint64_t id_;
-  // Not counted for connections refused for being over a limit.
-  ConnectionLimits::Slot slot_;
   const std::string client_address_;
   const std::chrono::steady_clock::time_point accepted_at_;
 
@@ -395,13 +402,14 @@ class BeastHttpServer final : public HttpServer {
 
   // A session must not be destroyed after the io_context its socket belongs to. After Stop, a
   // session is held by what is queued on the io_context, or for a moment by a Respond being called
-  // on another thread, which may queue its answer after Stop's last poll: close and run what is
-  // queued until every session is gone. Whatever is left after the deadline (nothing, unless a
+  // on another thread, which may queue its answer after Stop's last poll or drop the last
+  // reference: close and run what is queued until every session has unregistered (the last step
+  // of its destruction, wherever it runs). Whatever is left after the deadline (nothing, unless a
   // handler never returns) goes with the io_context's queue.
   ~BeastHttpServer() override {
     Stop();
     const absl::Time deadline = absl::Now() + absl::Seconds(5);
-    while (!LiveSessions().empty() && absl::Now() < deadline) {
+    while (!AllSessionsGone() && absl::Now() < deadline) {
       for (const std::shared_ptr<Session>& session : LiveSessions()) {
         session->ForceClose();
       }
@@ -495,6 +503,12 @@ class BeastHttpServer final : public HttpServer {
   }
 
  private:
+  // Unlike LiveSessions().empty(), false while a session is still being destroyed.
+  bool AllSessionsGone() {
+    std::lock_guard<std::mutex> lock(state_->mu);
+    return state_->sessions.empty();
+  }
+
   std::vector<std::shared_ptr<Session>> LiveSessions() {
     std::vector<std::shared_ptr<Session>> live;
     std::lock_guard<std::mutex> lock(state_->mu);

@@ -526,5 +526,47 @@ TEST(GatewayHttpServerTest, CreateFailsWhenThePortIsTaken) {
   EXPECT_FALSE(HttpServer::Create(options, Echo).ok());
 }
 
+// A gateway stopping under load: verifier answers arrive on gRPC's threads while the server is
+// being destroyed, and such a thread may hold a connection last. Destroying the server must wait
+// until that connection is gone with its socket and timers, not merely unregistered (caught by
+// AddressSanitizer in CI: a connection's timer outlived the io_context it belonged to).
+TEST(GatewayHttpServerTest, AnswersRacingTheServersDestructionAreHarmless) {
+  constexpr int kRounds = 100;
+  constexpr int kAnswersPerRound = 2000;
+  for (int round = 0; round < kRounds; ++round) {
+    std::mutex mu;
+    Respond pending;
+    absl::Notification handler_called;
+    auto server = StartServer(TestOptions(), [&](HttpRequest, Respond respond) {
+      std::lock_guard<std::mutex> lock(mu);
+      pending = std::move(respond);
+      handler_called.Notify();
+    });
+    TestConnection client(server->port());
+    ASSERT_TRUE(client.Send(RequestText("GET", "/slow")));
+    ASSERT_TRUE(handler_called.WaitForNotificationWithTimeout(absl::Seconds(5)));
+    Respond answer;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      answer = pending;
+    }
+    std::atomic<bool> destroyed{false};
+    std::atomic<int> answers{0};
+    // Bounded, so that the server's last polls of its queue end.
+    std::thread answering([&] {
+      for (int i = 0; i < kAnswersPerRound && !destroyed.load(); ++i) {
+        answer(HttpResponse{});
+        answers.fetch_add(1);
+      }
+    });
+    ASSERT_TRUE(Eventually([&] { return answers.load() > 0; }));
+    server.reset();
+    destroyed.store(true);
+    answering.join();
+    // The connection was answered or closed; either way it ends.
+    EXPECT_TRUE(client.WaitForClose()) << "round " << round;
+  }
+}
+
 }  // namespace
 }  // namespace portcullis::gateway::http
