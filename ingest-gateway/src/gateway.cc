@@ -197,6 +197,11 @@ Gateway::~Gateway() {
     admin_server_->Stop();
   }
   readiness_->Stop();
+  // No handler runs any more, but calls in flight still answer: their Responds read the routers'
+  // route labels and the handlers' state, which go before these clients would (declaration
+  // order). Each client's destructor waits for its calls, so the last answers come now.
+  verifier_.reset();
+  review_client_.reset();
 }
 
 absl::Status Gateway::Listen() {

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <mutex>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -9,9 +10,21 @@
 namespace portcullis::gateway::testing {
 
 // Answers every call at once with the configured result and records the requests and their
-// request ids.
+// request ids. With `hold_submits`, SubmitMention keeps its callbacks instead, and the destructor
+// answers them CANCELLED, as the gRPC client's destructor waits for the calls in flight to end.
 class FakeVerifierClient final : public VerifierClient {
  public:
+  ~FakeVerifierClient() override {
+    std::vector<SubmitCallback> held;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      held.swap(held_submits_);
+    }
+    for (SubmitCallback& callback : held) {
+      callback(absl::CancelledError("client destroyed"));
+    }
+  }
+
   void SubmitMention(absl::string_view request_id,
                      const verifier::v1::SubmitMentionRequest& request,
                      SubmitCallback callback) override {
@@ -19,8 +32,17 @@ class FakeVerifierClient final : public VerifierClient {
       std::lock_guard<std::mutex> lock(mu_);
       submits.push_back(request);
       request_ids.emplace_back(request_id);
+      if (hold_submits) {
+        held_submits_.push_back(std::move(callback));
+        return;
+      }
     }
     callback(submit_result);
+  }
+
+  size_t held_submits() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return held_submits_.size();
   }
 
   void GetMention(absl::string_view request_id, const verifier::v1::GetMentionRequest& request,
@@ -120,9 +142,12 @@ class FakeVerifierClient final : public VerifierClient {
   std::vector<verifier::v1::ListMentionChangesRequest> changes_requests;
   // The request id of every call, in order.
   std::vector<std::string> request_ids;
+  // Set before the first call.
+  bool hold_submits = false;
 
  private:
   std::mutex mu_;
+  std::vector<SubmitCallback> held_submits_;
 };
 
 }  // namespace portcullis::gateway::testing

@@ -222,5 +222,27 @@ TEST_F(GatewayTest, ShutdownMakesReadyz503ThenDrains) {
   EXPECT_TRUE(!late.connected() || late.WaitForClose());
 }
 
+// A call still in flight when the gateway is destroyed ends during the destruction (the gRPC
+// client waits for it), and its answer goes through the route's metrics label and the server:
+// both must still exist then (AddressSanitizer caught the use of freed memory here).
+TEST_F(GatewayTest, ACallInFlightAtDestructionEndsQuietly) {
+  testing::FakeVerifierClient* verifier = nullptr;
+  std::unique_ptr<Gateway> gateway = StartGateway({}, &verifier);
+  ASSERT_NE(gateway, nullptr);
+  verifier->hold_submits = true;
+  TestConnection client(gateway->http_port());
+  ASSERT_TRUE(client.Send(testing::RequestText(
+      "POST", "/webmention", "source=https://a/&target=https://b/",
+      "Content-Type: application/x-www-form-urlencoded\r\n")));
+  const absl::Time deadline = absl::Now() + absl::Seconds(5);
+  while (verifier->held_submits() == 0 && absl::Now() < deadline) {
+    absl::SleepFor(absl::Milliseconds(5));
+  }
+  ASSERT_EQ(verifier->held_submits(), 1u);
+  gateway.reset();
+  // Unanswered: the server stopped before the verifier's answer; the connection is closed.
+  EXPECT_TRUE(client.WaitForClose());
+}
+
 }  // namespace
 }  // namespace portcullis::gateway
