@@ -96,15 +96,13 @@ class Session final : public ResponseTarget, public std::enable_shared_from_this
   Session(tcp::socket socket, std::shared_ptr<ServerState> state, uint64_t id,
           ConnectionLimits::Slot slot, std::string client_address,
           std::chrono::steady_clock::time_point accepted_at)
-      : registration_{state, id, std::move(slot)},
+      : registration_{std::move(state), id, std::move(slot)},
         stream_(std::move(socket)),
-        state_(std::move(state)),
         client_address_(std::move(client_address)),
         accepted_at_(accepted_at),
-        reader_({.max_body_bytes = state_->options.max_body_bytes,
-                 .max_header_bytes = state_->options.max_header_bytes,
-                 .body_limit_for_path = state_->options.body_limit_for_path}) {}
-
+        reader_({.max_body_bytes = options().max_body_bytes,
+                 .max_header_bytes = options().max_header_bytes,
+                 .body_limit_for_path = options().body_limit_for_path}) {}
 
   // Reads and answers requests until the connection closes.
   void Run() {
@@ -119,7 +117,7 @@ class Session final : public ResponseTarget, public std::enable_shared_from_this
       self->close_after_response_ = true;
       self->refused_ = true;
       self->SendResponse(
-          ErrorAnswer(answer, {.retry_after_seconds = self->state_->options.retry_after_seconds}));
+          ErrorAnswer(answer, {.retry_after_seconds = self->options().retry_after_seconds}));
     });
   }
 
@@ -152,13 +150,14 @@ class Session final : public ResponseTarget, public std::enable_shared_from_this
  private:
   enum class Phase { kIdle, kReading, kHandling, kWriting, kClosing };
 
-  const HttpServerOptions& options() const { return state_->options; }
+  ServerState& state() const { return *registration_.state; }
+  const HttpServerOptions& options() const { return state().options; }
 
   void ReadRequest(bool first) {
     if (closed_) {
       return;
     }
-    if (!first && state_->draining.load()) {
+    if (!first && state().draining.load()) {
       // Between requests while draining: like an idle connection, closed at once.
       Close();
       return;
@@ -271,7 +270,7 @@ class Session final : public ResponseTarget, public std::enable_shared_from_this
     stream_.expires_never();
     keep_self_ = shared_from_this();
     ++request_number_;
-    Dispatch(state_->handler, std::move(request), request_id_,
+    Dispatch(state().handler, std::move(request), request_id_,
              Respond::ToTarget(weak_from_this(), request_number_));
   }
 
@@ -280,7 +279,7 @@ class Session final : public ResponseTarget, public std::enable_shared_from_this
       return;
     }
     const bool keep_alive =
-        request_keep_alive_ && !close_after_response_ && !state_->draining.load();
+        request_keep_alive_ && !close_after_response_ && !state().draining.load();
     response_.emplace();
     response_->version(request_version_);
     response_->result(static_cast<unsigned>(response.status));
@@ -357,8 +356,9 @@ class Session final : public ResponseTarget, public std::enable_shared_from_this
     stream_.close();
   }
 
-  // Every way a connection ends (error, timeout, drain, stop) ends in this destructor: its slot is
-  // given back and the server stops waiting for it. A session may be destroyed on any thread (a
+  // The session's place in the server (state() reads the server's state through it). Every way
+  // a connection ends (error, timeout, drain, stop) ends in this destructor: its slot is given
+  // back and the server stops waiting for it. A session may be destroyed on any thread (a
   // Respond called on another thread can hold it last), and ~BeastHttpServer destroys the
   // io_context once every session is unregistered, so this member is declared first: destroyed
   // last, after the socket and timers that belong to that io_context.
@@ -371,7 +371,6 @@ class Session final : public ResponseTarget, public std::enable_shared_from_this
   };
   Registration registration_;
   beast::tcp_stream stream_;
-  std::shared_ptr<ServerState> state_;
   const std::string client_address_;
   const std::chrono::steady_clock::time_point accepted_at_;
 

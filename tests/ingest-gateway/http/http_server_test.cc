@@ -67,6 +67,30 @@ bool Eventually(Predicate predicate, absl::Duration limit = absl::Seconds(5)) {
   return predicate();
 }
 
+// Keeps the Respond of the request it is given instead of answering, so that a test answers
+// later, from its own thread, or never.
+class HeldAnswer {
+ public:
+  void Hold(Respond respond) {
+    std::lock_guard<std::mutex> lock(mu_);
+    respond_ = std::move(respond);
+    held_.Notify();
+  }
+
+  // Waits (bounded) until a request is held.
+  bool WaitForRequest() { return held_.WaitForNotificationWithTimeout(absl::Seconds(5)); }
+
+  Respond respond() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return respond_;
+  }
+
+ private:
+  std::mutex mu_;
+  Respond respond_;
+  absl::Notification held_;
+};
+
 TEST(GatewayHttpServerTest, BindsPortZeroAndReportsTheBoundPort) {
   auto server = StartServer(TestOptions());
   EXPECT_NE(server->port(), 0);
@@ -439,14 +463,10 @@ TEST(GatewayHttpServerTest, ExemptPeersAreNotCappedPerAddress) {
 }
 
 TEST(GatewayHttpServerTest, DrainFinishesInFlightRequestsAndRefusesNewConnections) {
-  std::mutex mu;
-  Respond pending;
-  absl::Notification handler_called;
+  HeldAnswer slow_answer;
   auto server = StartServer(TestOptions(), [&](HttpRequest request, Respond respond) {
     if (request.path == "/slow") {
-      std::lock_guard<std::mutex> lock(mu);
-      pending = std::move(respond);
-      handler_called.Notify();
+      slow_answer.Hold(std::move(respond));
       return;
     }
     Echo(std::move(request), std::move(respond));
@@ -457,7 +477,7 @@ TEST(GatewayHttpServerTest, DrainFinishesInFlightRequestsAndRefusesNewConnection
   ASSERT_TRUE(idle.Request("GET", "/").has_value());
   TestConnection slow(port);
   ASSERT_TRUE(slow.Send(RequestText("GET", "/slow")));
-  ASSERT_TRUE(handler_called.WaitForNotificationWithTimeout(absl::Seconds(5)));
+  ASSERT_TRUE(slow_answer.WaitForRequest());
 
   std::atomic<bool> drained{false};
   std::atomic<bool> drain_returned{false};
@@ -474,12 +494,9 @@ TEST(GatewayHttpServerTest, DrainFinishesInFlightRequestsAndRefusesNewConnection
   }));
   EXPECT_FALSE(drain_returned.load());
 
-  {
-    std::lock_guard<std::mutex> lock(mu);
-    HttpResponse response;
-    response.body = "finished";
-    pending(response);
-  }
+  HttpResponse finished;
+  finished.body = "finished";
+  slow_answer.respond()(std::move(finished));
   auto response = slow.ReadResponse();
   ASSERT_TRUE(response.has_value());
   EXPECT_EQ(response->status, 200);
@@ -492,21 +509,16 @@ TEST(GatewayHttpServerTest, DrainFinishesInFlightRequestsAndRefusesNewConnection
 }
 
 TEST(GatewayHttpServerTest, DrainGivesUpAtTheDeadline) {
-  std::mutex mu;
-  Respond pending;
-  absl::Notification handler_called;
+  HeldAnswer held;
   auto server = StartServer(TestOptions(), [&](HttpRequest, Respond respond) {
-    std::lock_guard<std::mutex> lock(mu);
-    pending = std::move(respond);
-    handler_called.Notify();
+    held.Hold(std::move(respond));
   });
   TestConnection slow(server->port());
   ASSERT_TRUE(slow.Send(RequestText("GET", "/slow")));
-  ASSERT_TRUE(handler_called.WaitForNotificationWithTimeout(absl::Seconds(5)));
+  ASSERT_TRUE(held.WaitForRequest());
   EXPECT_FALSE(server->Drain(absl::Now() + absl::Milliseconds(100)));
   // Responding after the server stopped is harmless.
-  std::lock_guard<std::mutex> lock(mu);
-  pending(HttpResponse{});
+  held.respond()(HttpResponse{});
 }
 
 TEST(GatewayHttpServerTest, HandlerExceptionIs500) {
@@ -534,22 +546,14 @@ TEST(GatewayHttpServerTest, AnswersRacingTheServersDestructionAreHarmless) {
   constexpr int kRounds = 100;
   constexpr int kAnswersPerRound = 2000;
   for (int round = 0; round < kRounds; ++round) {
-    std::mutex mu;
-    Respond pending;
-    absl::Notification handler_called;
+    HeldAnswer held;
     auto server = StartServer(TestOptions(), [&](HttpRequest, Respond respond) {
-      std::lock_guard<std::mutex> lock(mu);
-      pending = std::move(respond);
-      handler_called.Notify();
+      held.Hold(std::move(respond));
     });
     TestConnection client(server->port());
     ASSERT_TRUE(client.Send(RequestText("GET", "/slow")));
-    ASSERT_TRUE(handler_called.WaitForNotificationWithTimeout(absl::Seconds(5)));
-    Respond answer;
-    {
-      std::lock_guard<std::mutex> lock(mu);
-      answer = pending;
-    }
+    ASSERT_TRUE(held.WaitForRequest());
+    const Respond answer = held.respond();
     std::atomic<bool> destroyed{false};
     std::atomic<int> answers{0};
     // Bounded, so that the server's last polls of its queue end.
