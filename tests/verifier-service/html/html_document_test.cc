@@ -4,7 +4,9 @@
 #include <memory>
 #include <string>
 #include <utility>
+#include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -58,9 +60,9 @@ TEST(HtmlDocumentTest, TheTreeLivesAsLongAsTheDocumentNotTheInput) {
   input.reset();
   HtmlNode* p = const_cast<HtmlNode*>(FindElement(parsed.root(), "p"));
   ASSERT_NE(p, nullptr);
-  absl::string_view* title = p->MutableAttribute("title");
-  ASSERT_NE(title, nullptr);
-  *title = parsed.Keep(std::string("rewritten ") + "title");
+  ASSERT_EQ(p->attributes.size(), 2u);
+  ASSERT_EQ(p->attributes[1].name, "title");
+  p->attributes[1].value = parsed.Keep(std::string("rewritten ") + "title");
   const HtmlDocument document = std::move(parsed);
   p = const_cast<HtmlNode*>(FindElement(document.root(), "p"));
   ASSERT_NE(p, nullptr);
@@ -149,6 +151,15 @@ TEST(HtmlDocumentTest, CapNestingDepthCountsSelfClosingHtmlElements) {
   EXPECT_EQ(dropped, 1u);
 }
 
+// Names are counted as the tokenizer reads them, lowercased, whether the cap knows the element or
+// not; an end tag of an element that is not open closes nothing.
+TEST(HtmlDocumentTest, CapNestingDepthCountsAnyElementNameInAnyCase) {
+  EXPECT_EQ(CapNestingDepth("<X-Card><x-card><DIV>t</div></X-CARD></x-card>", 2),
+            std::make_pair(std::string("<X-Card><x-card>t</X-CARD></x-card>"), size_t{1}));
+  EXPECT_EQ(CapNestingDepth("<Section></x-other></ARTICLE><section><MAIN>t</main>", 2),
+            std::make_pair(std::string("<Section></x-other></ARTICLE><section>t"), size_t{1}));
+}
+
 // Without the cap gumbo needs minutes for this (its tree building is quadratic in depth), and a
 // run of <b> overflows its stack.
 TEST(HtmlDocumentTest, HostileNestingCompletesAndStaysShallow) {
@@ -179,6 +190,30 @@ TEST(HtmlDocumentTest, AOneMebibytePageCompletes) {
   EXPECT_NE(FindElement(document.root(), "article"), nullptr);
   EXPECT_EQ(document.dropped_start_tags(), 0u);
   EXPECT_THAT(SerializeChildren(document.root()), Not(HasSubstr("<template")));
+}
+
+// Documents hand their memory back for the next ones: pages parsed while others are alive, and
+// after those are gone, each keep their own tree.
+TEST(HtmlDocumentTest, DocumentsParsedAfterOthersAreFreedAreIntact) {
+  const auto body = [](int i) {  // about 200 KiB: the arena takes several chunks
+    std::string html;
+    while (html.size() < (size_t{200} << 10)) {
+      absl::StrAppend(&html, "<p class=\"n", i, "\">page ", i, " text</p>");
+    }
+    return html;
+  };
+  for (int round = 0; round < 3; ++round) {
+    std::vector<HtmlDocument> documents;
+    for (int i = 0; i < 8; ++i) {
+      documents.push_back(HtmlDocument::Parse(
+          absl::StrCat("<!doctype html><title>t</title><main>", body(8 * round + i), "</main>")));
+    }
+    for (int i = 0; i < 8; ++i) {
+      const HtmlNode* main = FindElement(documents[i].root(), "main");
+      ASSERT_NE(main, nullptr);
+      EXPECT_EQ(SerializeChildren(*main), body(8 * round + i)) << round << " " << i;
+    }
+  }
 }
 
 // Gumbo parses into a per-page arena that the tree is built in too, freed as a whole with the

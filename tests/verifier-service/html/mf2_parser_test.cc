@@ -1,6 +1,7 @@
 #include "verifier-service/src/html/mf2_parser.h"
 
 #include <chrono>
+#include <optional>
 #include <string>
 
 #include "boost/json/parse.hpp"
@@ -265,6 +266,34 @@ TEST(Mf2ParserTest, AOneMebibytePageCompletes) {
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(20));
   EXPECT_EQ(parsed.at("items").at(0).at("children").as_array().size(),
             static_cast<size_t>(entries));
+}
+
+// A parse notes what each element is on the document (and resolves its URLs in place): parsing the
+// same document again reads the same microformats, and a result outlives the document and the
+// parser (its values live in memory of its own).
+TEST(Mf2ParserTest, ParsingADocumentAgainGivesTheSameResult) {
+  std::optional<json::object> first;
+  std::string second;
+  {
+    HtmlDocument document = HtmlDocument::Parse(
+        "<article class=h-entry><a class='p-author h-card' href=/alice>Alice</a>"
+        "<img class=u-photo src=a.jpg alt=''><div class=e-content><p>Hi <a href=x>x</a></p></div>"
+        "<div class=hentry><span class=entry-title>Classic</span><a rel=tag href=/t>t</a></div>"
+        "</article><a rel=me href=https://social.example/@a>me</a>");
+    const url::Url url = *url::ParseUrl("http://example.com/notes/1");
+    absl::StatusOr<json::object> parsed = ParseMf2(document, url);
+    ASSERT_TRUE(parsed.ok()) << parsed.status();
+    first = *std::move(parsed);
+    parsed = ParseMf2(document, url);
+    ASSERT_TRUE(parsed.ok()) << parsed.status();
+    second = json::serialize(*parsed);
+  }
+  EXPECT_EQ(json::serialize(*first), second);
+  const json::object& properties = first->at("items").at(0).at("properties").as_object();
+  EXPECT_EQ(properties.at("author").at(0).at("value"), "Alice");
+  EXPECT_EQ(properties.at("photo").at(0).at("value"), "http://example.com/notes/a.jpg");
+  EXPECT_EQ(first->at("items").at(0).at("children").at(0).at("type").at(0), "h-entry");
+  EXPECT_EQ(first->at("rels").at("me").at(0), "https://social.example/@a");
 }
 
 // Mf2HtmlSources: every e-* html of the result (e-content, a nested microformat's e-* html) is

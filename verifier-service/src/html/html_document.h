@@ -49,6 +49,9 @@ struct HtmlNode {
   Kind kind = Kind::kElement;
   // False for SVG and MathML elements (serialization rules differ).
   bool html_namespace = true;
+  // Free for a pass over the tree to note what it found per element, so that later walks read a
+  // bit instead of asking again (the mf2 parser marks microformats and properties). 0 after Parse.
+  uint8_t marks = 0;
   // Element name, lowercase ("div", "my-element"; SVG names in their camelCase, "foreignObject").
   absl::string_view tag;
   // Attributes in document order. Values may be rewritten by later passes (the mf2 parser resolves
@@ -63,8 +66,6 @@ struct HtmlNode {
   bool is_element() const { return kind == Kind::kElement; }
   // The attribute's value, or nullopt when absent.
   std::optional<absl::string_view> Attribute(absl::string_view name) const;
-  // The attribute's value to rewrite, or nullptr when absent.
-  absl::string_view* MutableAttribute(absl::string_view name);
 };
 
 class DocumentArena;  // the memory of one document: gumbo's output and the tree

@@ -18,6 +18,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/types/span.h"
 #include "boost/json/array.hpp"
+#include "boost/json/monotonic_resource.hpp"
 #include "boost/json/value.hpp"
 
 namespace portcullis::verifier::html {
@@ -266,19 +267,46 @@ bool IsPropertyClass(absl::string_view cls) {
   return !prefix.empty() && IsMicroformatName(cls.substr(prefix.size() + 1));
 }
 
-// Has an h-* class (a microformats2 root).
-bool IsMf2Root(const Node& node) {
+// What an element's classes make it, noted in HtmlNode::marks by Mf2Parser::Prepare (every walk
+// asks it of every element it passes, some elements many times).
+enum ClassMark : uint8_t {
+  kMarked = 1,
+  kMf2Root = 2,         // an h-* class
+  kClassicRoot = 4,     // a classic root class (hentry, vcard, ...)
+  kPropertyClass = 8,   // a p-*, u-*, e-* or dt-* class
+};
+
+uint8_t ClassMarksOf(const Node& node) {
+  uint8_t marks = kMarked;
+  if (!node.is_element()) {
+    return marks;
+  }
   for (const absl::string_view cls : Classes(node)) {
     if (IsRootClass(cls)) {
-      return true;
+      marks |= kMf2Root;
+    } else if (IsPropertyClass(cls)) {
+      marks |= kPropertyClass;
+    } else if (FindClassicRoot(cls) != nullptr) {
+      marks |= kClassicRoot;
     }
   }
-  return false;
+  return marks;
 }
+
+// The marks Prepare left, or worked out now for an element it did not mark.
+uint8_t ClassMarks(const Node& node) {
+  return (node.marks & kMarked) != 0 ? node.marks : ClassMarksOf(node);
+}
+
+// Has an h-* class (a microformats2 root).
+bool IsMf2Root(const Node& node) { return (ClassMarks(node) & kMf2Root) != 0; }
 
 // The classic root classes of `node`, in class order.
 std::vector<std::string> ClassicRootsOf(const Node& node) {
   std::vector<std::string> roots;
+  if ((ClassMarks(node) & kClassicRoot) == 0) {
+    return roots;
+  }
   for (const absl::string_view cls : Classes(node)) {
     if (FindClassicRoot(cls) != nullptr) {
       roots.emplace_back(cls);
@@ -287,33 +315,10 @@ std::vector<std::string> ClassicRootsOf(const Node& node) {
   return roots;
 }
 
-// IsMf2Root(node) || !ClassicRootsOf(node).empty(), without building the list (every walk asks
-// this of every element).
-bool IsRoot(const Node& node) {
-  if (!node.is_element()) {
-    return false;
-  }
-  for (const absl::string_view cls : Classes(node)) {
-    if (IsRootClass(cls)) {
-      return true;
-    }
-  }
-  for (const absl::string_view cls : Classes(node)) {
-    if (FindClassicRoot(cls) != nullptr) {
-      return true;
-    }
-  }
-  return false;
-}
+// IsMf2Root(node) || !ClassicRootsOf(node).empty().
+bool IsRoot(const Node& node) { return (ClassMarks(node) & (kMf2Root | kClassicRoot)) != 0; }
 
-bool HasPropertyClass(const Node& node) {
-  for (const absl::string_view cls : Classes(node)) {
-    if (IsPropertyClass(cls)) {
-      return true;
-    }
-  }
-  return false;
-}
+bool HasPropertyClass(const Node& node) { return (ClassMarks(node) & kPropertyClass) != 0; }
 
 // Is `node` a property of one of the classic `roots` (by class or by rel)?
 bool IsClassicProperty(const Node& node, const std::vector<std::string>& roots) {
@@ -693,11 +698,11 @@ class Mf2Parser {
   absl::StatusOr<json::object> Run(HtmlDocument& document) {
     HtmlNode& root = document.mutable_root();
     Prepare(document, root, 0);
-    json::array items;
+    json::array items(storage_);
     for (const Node* node : CollectRoots(root)) {
       items.push_back(ParseItem(*node, Context{}));
     }
-    json::object result;
+    json::object result(storage_);
     result["items"] = std::move(items);
     result["rels"] = std::move(rels_);
     result["rel-urls"] = std::move(rel_urls_);
@@ -709,27 +714,28 @@ class Mf2Parser {
   }
 
  private:
-  // Resolves href/src (object: data) attributes and collects rels, in document order.
+  // Resolves href/src (object: data) attributes, marks what each element's classes make it and
+  // collects rels, in document order. One pass over each element's attributes.
   void Prepare(HtmlDocument& document, Node& node, int depth) {
     for (const auto& child : node.children) {
       if (!child->is_element()) {
         continue;
       }
-      static constexpr std::array<const char*, 1> kObjectUrls = {"data"};
-      static constexpr std::array<const char*, 2> kUrls = {"href", "src"};
-      const absl::Span<const char* const> names = child->tag == "object"
-                                                      ? absl::Span<const char* const>(kObjectUrls)
-                                                      : absl::Span<const char* const>(kUrls);
-      for (const char* name : names) {
-        if (absl::string_view* value = child->MutableAttribute(name); value != nullptr) {
-          if (IsRelative(*value)) {
-            *value = document.Keep(Resolve(*value, base_));
-          } else {
-            *value = JsTrimView(*value);
-          }
+      child->marks = ClassMarksOf(*child);
+      const bool object = child->tag == "object";
+      bool rel = false;
+      bool href = false;
+      for (HtmlAttribute& attribute : child->attributes) {
+        const absl::string_view name = attribute.name;
+        rel = rel || name == "rel";
+        href = href || name == "href";
+        if (object ? name == "data" : (name == "href" || name == "src")) {
+          attribute.value = IsRelative(attribute.value)
+                                ? document.Keep(Resolve(attribute.value, base_))
+                                : JsTrimView(attribute.value);
         }
       }
-      if (child->Attribute("rel").has_value() && child->Attribute("href").has_value()) {
+      if (rel && href) {
         AddRel(*child);
       }
       if (depth < kMaxElementDepth * 2) {
@@ -740,12 +746,14 @@ class Mf2Parser {
 
   // The e-* `html` of `node`: its children serialized, trimmed, charged; recorded in sources_.
   std::string EmbeddedHtml(const Node& node) {
-    const std::string serialized = SerializeChildren(node, budget_.limit());
+    std::string serialized = SerializeChildren(node, budget_.limit());
     const absl::string_view trimmed = JsTrimView(serialized);
-    std::string html = budget_.Take(std::string(trimmed));
+    const size_t front = static_cast<size_t>(trimmed.data() - serialized.data());
+    const size_t back = serialized.size() - front - trimmed.size();
+    std::string html = budget_.Take(front + back == 0 ? std::move(serialized)
+                                                      : std::string(trimmed));
     if (sources_ != nullptr && !budget_.exhausted()) {
-      const size_t front = static_cast<size_t>(trimmed.data() - serialized.data());
-      sources_->Add(html, HtmlFragment{&node, front, serialized.size() - front - trimmed.size()});
+      sources_->Add(html, HtmlFragment{&node, front, back});
     }
     return html;
   }
@@ -771,8 +779,8 @@ class Mf2Parser {
       }
       json::value& entry = rel_urls_[*href];
       if (!entry.is_object()) {
-        json::object fresh;
-        fresh["rels"] = json::array{json::value(token)};
+        json::object fresh(storage_);
+        fresh["rels"] = json::array({json::value(token)}, storage_);
         fresh["text"] = text;
         entry = std::move(fresh);
       } else {
@@ -825,8 +833,8 @@ class Mf2Parser {
     const bool mf2 = IsMf2Root(node);
     Context inner;
     inner.roots = mf2 ? std::vector<std::string>{} : ClassicRootsOf(node);
-    json::object item;
-    json::array types;
+    json::object item(storage_);
+    json::array types(storage_);
     for (const std::string& type : TypesOf(node)) {
       types.emplace_back(type);
     }
@@ -840,7 +848,7 @@ class Mf2Parser {
     }
     const NodeList& children = parts.children;
     if (!children.empty()) {
-      json::array parsed;
+      json::array parsed(storage_);
       for (const Node* child : children) {
         parsed.push_back(ParseItem(*child, Context{}));
       }
@@ -907,10 +915,9 @@ class Mf2Parser {
   json::object ParseProperties(const Node& node, const Context& context, bool imply,
                                const NodeList& elements) {
     std::vector<Property> found;
+    found.reserve(elements.size());
     for (const Node* element : elements) {
-      for (Property& property : PropertiesOf(*element, context)) {
-        found.push_back(std::move(property));
-      }
+      AppendPropertiesOf(*element, context, found);
     }
     // dt-end with only a time takes its date from dt-start.
     for (Property& property : found) {
@@ -934,7 +941,7 @@ class Mf2Parser {
         }
       }
     }
-    json::object properties;
+    json::object properties(storage_);
     for (Property& property : found) {
       json::value& values = properties[property.key];
       if (!values.is_array()) {
@@ -956,23 +963,24 @@ class Mf2Parser {
         return false;
       };
       if (!properties.contains("name") && !any_class({"p-", "e-", "h-"})) {
-        properties["name"] = json::array{json::value(ImpliedName(node))};
+        properties["name"] = json::array({json::value(ImpliedName(node))}, storage_);
       }
       if (!properties.contains("url") && !any_class({"u-"})) {
         if (std::optional<std::string> url = ImpliedUrl(node)) {
-          properties["url"] = json::array{json::value(*url)};
+          properties["url"] = json::array({json::value(*url)}, storage_);
         }
       }
       if (!properties.contains("photo") && !any_class({"u-"})) {
         if (std::optional<json::value> photo = ImpliedPhoto(node)) {
-          properties["photo"] = json::array{std::move(*photo)};
+          properties["photo"] = json::array({std::move(*photo)}, storage_);
         }
       }
     }
     return properties;
   }
 
-  std::vector<Property> PropertiesOf(const Node& element, const Context& context) {
+  void AppendPropertiesOf(const Node& element, const Context& context,
+                          std::vector<Property>& properties) {
     std::vector<std::string> names;
     if (!context.roots.empty()) {
       const absl::Span<const absl::string_view> classes = Classes(element);
@@ -1008,9 +1016,8 @@ class Mf2Parser {
         }
       }
     }
-    std::vector<Property> properties;
     for (const std::string& name : names) {
-      Property property;
+      Property property{.value = json::value(storage_)};
       property.type = std::string(PropertyPrefix(name));
       property.key = name.substr(property.type.size() + 1);
       if (IsRoot(element)) {
@@ -1023,13 +1030,13 @@ class Mf2Parser {
       }
       properties.push_back(std::move(property));
     }
-    return properties;
   }
 
   // <img>: its src, or {value: src, alt} when it has an alt (not for classic properties).
   // An alt attribute counts even when empty, and an image without src is no URL (the spec; the
   // reference parser drops empty alts and keeps {alt} without a value).
-  static std::optional<json::value> ImageValue(const Node& node, bool allow_alt) {
+  static std::optional<json::value> ImageValue(const Node& node, bool allow_alt,
+                                               const json::storage_ptr& storage = {}) {
     if (node.tag != "img") {
       return std::nullopt;
     }
@@ -1040,12 +1047,12 @@ class Mf2Parser {
       return std::nullopt;
     }
     if (alt.has_value()) {
-      json::object object;
+      json::object object(storage);
       object["value"] = *src;
       object["alt"] = json::string_view(alt->data(), alt->size());
       return json::value(std::move(object));
     }
-    return json::value(*src);
+    return json::value(*src, storage);
   }
 
   std::string DateTimeValue(const Node& node) {
@@ -1064,10 +1071,10 @@ class Mf2Parser {
       if (!value) value = PresentAttrOf(node, {"input", "data"}, "value");
       if (!value) value = PresentAttrOf(node, {"img", "area"}, "alt");
       if (!value) value = PresentAttrOf(node, {"meta"}, "content");
-      return json::value(value.has_value() ? *value : TrimmedAltText(node, budget_));
+      return json::value(value.has_value() ? *value : TrimmedAltText(node, budget_), storage_);
     }
     if (type == "e") {
-      json::object object;
+      json::object object(storage_);
       object["value"] = TrimmedImageText(node, budget_);
       object["html"] = EmbeddedHtml(node);
       return object;
@@ -1076,11 +1083,11 @@ class Mf2Parser {
       std::optional<json::value> value;
       const auto from = [&](std::optional<std::string> text) {
         if (!value.has_value() && text.has_value()) {
-          value = json::value(*text);
+          value = json::value(*text, storage_);
         }
       };
       from(PresentAttrOf(node, {"a", "area", "link"}, "href"));
-      if (!value) value = ImageValue(node, /*allow_alt=*/context.roots.empty());
+      if (!value) value = ImageValue(node, /*allow_alt=*/context.roots.empty(), storage_);
       from(PresentAttrOf(node, {"audio", "source", "iframe", "video"}, "src"));
       from(PresentAttrOf(node, {"video"}, "poster"));
       from(PresentAttrOf(node, {"object"}, "data"));
@@ -1091,11 +1098,11 @@ class Mf2Parser {
       from(TrimmedImageText(node, budget_));
       if (value->is_string()) {
         const std::string text(value->as_string());
-        return json::value(IsRelative(text) ? Resolve(text, base_) : JsTrim(text));
+        return json::value(IsRelative(text) ? Resolve(text, base_) : JsTrim(text), storage_);
       }
       return std::move(*value);
     }
-    return json::value(DateTimeValue(node));
+    return json::value(DateTimeValue(node), storage_);
   }
 
   // img/area alt or abbr title, trimmed; on the microformat itself even when empty, on a child
@@ -1197,8 +1204,11 @@ class Mf2Parser {
 
   url::Url base_;
   Budget budget_;
-  json::object rels_;
-  json::object rel_urls_;
+  // Where every value of the result is allocated: one arena, freed with the result (no malloc and
+  // free per string, array and object).
+  json::storage_ptr storage_ = json::make_shared_resource<json::monotonic_resource>();
+  json::object rels_{storage_};
+  json::object rel_urls_{storage_};
   absl::flat_hash_set<std::pair<std::string, std::string>> rel_urls_seen_;  // (rel, url) in rels_
   Mf2HtmlSources* sources_;  // nullable
 };
