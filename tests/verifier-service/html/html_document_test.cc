@@ -216,6 +216,27 @@ TEST(HtmlDocumentTest, DocumentsParsedAfterOthersAreFreedAreIntact) {
   }
 }
 
+#if defined(__SANITIZE_ADDRESS__)
+// A freed document's memory waits in the pool for the next one, poisoned: reading through a view
+// that outlived its document is still an error AddressSanitizer reports.
+TEST(HtmlDocumentDeathTest, AViewIntoAFreedDocumentIsReported) {
+  absl::string_view text;
+  {
+    const HtmlDocument document = HtmlDocument::Parse("<p>some text</p>");
+    const HtmlNode* p = FindElement(document.root(), "p");
+    ASSERT_TRUE(p != nullptr && p->children.size() == 1);
+    text = p->children[0]->text;
+    ASSERT_EQ(text, "some text");
+  }
+  EXPECT_DEATH(
+      {
+        volatile char first = text[0];
+        (void)first;
+      },
+      "use-after-poison|heap-use-after-free");
+}
+#endif
+
 // Gumbo parses into a per-page arena that the tree is built in too, freed as a whole with the
 // document: it holds what gumbo ever allocated for the page (small buffers it gave back are not
 // reused) and the tree, which must stay near what malloc would hold so that many pages in flight
