@@ -636,6 +636,127 @@ TEST_F(FetchIntegrationTest, SlowTrickleCutByTheMinimumSpeed) {
   EXPECT_LT(absl::Now() - start, absl::Seconds(6)) << "cut by the speed floor, not the deadline";
 }
 
+// How many times the fetch loops of this process have gone to sleep and been woken: the
+// voluntary context switches of the threads named "fetch-loop".
+int64_t FetchLoopWakeups() {
+  int64_t total = 0;
+  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
+    std::ifstream comm(task.path() / "comm");
+    std::string name;
+    if (!std::getline(comm, name) || name != "fetch-loop") {
+      continue;
+    }
+    std::ifstream status(task.path() / "status");
+    std::string line;
+    while (std::getline(status, line)) {
+      if (line.rfind("voluntary_ctxt_switches:", 0) == 0) {
+        total += std::atoll(line.c_str() + 24);
+      }
+    }
+  }
+  return total;
+}
+
+// Sends `bytes` bytes of `<p>` text one at a time, `every` apart, then ends (Content-Length set).
+Origin::Handler Trickle(int bytes, absl::Duration every) {
+  return [bytes, every](int fd, Origin& origin) {
+    if (!WriteAll(fd, Head(200, {"Content-Type: text/html"}, bytes))) {
+      return;
+    }
+    for (int i = 0; i < bytes && !origin.stopping(); ++i) {
+      absl::SleepFor(every);
+      if (!WriteAll(fd, std::string(1, static_cast<char>('a' + i % 26)))) {
+        return;
+      }
+    }
+  };
+}
+
+std::string TrickledBody(int bytes) {
+  std::string body;
+  for (int i = 0; i < bytes; ++i) {
+    body.push_back(static_cast<char>('a' + i % 26));
+  }
+  return body;
+}
+
+// A trickling origin is read a batch at a time once it has proved slow, not once per packet, and
+// its body arrives whole.
+TEST_F(FetchIntegrationTest, ATrickledBodyIsReadInBatchesAndArrivesWhole) {
+  constexpr int kBytes = 150;  // one every 10 ms: 1.5 s, 150 packets
+  origin_->Route("/trickle", Trickle(kBytes, absl::Milliseconds(10)));
+  CurlHttpClientConfig paced;
+  paced.pacing.after = absl::Milliseconds(100);
+  paced.pacing.pause = absl::Milliseconds(250);
+  auto http = CurlHttpClient::Create(paced, policy_.get());
+  ASSERT_TRUE(http.ok()) << http.status();
+  SafeFetcherConfig config;
+  config.total_timeout = absl::Seconds(20);
+  config.low_speed_bytes_per_second = 10;
+  auto fetcher = SafeFetcher::Create(config, policy_.get(), resolver_.get(), http->get());
+  ASSERT_TRUE(fetcher.ok()) << fetcher.status();
+
+  const int64_t wakeups_before = FetchLoopWakeups();
+  const absl::Time start = absl::Now();
+  absl::Notification done;
+  FetchResult result;
+  (*fetcher)->Fetch(OriginUrl("/trickle"), [&](FetchResult fetched) {
+    result = std::move(fetched);
+    done.Notify();
+  });
+  ASSERT_TRUE(done.WaitForNotificationWithTimeout(absl::Seconds(30)));
+  const absl::Duration took = absl::Now() - start;
+  const int64_t wakeups = FetchLoopWakeups() - wakeups_before;
+  ASSERT_EQ(result.outcome, FetchOutcome::kOk) << result.detail;
+  EXPECT_EQ(result.body, TrickledBody(kBytes));
+  // Unpaced, each of the 150 packets wakes the loop. Paced: ~10 in the first 100 ms, then about
+  // one per 250 ms pause, the timers of libcurl and both clients' idle loops.
+  EXPECT_LT(wakeups, 50) << "fetch-loop wakeups for " << kBytes << " packets in " << took;
+  std::cout << "fetch-loop wakeups for " << kBytes << " packets, paced: " << wakeups << std::endl;
+  EXPECT_LT(took, absl::Seconds(1.5) + absl::Milliseconds(250) + absl::Seconds(1))
+      << "no later than one pause after the last packet (and some scheduling slack)";
+}
+
+// Pausing a trickle defers its reads, not its limits: the minimum speed and the deadline still
+// end it.
+TEST_F(FetchIntegrationTest, APacedTrickleIsStillCutByTheMinimumSpeedAndTheDeadline) {
+  origin_->Route("/trickle", Trickle(100000, absl::Milliseconds(10)));  // 100 bytes/s
+  CurlHttpClientConfig paced;
+  paced.pacing.after = absl::Milliseconds(100);
+  paced.pacing.pause = absl::Milliseconds(250);
+  auto http = CurlHttpClient::Create(paced, policy_.get());
+  ASSERT_TRUE(http.ok()) << http.status();
+  const auto fetch = [&](SafeFetcherConfig config) {
+    auto fetcher = SafeFetcher::Create(config, policy_.get(), resolver_.get(), http->get());
+    EXPECT_TRUE(fetcher.ok()) << fetcher.status();
+    absl::Notification done;
+    FetchResult result;
+    (*fetcher)->Fetch(OriginUrl("/trickle"), [&](FetchResult fetched) {
+      result = std::move(fetched);
+      done.Notify();
+    });
+    EXPECT_TRUE(done.WaitForNotificationWithTimeout(absl::Seconds(30)));
+    return result;
+  };
+
+  SafeFetcherConfig speed_floor;
+  speed_floor.total_timeout = absl::Seconds(20);
+  speed_floor.low_speed_bytes_per_second = 1000;
+  speed_floor.low_speed_time = absl::Seconds(1);
+  absl::Time start = absl::Now();
+  FetchResult result = fetch(speed_floor);
+  EXPECT_EQ(result.outcome, FetchOutcome::kTimeout) << result.detail;
+  EXPECT_LT(absl::Now() - start, absl::Seconds(6)) << "cut by the speed floor, not the deadline";
+
+  SafeFetcherConfig deadline;
+  deadline.total_timeout = absl::Milliseconds(1500);
+  deadline.low_speed_bytes_per_second = 10;
+  start = absl::Now();
+  result = fetch(deadline);
+  EXPECT_EQ(result.outcome, FetchOutcome::kTimeout) << result.detail;
+  EXPECT_LT(absl::Now() - start, absl::Seconds(4)) << "cut at the deadline";
+}
+
 TEST_F(FetchIntegrationTest, TotalDeadline) {
   origin_->Route("/tarpit", &Tarpit);
   SafeFetcherConfig config;

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <deque>
 #include <map>
 #include <mutex>
@@ -21,6 +22,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
+#include "common/lifecycle/thread_name.h"
 
 namespace portcullis::verifier::fetch {
 namespace {
@@ -78,7 +80,33 @@ struct Transfer {
   bool too_large = false;
   std::optional<absl::Status> socket_refused;
   std::string body;
+
+  // Trickle pacing (TricklePacing): set when the loop starts the transfer.
+  uint64_t serial = 0;  // tells this transfer from a later one at the same CURL* address
+  absl::Time started;
+  const TricklePacing* pacing = nullptr;
+  std::vector<CURL*>* to_pause = nullptr;  // the loop's: paused once the current action ends
+  bool pause_pending = false;              // in *to_pause, or paused
+  // (time, bytes downloaded) at each pause, reaching back low_speed_time: the minimum speed of a
+  // paced transfer is checked here (BelowMinimumSpeed).
+  std::deque<std::pair<absl::Time, curl_off_t>> pace_samples;
 };
+
+// After each read of the body: a transfer that has proved slow asks the loop to pause it.
+void PaceIfTrickling(Transfer& transfer) {
+  if (transfer.pause_pending) {
+    return;
+  }
+  const absl::Duration running = absl::Now() - transfer.started;
+  if (running < transfer.pacing->after ||
+      static_cast<double>(transfer.body.size()) >=
+          static_cast<double>(transfer.pacing->below_bytes_per_second) *
+              absl::ToDoubleSeconds(running)) {
+    return;
+  }
+  transfer.pause_pending = true;
+  transfer.to_pause->push_back(transfer.easy.get());
+}
 
 curl_socket_t OpenSocket(void* data, curlsocktype purpose, curl_sockaddr* address) {
   auto* transfer = static_cast<Transfer*>(data);
@@ -130,6 +158,7 @@ size_t Write(char* data, size_t size, size_t count, void* user) {
     return 0;
   }
   transfer->body.append(data, length);
+  PaceIfTrickling(*transfer);
   return length;
 }
 
@@ -168,6 +197,30 @@ absl::Status StatusOfFailure(const Transfer& transfer, CURLcode code) {
     default:  // couldn't connect, reset, send/recv errors, empty reply, TLS handshake
       return absl::UnavailableError(detail);
   }
+}
+
+// libcurl restarts its minimum-speed clock whenever a transfer is paused or resumed, so a paced
+// transfer would never be cut by CURLOPT_LOW_SPEED_*: the loop holds it to the same floor, checked
+// at each pause — fewer than low_speed_bytes_per_second on average over the last low_speed_time
+// (or a little more: the samples are a pause apart) ends it like libcurl's check would.
+bool BelowMinimumSpeed(Transfer& transfer, absl::Time now) {
+  const HttpRequest& request = transfer.request;
+  if (request.low_speed_bytes_per_second <= 0) {
+    return false;
+  }
+  curl_off_t downloaded = 0;
+  curl_easy_getinfo(transfer.easy.get(), CURLINFO_SIZE_DOWNLOAD_T, &downloaded);
+  auto& samples = transfer.pace_samples;
+  samples.emplace_back(now, downloaded);
+  while (samples.size() >= 2 && now - samples[1].first >= request.low_speed_time) {
+    samples.pop_front();
+  }
+  const auto [since, then] = samples.front();
+  const absl::Duration window = now - since;
+  return window >= request.low_speed_time &&
+         static_cast<double>(downloaded - then) <
+             static_cast<double>(request.low_speed_bytes_per_second) *
+                 absl::ToDoubleSeconds(window);
 }
 
 }  // namespace
@@ -337,6 +390,10 @@ class CurlHttpClient::Loop {
         std::move(transfer->callback)(std::move(status));
         continue;
       }
+      transfer->serial = ++started_count_;
+      transfer->started = absl::Now();
+      transfer->pacing = &config_.pacing;
+      transfer->to_pause = &to_pause_;
       CURL* easy = transfer->easy.get();
       running_.emplace(easy, std::move(transfer));
     }
@@ -374,7 +431,60 @@ class CurlHttpClient::Loop {
     std::move(transfer->callback)(std::move(result));
   }
 
+  // Pauses the transfers that asked for it during this iteration (after the finished ones are
+  // gone: a CURL* of a finished transfer is no longer in running_), or ends those below the
+  // minimum speed.
+  void PauseTrickling() {
+    if (to_pause_.empty()) {
+      return;
+    }
+    const absl::Time now = absl::Now();
+    const absl::Time until = now + config_.pacing.pause;
+    std::vector<CURL*> too_slow;
+    for (CURL* easy : to_pause_) {
+      const auto it = running_.find(easy);
+      if (it == running_.end()) {
+        continue;
+      }
+      Transfer& transfer = *it->second;
+      if (BelowMinimumSpeed(transfer, now)) {
+        snprintf(transfer.error, sizeof(transfer.error),
+                 "Operation too slow. Less than %lld bytes/sec transferred the last %lld seconds",
+                 static_cast<long long>(transfer.request.low_speed_bytes_per_second),
+                 static_cast<long long>(absl::ToInt64Seconds(transfer.request.low_speed_time)));
+        too_slow.push_back(easy);
+        continue;
+      }
+      if (curl_easy_pause(easy, CURLPAUSE_RECV) == CURLE_OK) {
+        paused_.push_back({until, easy, it->second->serial});
+      } else {
+        transfer.pause_pending = false;  // read as it comes
+      }
+    }
+    to_pause_.clear();
+    for (CURL* easy : too_slow) {
+      Finish(easy, CURLE_OPERATION_TIMEDOUT);
+    }
+  }
+
+  // Resumes the transfers whose pause is over. libcurl reads what the kernel gathered on its next
+  // action for them (resuming sets their timer to now and watches their socket again).
+  void ResumeDue() {
+    const absl::Time now = absl::Now();
+    while (!paused_.empty() && paused_.front().until <= now) {
+      const Pause pause = paused_.front();
+      paused_.pop_front();
+      const auto it = running_.find(pause.easy);
+      if (it == running_.end() || it->second->serial != pause.serial) {
+        continue;  // ended while paused (deadline, shutdown)
+      }
+      it->second->pause_pending = false;
+      curl_easy_pause(pause.easy, CURLPAUSE_CONT);
+    }
+  }
+
   void Run() {
+    lifecycle::NameCurrentThread("fetch-loop");
     // With CURLOPT_NOSIGNAL libcurl leaves SIGPIPE to us, and a TLS peer that hangs up mid-write
     // would raise it: blocked on this thread, the write fails with EPIPE instead.
     sigset_t pipe;
@@ -413,6 +523,7 @@ class CurlHttpClient::Loop {
         int running = 0;
         curl_multi_socket_action(multi_.get(), fd, flags, &running);
       }
+      ResumeDue();
       if (timer_.has_value() && absl::Now() >= *timer_) {
         timer_.reset();  // libcurl sets the next one from inside the call
         int running = 0;
@@ -424,6 +535,7 @@ class CurlHttpClient::Loop {
           Finish(message->easy_handle, message->data.result);
         }
       }
+      PauseTrickling();
     }
     for (auto& [easy, transfer] : running_) {
       curl_multi_remove_handle(multi_.get(), easy);
@@ -445,13 +557,17 @@ class CurlHttpClient::Loop {
     [[maybe_unused]] const ssize_t written = write(wake_.get(), &one, sizeof(one));
   }
 
-  // How long epoll may wait: until libcurl's timer, and at most a second.
+  // How long epoll may wait: until libcurl's timer or the first pause's end, and at most a second.
   int WaitMilliseconds() const {
     constexpr int kMaxWaitMs = 1000;
-    if (!timer_.has_value()) {
+    std::optional<absl::Time> next = timer_;
+    if (!paused_.empty() && (!next.has_value() || paused_.front().until < *next)) {
+      next = paused_.front().until;
+    }
+    if (!next.has_value()) {
       return kMaxWaitMs;
     }
-    const absl::Duration left = *timer_ - absl::Now();
+    const absl::Duration left = *next - absl::Now();
     if (left <= absl::ZeroDuration()) {
       return 0;
     }
@@ -501,6 +617,16 @@ class CurlHttpClient::Loop {
   // Loop thread only.
   std::map<CURL*, std::unique_ptr<Transfer>> running_;
   std::optional<absl::Time> timer_;
+  uint64_t started_count_ = 0;
+  // Trickle pacing: the transfers to pause at the end of this iteration, and the paused ones in
+  // the order their pauses end (every pause lasts config_.pacing.pause).
+  std::vector<CURL*> to_pause_;
+  struct Pause {
+    absl::Time until;
+    CURL* easy;
+    uint64_t serial;
+  };
+  std::deque<Pause> paused_;
 };
 
 CurlHttpClient::CurlHttpClient(std::unique_ptr<Loop> loop) : loop_(std::move(loop)) {}
@@ -511,6 +637,9 @@ absl::StatusOr<std::unique_ptr<CurlHttpClient>> CurlHttpClient::Create(CurlHttpC
                                                                        const EgressPolicy* policy) {
   if (policy == nullptr) {
     return absl::InvalidArgumentError("CurlHttpClient needs an egress policy");
+  }
+  if (config.pacing.below_bytes_per_second > 0 && config.pacing.pause <= absl::ZeroDuration()) {
+    return absl::InvalidArgumentError("trickle pacing needs a positive pause");
   }
   InitLibraryOnce();
   MultiPtr multi(curl_multi_init());
