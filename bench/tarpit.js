@@ -3,7 +3,8 @@
 // stays in flight as long as the fetcher allows. Listens on HOSTS loopback addresses 127.1.0.1,
 // 127.1.0.2, … (the fetcher limits fetches per address, so many tarpits need many addresses).
 // Node's own http only: nothing to install.
-// Usage: node tarpit.js HOSTS PORT [RATE]. Prints "listening" once ready, then open responses.
+// Usage: node tarpit.js HOSTS PORT [RATE]. Prints "listening" once ready, then open responses;
+// http://127.0.0.1:PORT/open answers how many are open now (for the bench, not a tarpit).
 'use strict';
 const http = require('http');
 
@@ -26,9 +27,12 @@ function handle(request, response) {
 // 127.1.0.1 … 127.1.0.250, 127.1.1.1 …: loopback only.
 const address = (i) => `127.1.${Math.floor(i / 250)}.${1 + (i % 250)}`;
 let listening = 0;
+http.createServer((request, response) => response.end(`${open}\n`)).listen(port, '127.0.0.1', () => {
+  if (++listening === hosts + 1) console.log('listening');
+});
 for (let i = 0; i < hosts; i++) {
   http.createServer(handle).listen(port, address(i), () => {
-    if (++listening === hosts) console.log('listening');
+    if (++listening === hosts + 1) console.log('listening');
   });
 }
 setInterval(() => console.log(`open=${open}`), 1000).unref();
