@@ -158,6 +158,13 @@ cpu_ticks() {  # user + system clock ticks of the process trees rooted at $@
   done
   echo "$total"
 }
+sched_us() {  # sched_us ROOT...: "RUN WAIT", µs on a CPU and waiting for one (the run queue),
+  # summed over every thread of the process trees rooted at $@ (/proc/TID/schedstat)
+  local pid root
+  for pid in $(for root in "$@"; do tree_pids "$root"; done); do
+    cat /proc/"$pid"/task/*/schedstat 2>/dev/null || true
+  done | awk '{ run += $1; wait += $2 } END { printf "%d %d\n", run / 1000, wait / 1000 }'
+}
 named_thread_ticks() {  # named_thread_ticks PID NAME: clock ticks of PID's threads named NAME
   # One read of every thread's stat: "TID (NAME) STATE ..."; utime and stime are fields 12 and 13
   # after the name.
